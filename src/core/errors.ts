@@ -1,0 +1,34 @@
+// The one error type of troupe. Callers branch on `code`; http/errors.ts maps codes to statuses.
+
+export type ErrorCode =
+  | 'bad_request'
+  | 'not_found'
+  | 'forbidden'
+  | 'already_exists'
+  | 'already_running'
+  | 'max_run_reached'
+  | 'not_running'
+  | 'internal_error'
+  | 'unauthorized'
+  | 'bad_gateway'
+  | 'remote_node_error'
+  | 'payload_too_large';
+
+export class AppError extends Error {
+  override readonly name = 'AppError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+export function isAppError(value: unknown): value is AppError {
+  return value instanceof AppError;
+}
+
+export const notFound = (message: string) => new AppError('not_found', message);
+export const badRequest = (message: string, details?: Record<string, unknown>) =>
+  new AppError('bad_request', message, details);

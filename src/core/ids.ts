@@ -1,0 +1,29 @@
+// Identifier generation: UUIDv7 for run ids (time-ordered, as Dagu), short hex for attempts.
+import { randomBytes } from 'node:crypto';
+
+let lastMs = 0;
+let sequence = 0;
+
+export function uuidv7(now: number = Date.now()): string {
+  // A counter in rand_a keeps ids generated in the same millisecond ordered.
+  if (now <= lastMs) {
+    sequence = (sequence + 1) & 0xfff;
+    if (sequence === 0) lastMs += 1;
+    now = lastMs;
+  } else {
+    lastMs = now;
+    sequence = 0;
+  }
+  const bytes = randomBytes(16);
+  const ms = BigInt(now);
+  for (let i = 0; i < 6; i++) bytes[i] = Number((ms >> BigInt(8 * (5 - i))) & 0xffn);
+  bytes[6] = 0x70 | (sequence >> 8);
+  bytes[7] = sequence & 0xff;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+export function attemptId(): string {
+  return randomBytes(3).toString('hex');
+}

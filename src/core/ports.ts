@@ -1,0 +1,102 @@
+// The interfaces the runtime and the HTTP layer depend on; store/ and executors/ implement them.
+import type { RunFilter, RunRecord } from './run.ts';
+
+export interface RunStore {
+  get(name: string, dagRunId: string): RunRecord | undefined;
+  latest(name: string): RunRecord | undefined;
+  /** Newest first. */
+  list(filter: RunFilter): RunRecord[];
+  /** Newest first, at most `limit`. */
+  listByName(name: string, limit: number): RunRecord[];
+  /** Writes are applied in call order; the promise settles when the write is durable. */
+  save(record: RunRecord): Promise<void>;
+  saveSpec(name: string, dagRunId: string, spec: string): Promise<void>;
+  getSpec(name: string, dagRunId: string): string | undefined;
+  isSuspended(fileName: string): boolean;
+  setSuspended(fileName: string, suspended: boolean): Promise<void>;
+  /** Writes and reads a probe record; rejects when the store is unusable. */
+  check(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DagFile {
+  fileName: string;
+  text: string;
+  path: string;
+}
+
+export interface DagStore {
+  readonly dir: string;
+  list(): Promise<DagFile[]>;
+  read(fileName: string): Promise<DagFile | undefined>;
+  /** `create` fails with already_exists when the file is there. */
+  write(fileName: string, text: string, mode: 'create' | 'replace'): Promise<void>;
+  remove(fileName: string): Promise<boolean>;
+  rename(from: string, to: string): Promise<void>;
+  exists(fileName: string): Promise<boolean>;
+}
+
+export interface LogQuery {
+  tail?: number;
+  head?: number;
+  offset?: number;
+  limit?: number;
+}
+
+export interface LogChunk {
+  content: string;
+  lineCount: number;
+  totalLines: number;
+  hasMore: boolean;
+  isEstimate: boolean;
+}
+
+export interface StepLogPaths {
+  stdout: string;
+  stderr: string;
+  /** Where a multi-line command or script is written before it runs. */
+  script: string;
+}
+
+export interface LogStore {
+  runDir(name: string, dagRunId: string, attemptId: string): string;
+  runLogPath(name: string, dagRunId: string, attemptId: string): string;
+  stepPaths(name: string, dagRunId: string, attemptId: string, index: number, stepName: string): StepLogPaths;
+  /** Creates the run's directory; called once before anything is written there. */
+  prepare(name: string, dagRunId: string, attemptId: string): Promise<void>;
+  /** Appends lines in call order. */
+  appendRunLog(path: string, line: string): void;
+  closeRunLog(path: string): Promise<void>;
+  read(path: string, query: LogQuery): Promise<LogChunk | undefined>;
+}
+
+export interface StepTask {
+  executor: { type: string; config: Record<string, unknown> };
+  shell: string[];
+  command?: string;
+  script?: string;
+  scriptPath: string;
+  env: Record<string, string>;
+  workingDir: string;
+  stdoutPath: string;
+  stderrPath: string;
+  captureOutput: boolean;
+  maxOutputSize: number;
+  /** Values to mask as ******* in logs and captured output. */
+  secrets: string[];
+}
+
+export type StepResult =
+  | { kind: 'ok'; exitCode: number; signal?: string; output?: string; error?: string }
+  | { kind: 'error'; code: string; message: string };
+
+export interface StepHandle {
+  readonly result: Promise<StepResult>;
+  /** Sends `signal` to the step's process group, then SIGKILL after `cleanupMs`. */
+  stop(signal: string, cleanupMs: number): void;
+}
+
+export interface StepDispatcher {
+  dispatch(task: StepTask): StepHandle;
+  close(): Promise<void>;
+}

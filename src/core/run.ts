@@ -1,0 +1,64 @@
+// The persisted record of a DAG run. Times are ISO strings, '' while they do not apply.
+import type { NodeStatus, RunStatus } from './status.ts';
+
+/** The step object shown inside a node (API spec 2.3). */
+export interface StepView {
+  name: string;
+  id?: string;
+  description?: string;
+  dir?: string;
+  command?: string;
+  args?: string[];
+  commands?: Array<{ command: string; args: string[] }>;
+  script?: string;
+  depends?: string[];
+  output?: string;
+  executorConfig: { type?: string; config: Record<string, unknown> };
+}
+
+export interface NodeRecord {
+  step: StepView;
+  stdout: string;
+  stderr: string;
+  startedAt: string;
+  finishedAt: string;
+  status: NodeStatus;
+  retryCount: number;
+  doneCount: number;
+  error: string;
+  exitCode?: number;
+  subRuns: Array<{ dagRunId: string; params: string }>;
+  subRunsRepeated: Array<{ dagRunId: string; params: string }>;
+}
+
+export interface RunRecord {
+  name: string;
+  dagRunId: string;
+  attemptId: string;
+  rootDAGRunName: string;
+  rootDAGRunId: string;
+  parentDAGRunName: string;
+  parentDAGRunId: string;
+  status: RunStatus;
+  queuedAt: string;
+  startedAt: string;
+  finishedAt: string;
+  log: string;
+  /** JSON object text: named parameters by name, positional ones under "1", "2"... */
+  params: string;
+  nodes: NodeRecord[];
+  /** File name of the stored DAG the run came from; absent for inline specs. */
+  fileName?: string;
+  error?: string;
+  /** Milliseconds since the epoch at creation: the order of listings. */
+  createdAtMs: number;
+}
+
+export interface RunFilter {
+  name?: string;
+  status?: RunStatus;
+  /** Unix milliseconds, inclusive. */
+  fromMs?: number;
+  toMs?: number;
+  dagRunId?: string;
+}

@@ -1,0 +1,301 @@
+// YAML text -> validated, normalised Dag. Pure: no clock, no processes, no file system.
+import { posix as path } from 'node:path';
+import { DAG_DEFAULTS, dagNameProblem, type Dag, type ParamDef, type Step } from '../core/index.ts';
+import { DEFAULT_SHELL, isMultiLine, splitWords } from './command.ts';
+import { FieldReader, isPlainMap } from './field-reader.ts';
+import { formatIssue, type Path, type SpecIssue } from './issues.ts';
+import { ROOT_KEYS, STEP_KEYS, closestKey } from './keys.ts';
+import { paramsFromText } from './params.ts';
+import { readYaml, type YamlDocument } from './yaml-source.ts';
+import { dependencyIssues } from './graph.ts';
+
+export interface ParseOptions {
+  /** The DAG file's name without extension: the default DAG name. */
+  fileName?: string;
+  /** Used when neither the spec nor the file supplies a name. */
+  defaultName?: string;
+  /** Wins over the spec's name (inline runs, dagName overrides). */
+  nameOverride?: string;
+  /** Directory of the DAG file: the default working directory. */
+  baseDir: string;
+}
+
+export interface ParseResult {
+  /** Present whenever the text could be read as a DAG, even with problems. */
+  dag?: Dag;
+  issues: SpecIssue[];
+  errors: string[];
+  localDags: Array<{ name: string; dag?: Dag; errors: string[] }>;
+}
+
+export function parseDag(text: string, options: ParseOptions): ParseResult {
+  const source = readYaml(text);
+  const [main, ...locals] = source.documents;
+  const result = main && source.issues.length === 0 ? parseDocument(main, options) : { issues: [] as SpecIssue[] };
+  const issues = [...source.issues, ...result.issues];
+  const localDags = locals.map((doc, index) => {
+    const local = parseDocument(doc, { baseDir: options.baseDir, defaultName: `local_${index + 1}` });
+    return { name: local.dag?.name ?? `local_${index + 1}`, dag: local.dag, errors: local.issues.map(formatIssue) };
+  });
+  return { dag: result.dag, issues, errors: issues.map(formatIssue), localDags };
+}
+
+function parseDocument(doc: YamlDocument, options: ParseOptions): { dag?: Dag; issues: SpecIssue[] } {
+  const reader = new FieldReader(doc);
+  const value = doc.value ?? {};
+  if (!isPlainMap(value)) {
+    reader.report([], 'a DAG definition must be a map of fields');
+    return { issues: reader.issues };
+  }
+  for (const key of Object.keys(value)) {
+    if (!(ROOT_KEYS as readonly string[]).includes(key)) {
+      const hint = closestKey(key, ROOT_KEYS);
+      reader.report([key], `unknown field "${key}"${hint ? `; did you mean "${hint}"?` : ''}`);
+    }
+  }
+
+  const name = options.nameOverride ?? reader.string(value, 'name', []) ?? options.fileName ?? options.defaultName ?? '';
+  const nameProblem = dagNameProblem(name);
+  if (nameProblem) reader.report(options.nameOverride ? [] : ['name'], nameProblem);
+
+  const type = reader.string(value, 'type', []) ?? 'chain';
+  if (type !== 'chain' && type !== 'graph') reader.report(['type'], 'must be "chain" or "graph"');
+
+  const workingDirText = reader.string(value, 'workingDir', []);
+  const workingDir = workingDirText ? path.resolve(options.baseDir, workingDirText) : options.baseDir;
+
+  const dag: Dag = {
+    name,
+    description: reader.string(value, 'description', []),
+    group: reader.string(value, 'group', []),
+    tags: reader.stringList(value, 'tags', [], true) ?? [],
+    type: type === 'graph' ? 'graph' : 'chain',
+    params: readParams(reader, value.params),
+    env: reader.env(value.env, ['env']),
+    shell: readShell(reader, value, []),
+    workingDir,
+    logDir: reader.string(value, 'logDir', []),
+    maxActiveRuns: readMaxActiveRuns(reader, value),
+    maxActiveSteps: reader.integer(value, 'maxActiveSteps', [], 1) ?? DAG_DEFAULTS.maxActiveSteps,
+    maxCleanUpTimeSec: reader.integer(value, 'maxCleanUpTimeSec', []) ?? DAG_DEFAULTS.maxCleanUpTimeSec,
+    timeoutSec: reader.integer(value, 'timeoutSec', []) ?? DAG_DEFAULTS.timeoutSec,
+    delaySec: reader.integer(value, 'delaySec', []) ?? DAG_DEFAULTS.delaySec,
+    histRetentionDays: reader.integer(value, 'histRetentionDays', []) ?? DAG_DEFAULTS.histRetentionDays,
+    maxOutputSize: reader.integer(value, 'maxOutputSize', [], 1) ?? DAG_DEFAULTS.maxOutputSize,
+    steps: [],
+    extra: {},
+  };
+  for (const key of ROOT_KEYS) {
+    if (value[key] !== undefined && !handledRootKeys.has(key)) dag.extra[key] = value[key];
+  }
+
+  if (value.steps === undefined || value.steps === null) {
+    reader.report(['steps'], 'steps is required');
+  } else if (!Array.isArray(value.steps)) {
+    reader.report(['steps'], 'must be a list of steps');
+  } else {
+    dag.steps = readSteps(reader, value.steps, dag);
+    for (const issue of dependencyIssues(dag.steps)) reader.report(['steps', issue.index, 'depends'], issue.message);
+  }
+  return { dag, issues: reader.issues };
+}
+
+const handledRootKeys = new Set([
+  'name', 'description', 'group', 'tags', 'type', 'params', 'env', 'shell', 'workingDir', 'logDir',
+  'maxActiveRuns', 'maxActiveSteps', 'maxCleanUpTimeSec', 'timeoutSec', 'delaySec', 'histRetentionDays',
+  'maxOutputSize', 'steps',
+]);
+
+function readMaxActiveRuns(reader: FieldReader, value: Record<string, unknown>): number {
+  const runs = reader.integer(value, 'maxActiveRuns', [], -1);
+  if (runs === 0) reader.report(['maxActiveRuns'], 'must be -1 (unlimited) or at least 1');
+  return runs ?? DAG_DEFAULTS.maxActiveRuns;
+}
+
+function readParams(reader: FieldReader, value: unknown): ParamDef[] {
+  if (value === undefined || value === null) return [];
+  if (typeof value === 'string') return paramsFromText(value);
+  if (!Array.isArray(value)) {
+    reader.report(['params'], 'must be a list of NAME: default maps or a string');
+    return [];
+  }
+  const params: ParamDef[] = [];
+  value.forEach((item, index) => {
+    if (isPlainMap(item) && Object.keys(item).length === 1) {
+      const [name, raw] = Object.entries(item)[0];
+      params.push({ name, value: raw === null || raw === undefined ? '' : String(raw) });
+    } else if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') {
+      params.push(...paramsFromText(String(item)));
+    } else {
+      reader.report(['params', index], 'must be a NAME: default map or a value');
+    }
+  });
+  return params;
+}
+
+function readShell(reader: FieldReader, map: Record<string, unknown>, at: Path): string[] | undefined {
+  const value = map.shell;
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value === 'string') return splitWords(value);
+  if (Array.isArray(value) && value.length > 0 && value.every((part) => typeof part === 'string')) return value as string[];
+  reader.report([...at, 'shell'], 'must be a string or a non-empty list of strings');
+  return undefined;
+}
+
+/** Flattens nested-array groups and applies chain and group dependencies. */
+function readSteps(reader: FieldReader, items: unknown[], dag: Dag): Step[] {
+  const steps: Step[] = [];
+  let previous: string[] = [];
+  items.forEach((item, index) => {
+    if (Array.isArray(item)) {
+      const group: Step[] = [];
+      item.forEach((member, memberIndex) => {
+        const step = readStep(reader, member, ['steps', index, memberIndex], dag, steps.length + 1, { group: index + 1, index: memberIndex + 1 });
+        if (!step) return;
+        if (!step.explicitDepends) step.depends = [...previous];
+        group.push(step);
+        steps.push(step);
+      });
+      previous = group.map((step) => step.name);
+      return;
+    }
+    const step = readStep(reader, item, ['steps', index], dag, steps.length + 1);
+    if (!step) return;
+    if (!step.explicitDepends && (dag.type === 'chain' || Array.isArray(items[index - 1]))) step.depends = [...previous];
+    steps.push(step);
+    previous = [step.name];
+  });
+  const seen = new Map<string, number>();
+  steps.forEach((step, index) => {
+    delete step.explicitDepends;
+    if (seen.has(step.name)) reader.report(stepPath(items, index), `duplicate step name "${step.name}"`);
+    seen.set(step.name, index);
+  });
+  const ids = new Set<string>();
+  steps.forEach((step, index) => {
+    if (step.id === undefined) return;
+    if (ids.has(step.id) || (seen.has(step.id) && steps[seen.get(step.id)!] !== step)) {
+      reader.report(stepPath(items, index), `duplicate step id "${step.id}"`);
+    }
+    ids.add(step.id);
+  });
+  return steps;
+}
+
+function stepPath(items: unknown[], flatIndex: number): Path {
+  let count = 0;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    const size = Array.isArray(item) ? item.length : 1;
+    if (flatIndex < count + size) return Array.isArray(item) ? ['steps', i, flatIndex - count] : ['steps', i];
+    count += size;
+  }
+  return ['steps'];
+}
+
+type ParsedStep = Step & { explicitDepends?: boolean };
+
+function readStep(
+  reader: FieldReader,
+  raw: unknown,
+  at: Path,
+  dag: Dag,
+  position: number,
+  group?: { group: number; index: number },
+): ParsedStep | undefined {
+  const value = typeof raw === 'string' ? { command: raw } : raw;
+  if (!isPlainMap(value)) {
+    reader.report(at, 'a step must be a map or a command string');
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    if (!(STEP_KEYS as readonly string[]).includes(key)) {
+      const hint = closestKey(key, STEP_KEYS);
+      reader.report([...at, key], `unknown field "${key}"${hint ? `; did you mean "${hint}"?` : ''}`);
+    }
+  }
+  const commandText = reader.string(value, 'command', at);
+  const scriptText = reader.string(value, 'script', at);
+  const executor = readExecutor(reader, value.executor, at);
+  const call = reader.string(value, 'call', at) ?? reader.string(value, 'run', at);
+  if (commandText === undefined && scriptText === undefined && call === undefined && value.executor === undefined) {
+    reader.report(at, 'a step needs a command, a script, a call or an executor');
+  }
+  const multiLine = commandText !== undefined && isMultiLine(commandText);
+  const dirText = reader.string(value, 'dir', at) ?? reader.string(value, 'workingDir', at);
+  const dependsList = value.depends === undefined ? undefined : reader.stringList(value, 'depends', at) ?? [];
+
+  const step: ParsedStep = {
+    name: reader.string(value, 'name', at) ?? generatedName(commandText, scriptText, call, executor.type, position, group),
+    id: reader.string(value, 'id', at),
+    description: reader.string(value, 'description', at),
+    command: multiLine ? undefined : commandText?.trim(),
+    script: multiLine ? commandText : scriptText,
+    depends: dependsList ?? [],
+    explicitDepends: dependsList !== undefined,
+    dir: dirText ? path.resolve(dag.workingDir, dirText) : dag.workingDir,
+    shell: readShell(reader, value, at),
+    output: readOutput(reader, value, at),
+    env: reader.env(value.env, [...at, 'env']),
+    signalOnStop: reader.string(value, 'signalOnStop', at) ?? DAG_DEFAULTS.signalOnStop,
+    executor,
+    extra: {},
+  };
+  if (step.name.trim() === '') reader.report([...at, 'name'], 'must not be empty');
+  if (step.id !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(step.id)) {
+    reader.report([...at, 'id'], 'must start with a letter or underscore and hold letters, digits and underscores');
+  }
+  if (!/^(SIG)?[A-Z0-9]+$/.test(step.signalOnStop)) reader.report([...at, 'signalOnStop'], 'must be a signal name such as SIGTERM');
+  for (const key of STEP_KEYS) {
+    if (value[key] !== undefined && !handledStepKeys.has(key)) step.extra[key] = value[key];
+  }
+  return step;
+}
+
+const handledStepKeys = new Set([
+  'name', 'id', 'description', 'command', 'script', 'depends', 'dir', 'workingDir', 'shell', 'output',
+  'env', 'signalOnStop', 'executor',
+]);
+
+function readExecutor(reader: FieldReader, value: unknown, at: Path): Step['executor'] {
+  if (value === undefined || value === null) return { type: 'shell', config: {} };
+  if (typeof value === 'string') return { type: value, config: {} };
+  if (isPlainMap(value) && typeof value.type === 'string') {
+    const config = value.config === undefined ? {} : value.config;
+    if (!isPlainMap(config)) reader.report([...at, 'executor', 'config'], 'must be a map');
+    return { type: value.type, config: isPlainMap(config) ? config : {} };
+  }
+  reader.report([...at, 'executor'], 'must be a type name or a map with type and config');
+  return { type: 'shell', config: {} };
+}
+
+function readOutput(reader: FieldReader, value: Record<string, unknown>, at: Path): string | undefined {
+  const output = value.output;
+  if (output === undefined || output === null) return undefined;
+  const name = typeof output === 'string' ? output : isPlainMap(output) ? output.name : undefined;
+  if (typeof name !== 'string' || !/^\$?[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+    reader.report([...at, 'output'], 'must be a variable name');
+    return undefined;
+  }
+  return name.replace(/^\$/, '');
+}
+
+function generatedName(
+  command: string | undefined,
+  script: string | undefined,
+  call: string | undefined,
+  executor: string,
+  position: number,
+  group?: { group: number; index: number },
+): string {
+  if (group) {
+    const firstWord = splitWords(command ?? script ?? call ?? executor)[0] ?? executor;
+    return `parallel_${group.group}_${firstWord.replace(/[^A-Za-z0-9_.-]/g, '_')}_${group.index}`;
+  }
+  if (call !== undefined) return `dag_${position}`;
+  if (command !== undefined) return isMultiLine(command) ? `script_${position}` : `cmd_${position}`;
+  if (script !== undefined) return `script_${position}`;
+  return `${executor}_${position}`;
+}
+
+export { DEFAULT_SHELL };

@@ -1,0 +1,89 @@
+// Typed access to a YAML map that records a located issue instead of throwing.
+import type { Path, SpecIssue } from './issues.ts';
+import { pathText } from './issues.ts';
+import type { YamlDocument } from './yaml-source.ts';
+
+export class FieldReader {
+  readonly issues: SpecIssue[] = [];
+  constructor(private readonly doc: YamlDocument) {}
+
+  report(path: Path, message: string): void {
+    this.issues.push({ path: pathText(path), line: this.doc.lineOf(path), message });
+  }
+
+  string(map: Record<string, unknown>, key: string, path: Path): string | undefined {
+    const value = map[key];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value === 'string') return value;
+    if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+    this.report([...path, key], 'must be a string');
+    return undefined;
+  }
+
+  integer(map: Record<string, unknown>, key: string, path: Path, min = 0): number | undefined {
+    const value = map[key];
+    if (value === undefined || value === null) return undefined;
+    const number = typeof value === 'string' && /^-?[0-9]+$/.test(value.trim()) ? Number(value) : value;
+    if (typeof number !== 'number' || !Number.isInteger(number)) {
+      this.report([...path, key], 'must be an integer');
+      return undefined;
+    }
+    if (number < min) {
+      this.report([...path, key], `must be at least ${min}`);
+      return undefined;
+    }
+    return number;
+  }
+
+  /** A string or a list of strings. */
+  stringList(map: Record<string, unknown>, key: string, path: Path, splitComma = false): string[] | undefined {
+    const value = map[key];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value === 'string') {
+      const parts = splitComma ? value.split(',') : [value];
+      return parts.map((part) => part.trim()).filter((part) => part.length > 0);
+    }
+    if (Array.isArray(value)) {
+      const out: string[] = [];
+      value.forEach((item, index) => {
+        if (typeof item === 'string' || typeof item === 'number') out.push(String(item));
+        else this.report([...path, key, index], 'must be a string');
+      });
+      return out;
+    }
+    this.report([...path, key], 'must be a string or a list of strings');
+    return undefined;
+  }
+
+  /** env: a list of single-key maps (or KEY=value strings), or a map. */
+  env(value: unknown, path: Path): Array<[string, string]> {
+    if (value === undefined || value === null) return [];
+    const entries: Array<[string, string]> = [];
+    const add = (key: string, raw: unknown, at: Path) => {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) this.report(at, `invalid variable name "${key}"`);
+      else entries.push([key, raw === null || raw === undefined ? '' : String(raw)]);
+    };
+    if (Array.isArray(value)) {
+      value.forEach((item, index) => {
+        if (typeof item === 'string' && item.includes('=')) {
+          const at = item.indexOf('=');
+          add(item.slice(0, at), item.slice(at + 1), [...path, index]);
+        } else if (isPlainMap(item) && Object.keys(item).length === 1) {
+          const [key, raw] = Object.entries(item)[0];
+          add(key, raw, [...path, index]);
+        } else {
+          this.report([...path, index], 'must be a single-key map (KEY: value)');
+        }
+      });
+    } else if (isPlainMap(value)) {
+      for (const [key, raw] of Object.entries(value)) add(key, raw, [...path, key]);
+    } else {
+      this.report(path, 'must be a list of KEY: value maps');
+    }
+    return entries;
+  }
+}
+
+export function isPlainMap(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}

@@ -1,0 +1,55 @@
+// Every key the definition format allows (workflow-format.md 2.1 and 2.5).
+
+export const ROOT_KEYS = [
+  'name', 'description', 'tags', 'group', 'type', 'schedule', 'skipIfSuccessful', 'restartWaitSec',
+  'maxActiveRuns', 'maxActiveSteps', 'timeoutSec', 'delaySec', 'maxCleanUpTimeSec', 'preconditions',
+  'runConfig', 'params', 'env', 'secrets', 'dotenv', 'workingDir', 'logDir', 'histRetentionDays',
+  'maxOutputSize', 'shell', 'container', 'ssh', 'registryAuths', 'queue', 'workerSelector', 'otel',
+  'mailOn', 'errorMail', 'infoMail', 'smtp', 'handlerOn', 'steps',
+] as const;
+
+export const STEP_KEYS = [
+  'name', 'id', 'description', 'command', 'script', 'depends', 'dir', 'workingDir', 'shell',
+  'shellPackages', 'stdout', 'stderr', 'output', 'env', 'call', 'run', 'params', 'parallel',
+  'maxConcurrent', 'preconditions', 'continueOn', 'retryPolicy', 'repeatPolicy', 'mailOnError',
+  'signalOnStop', 'timeoutSec', 'executor',
+] as const;
+
+/**
+ * Keys that are valid but whose runtime belongs to a later capability. A run that needs one fails
+ * with a message naming it, rather than silently behaving differently from the definition.
+ */
+export const ROOT_KEYS_NOT_RUN_YET = new Set([
+  'preconditions', 'secrets', 'container', 'ssh', 'handlerOn', 'mailOn', 'otel',
+]);
+export const STEP_KEYS_NOT_RUN_YET = new Set([
+  'call', 'run', 'parallel', 'preconditions', 'continueOn', 'retryPolicy', 'repeatPolicy', 'stdout',
+  'stderr', 'timeoutSec', 'mailOnError', 'shellPackages',
+]);
+
+export function closestKey(key: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of candidates) {
+    const distance = editDistance(key.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const saved = row[j];
+      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+      previous = saved;
+    }
+  }
+  return row[b.length];
+}

@@ -1,0 +1,53 @@
+// The step object shown inside run nodes and DAG details (API spec 2.3).
+import type { Dag, Step, StepView } from '../core/index.ts';
+import { splitWords } from './command.ts';
+import { ROOT_KEYS_NOT_RUN_YET, STEP_KEYS_NOT_RUN_YET } from './keys.ts';
+
+export function stepView(step: Step): StepView {
+  const view: StepView = { name: step.name, executorConfig: { type: step.executor.type, config: step.executor.config } };
+  if (step.id) view.id = step.id;
+  if (step.description) view.description = step.description;
+  view.dir = step.dir;
+  if (step.command !== undefined) {
+    const [command = '', ...args] = splitWords(step.command);
+    view.command = command;
+    view.args = args;
+    view.commands = [{ command, args }];
+  }
+  if (step.script !== undefined) view.script = step.script;
+  if (step.depends.length > 0) view.depends = step.depends;
+  if (step.output) view.output = step.output;
+  return view;
+}
+
+/** Fields a run of this DAG would need that the runtime does not carry out yet. */
+export function fieldsNotRunYet(dag: Dag): string[] {
+  const fields = Object.keys(dag.extra).filter((key) => ROOT_KEYS_NOT_RUN_YET.has(key));
+  for (const step of dag.steps) {
+    for (const key of Object.keys(step.extra)) {
+      if (STEP_KEYS_NOT_RUN_YET.has(key)) fields.push(`steps.${step.name}.${key}`);
+    }
+    if (step.executor.type !== 'shell' && step.executor.type !== 'command') fields.push(`steps.${step.name}.executor (${step.executor.type})`);
+  }
+  return fields;
+}
+
+/** The definition POST /dags writes when no spec is given. */
+export function minimalSpec(): string {
+  return 'steps:\n  - name: step1\n    command: echo hello\n';
+}
+
+export function exampleSpec(): string {
+  return [
+    'description: An example written on first start; edit or delete it freely.',
+    'tags: [example]',
+    'params:',
+    '  - WHO: world',
+    'steps:',
+    '  - name: greet',
+    '    command: echo "hello, ${WHO}"',
+    '  - name: list',
+    '    command: ls -la',
+    '',
+  ].join('\n');
+}
