@@ -4,8 +4,7 @@ import type { Step } from '../core/index.ts';
 export function dependencyIssues(steps: Step[]): Array<{ index: number; message: string }> {
   const issues: Array<{ index: number; message: string }> = [];
   const byName = new Map<string, number>();
-  // Duplicate names are reported on their own; dependencies between them cannot be resolved.
-  if (new Set(steps.map((step) => step.name)).size !== steps.length) return issues;
+  const unique = new Set(steps.map((step) => step.name)).size === steps.length;
   steps.forEach((step, index) => {
     byName.set(step.name, index);
     if (step.id) byName.set(step.id, index);
@@ -13,10 +12,11 @@ export function dependencyIssues(steps: Step[]): Array<{ index: number; message:
   steps.forEach((step, index) => {
     for (const dependency of step.depends) {
       if (!byName.has(dependency)) issues.push({ index, message: `unknown step "${dependency}"` });
-      else if (byName.get(dependency) === index) issues.push({ index, message: `step "${step.name}" depends on itself` });
+      else if (unique && byName.get(dependency) === index) issues.push({ index, message: `step "${step.name}" depends on itself` });
     }
   });
-  if (issues.length > 0) return issues;
+  // Duplicate names are reported on their own; a cycle among them cannot be told apart.
+  if (issues.length > 0 || !unique) return issues;
   const state = new Array<0 | 1 | 2>(steps.length).fill(0);
   const visit = (index: number, trail: number[]): number[] | undefined => {
     if (state[index] === 2) return undefined;
