@@ -1,0 +1,105 @@
+// DagStore over the DAGs directory: one YAML file per DAG, addressed by file name without extension.
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile, link, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AppError, isValidDagName, type DagFile, type DagStore } from '../core/index.ts';
+
+const extensions = ['.yaml', '.yml'];
+
+export class DagFiles implements DagStore {
+  constructor(readonly dir: string) {}
+
+  async init(): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+  }
+
+  async list(): Promise<DagFile[]> {
+    const entries = await readdir(this.dir, { withFileTypes: true });
+    const names = new Set<string>();
+    for (const entry of entries) {
+      if (!entry.isFile() && !entry.isSymbolicLink()) continue;
+      const ext = extensions.find((candidate) => entry.name.endsWith(candidate));
+      if (!ext) continue;
+      const fileName = entry.name.slice(0, -ext.length);
+      if (isValidDagName(fileName)) names.add(fileName);
+    }
+    const files = await Promise.all([...names].sort().map((fileName) => this.read(fileName)));
+    return files.filter((file): file is DagFile => file !== undefined);
+  }
+
+  async read(fileName: string): Promise<DagFile | undefined> {
+    for (const path of this.candidates(fileName)) {
+      try {
+        return { fileName, path, text: await readFile(path, 'utf8') };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    }
+    return undefined;
+  }
+
+  async exists(fileName: string): Promise<boolean> {
+    return (await this.existingPath(fileName)) !== undefined;
+  }
+
+  async write(fileName: string, text: string, mode: 'create' | 'replace'): Promise<void> {
+    const existing = await this.existingPath(fileName);
+    if (mode === 'create' && existing) throw new AppError('already_exists', `DAG ${fileName} already exists`);
+    const target = existing ?? this.pathOf(fileName);
+    // Write beside the target and rename over it: a reader never sees half a file.
+    const temp = `${target}.${process.pid}.${Date.now()}.tmp`;
+    await writeFile(temp, text, 'utf8');
+    if (mode === 'create') {
+      try {
+        await link(temp, target);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new AppError('already_exists', `DAG ${fileName} already exists`);
+        throw error;
+      } finally {
+        await unlink(temp).catch(() => undefined);
+      }
+    } else {
+      await rename(temp, target);
+    }
+  }
+
+  async remove(fileName: string): Promise<boolean> {
+    const existing = await this.existingPath(fileName);
+    if (!existing) return false;
+    await rm(existing, { force: true });
+    return true;
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    const source = await this.existingPath(from);
+    if (!source) throw new AppError('not_found', `DAG ${from} not found`);
+    if (await this.existingPath(to)) throw new AppError('already_exists', `DAG ${to} already exists`);
+    const target = this.pathOf(to, source.endsWith('.yml') ? '.yml' : '.yaml');
+    try {
+      await link(source, target);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new AppError('already_exists', `DAG ${to} already exists`);
+      throw error;
+    }
+    await unlink(source);
+  }
+
+  private pathOf(fileName: string, ext = '.yaml'): string {
+    if (!isValidDagName(fileName)) throw new AppError('bad_request', `invalid DAG file name "${fileName}"`);
+    return join(this.dir, `${fileName}${ext}`);
+  }
+
+  private candidates(fileName: string): string[] {
+    return extensions.map((ext) => this.pathOf(fileName, ext));
+  }
+
+  private async existingPath(fileName: string): Promise<string | undefined> {
+    for (const path of this.candidates(fileName)) {
+      try {
+        if ((await stat(path)).isFile()) return path;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,4 @@
+export { LmdbRunStore } from './lmdb-run-store.ts';
+export { DagFiles } from './dag-files.ts';
+export { LogFiles } from './log-files.ts';
+export { MAX_LINES } from './log-reader.ts';

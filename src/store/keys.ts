@@ -1,0 +1,15 @@
+// The only place that builds LMDB keys. Arrays sort element by element (ordered-binary).
+
+const MAX_TIME = Number.MAX_SAFE_INTEGER;
+
+export const keys = {
+  run: (name: string, dagRunId: string) => [name, dagRunId],
+  spec: (name: string, dagRunId: string) => [name, dagRunId],
+  byTime: (createdAtMs: number, name: string, dagRunId: string) => [createdAtMs, name, dagRunId],
+  byName: (name: string, createdAtMs: number, dagRunId: string) => [name, createdAtMs, dagRunId],
+  /** Newest first: reverse ranges start at the upper bound. */
+  byNameNewestFirst: (name: string) => ({ start: [name, MAX_TIME], end: [name], reverse: true }),
+  byTimeNewestFirst: (fromMs = 0, toMs = MAX_TIME) => ({ start: [toMs, '\uffff'], end: [fromMs], reverse: true }),
+  suspended: (fileName: string) => ['suspended', fileName],
+  probe: () => ['probe'],
+};

@@ -1,0 +1,100 @@
+// RunStore on LMDB: run records, the listing indexes, run specs and DAG flags in one environment.
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type { RunFilter, RunRecord, RunStore } from '../core/index.ts';
+import { keys } from './keys.ts';
+
+type Key = Array<string | number>;
+
+export class LmdbRunStore implements RunStore {
+  private readonly root: RootDatabase;
+  private readonly runs: Database<RunRecord, Key>;
+  private readonly specs: Database<string, Key>;
+  private readonly byTime: Database<null, Key>;
+  private readonly byName: Database<null, Key>;
+  private readonly flags: Database<unknown, Key>;
+  /** Runs whose index rows are written: later saves of them write the record alone. */
+  private readonly indexed = new Set<string>();
+
+  constructor(path: string) {
+    this.root = open({ path, maxDbs: 8 });
+    this.runs = this.root.openDB({ name: 'runs' });
+    this.specs = this.root.openDB({ name: 'specs' });
+    this.byTime = this.root.openDB({ name: 'runs-by-time' });
+    this.byName = this.root.openDB({ name: 'runs-by-name' });
+    this.flags = this.root.openDB({ name: 'flags' });
+  }
+
+  get(name: string, dagRunId: string): RunRecord | undefined {
+    return this.runs.get(keys.run(name, dagRunId));
+  }
+
+  latest(name: string): RunRecord | undefined {
+    return this.listByName(name, 1)[0];
+  }
+
+  listByName(name: string, limit: number): RunRecord[] {
+    const records: RunRecord[] = [];
+    for (const { key } of this.byName.getRange({ ...keys.byNameNewestFirst(name), limit })) {
+      const record = this.runs.get(keys.run(name, String((key as Key)[2])));
+      if (record) records.push(record);
+    }
+    return records;
+  }
+
+  list(filter: RunFilter): RunRecord[] {
+    const records: RunRecord[] = [];
+    const range = filter.name !== undefined
+      ? this.byName.getRange(keys.byNameNewestFirst(filter.name)).map(({ key }) => [(key as Key)[0], (key as Key)[2]])
+      : this.byTime.getRange(keys.byTimeNewestFirst(filter.fromMs, filter.toMs)).map(({ key }) => [(key as Key)[1], (key as Key)[2]]);
+    for (const [name, dagRunId] of range) {
+      if (filter.dagRunId !== undefined && dagRunId !== filter.dagRunId) continue;
+      const record = this.runs.get(keys.run(String(name), String(dagRunId)));
+      if (!record) continue;
+      if (filter.status !== undefined && record.status !== filter.status) continue;
+      if (filter.fromMs !== undefined && record.createdAtMs < filter.fromMs) continue;
+      if (filter.toMs !== undefined && record.createdAtMs > filter.toMs) continue;
+      records.push(record);
+    }
+    return records;
+  }
+
+  save(record: RunRecord): Promise<void> {
+    const id = `${record.name}\u0000${record.dagRunId}`;
+    if (this.indexed.has(id)) return this.runs.put(keys.run(record.name, record.dagRunId), record).then(() => undefined);
+    this.indexed.add(id);
+    // Record and index rows commit together, so a listing never names a run that is not there.
+    return this.root.transaction(() => {
+      this.runs.put(keys.run(record.name, record.dagRunId), record);
+      this.byTime.put(keys.byTime(record.createdAtMs, record.name, record.dagRunId), null);
+      this.byName.put(keys.byName(record.name, record.createdAtMs, record.dagRunId), null);
+    }).then(() => undefined);
+  }
+
+  saveSpec(name: string, dagRunId: string, spec: string): Promise<void> {
+    return this.specs.put(keys.spec(name, dagRunId), spec).then(() => undefined);
+  }
+
+  getSpec(name: string, dagRunId: string): string | undefined {
+    return this.specs.get(keys.spec(name, dagRunId));
+  }
+
+  isSuspended(fileName: string): boolean {
+    return this.flags.get(keys.suspended(fileName)) === true;
+  }
+
+  async setSuspended(fileName: string, suspended: boolean): Promise<void> {
+    if (suspended) await this.flags.put(keys.suspended(fileName), true);
+    else await this.flags.remove(keys.suspended(fileName));
+  }
+
+  async check(): Promise<void> {
+    const stamp = Date.now();
+    await this.flags.put(keys.probe(), stamp);
+    if (this.flags.get(keys.probe()) !== stamp) throw new Error('the store did not return what was written');
+  }
+
+  async close(): Promise<void> {
+    await this.root.flushed;
+    await this.root.close();
+  }
+}

@@ -1,0 +1,86 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RunStatus, type RunRecord } from '../core/index.ts';
+import { LmdbRunStore } from './lmdb-run-store.ts';
+import { DagFiles } from './dag-files.ts';
+import { readLogChunk, EXACT_LIMIT } from './log-reader.ts';
+
+function record(name: string, dagRunId: string, createdAtMs: number, status: RunStatus = RunStatus.Succeeded): RunRecord {
+  return {
+    name, dagRunId, attemptId: 'a1', rootDAGRunName: name, rootDAGRunId: dagRunId, parentDAGRunName: '', parentDAGRunId: '',
+    status, queuedAt: '', startedAt: '', finishedAt: '', log: '', params: '', nodes: [], createdAtMs,
+  };
+}
+
+test('run records list newest first by name and by time, with filters', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-store-'));
+  const store = new LmdbRunStore(dir);
+  t.after(async () => { await store.close(); await rm(dir, { recursive: true, force: true }); });
+  await Promise.all([
+    store.save(record('a', 'r1', 1000)),
+    store.save(record('b', 'r2', 2000, RunStatus.Failed)),
+    store.save(record('a', 'r3', 3000)),
+  ]);
+  await store.save({ ...record('a', 'r3', 3000), status: RunStatus.Failed });
+  assert.equal(store.get('a', 'r3')?.status, RunStatus.Failed);
+  assert.deepEqual(store.listByName('a', 10).map((r) => r.dagRunId), ['r3', 'r1']);
+  assert.equal(store.latest('a')?.dagRunId, 'r3');
+  assert.equal(store.latest('zzz'), undefined);
+  assert.deepEqual(store.list({}).map((r) => r.dagRunId), ['r3', 'r2', 'r1']);
+  assert.deepEqual(store.list({ status: RunStatus.Failed }).map((r) => r.dagRunId), ['r3', 'r2']);
+  assert.deepEqual(store.list({ fromMs: 1500, toMs: 2500 }).map((r) => r.dagRunId), ['r2']);
+  assert.deepEqual(store.list({ name: 'a', dagRunId: 'r1' }).map((r) => r.dagRunId), ['r1']);
+  await store.setSuspended('a', true);
+  assert.equal(store.isSuspended('a'), true);
+  await store.setSuspended('a', false);
+  assert.equal(store.isSuspended('a'), false);
+  await store.check();
+});
+
+test('DAG files: create refuses an existing file, rename keeps content, names are validated', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-dags-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const files = new DagFiles(dir);
+  await files.write('one', 'steps: [echo 1]\n', 'create');
+  await assert.rejects(files.write('one', 'x', 'create'), { code: 'already_exists' });
+  await files.rename('one', 'two');
+  assert.equal(await files.exists('one'), false);
+  assert.equal((await files.read('two'))?.text, 'steps: [echo 1]\n');
+  await assert.rejects(files.read('../etc/passwd'), { code: 'bad_request' });
+  assert.deepEqual((await files.list()).map((f) => f.fileName), ['two']);
+  assert.equal(await files.remove('two'), true);
+  assert.equal(await files.remove('two'), false);
+});
+
+test('log chunks follow tail > head > offset+limit, exact for small files', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-log-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const path = join(dir, 'x.out');
+  await writeFile(path, Array.from({ length: 25 }, (_, i) => String(i + 1)).join('\n') + '\n');
+  assert.deepEqual(await readLogChunk(path, { tail: 3, head: 5 }), { content: '23\n24\n25', lineCount: 3, totalLines: 25, hasMore: true, isEstimate: false });
+  assert.deepEqual(await readLogChunk(path, { head: 3 }), { content: '1\n2\n3', lineCount: 3, totalLines: 25, hasMore: true, isEstimate: false });
+  assert.deepEqual(await readLogChunk(path, { offset: 10, limit: 3 }), { content: '10\n11\n12', lineCount: 3, totalLines: 25, hasMore: true, isEstimate: false });
+  assert.deepEqual(await readLogChunk(path, { offset: 24 }), { content: '24\n25', lineCount: 2, totalLines: 25, hasMore: false, isEstimate: false });
+  assert.equal((await readLogChunk(path, {}))?.lineCount, 25);
+  assert.equal(await readLogChunk(join(dir, 'missing'), {}), undefined);
+});
+
+test('log chunks of a large file read only the needed end and estimate the total', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-log-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const path = join(dir, 'big.out');
+  const lineCount = Math.ceil((EXACT_LIMIT * 2) / 20);
+  const lines = Array.from({ length: lineCount }, (_, i) => `line ${String(i + 1).padStart(13, '0')}`);
+  await writeFile(path, lines.join('\n') + '\n');
+  const tail = await readLogChunk(path, { tail: 2 });
+  assert.equal(tail?.content, `${lines[lineCount - 2]}\n${lines[lineCount - 1]}`);
+  assert.equal(tail?.isEstimate, true);
+  assert.equal(tail?.hasMore, true);
+  assert.ok(Math.abs((tail?.totalLines ?? 0) - lineCount) / lineCount < 0.05);
+  const middle = await readLogChunk(path, { offset: 1000, limit: 2 });
+  assert.equal(middle?.content, `${lines[999]}\n${lines[1000]}`);
+  assert.equal(middle?.hasMore, true);
+});
