@@ -72,7 +72,8 @@ export interface LogStore {
 
 export interface StepTask {
   executor: { type: string; config: Record<string, unknown> };
-  shell: string[];
+  /** Absent when the definition sets none: `sh`, and a script's shebang is honoured. */
+  shell?: string[];
   command?: string;
   script?: string;
   scriptPath: string;

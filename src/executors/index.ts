@@ -1,0 +1,2 @@
+export { PiscinaDispatcher, type PoolOptions } from './pool.ts';
+export { MASK, createMasker } from './masking.ts';

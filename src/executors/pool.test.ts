@@ -1,0 +1,93 @@
+// Contract of the shell executor through the real pool: exit code, output capture, large output,
+// stop of a process group with a background grandchild.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import type { StepTask } from '../core/index.ts';
+import { PiscinaDispatcher } from './pool.ts';
+
+const pool = new PiscinaDispatcher({ maxThreads: 2 });
+test.after(() => pool.close());
+
+async function taskIn(dir: string, overrides: Partial<StepTask>): Promise<StepTask> {
+  return {
+    executor: { type: 'shell', config: {} }, command: 'true', scriptPath: join(dir, 's.script'),
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, workingDir: dir,
+    stdoutPath: join(dir, 's.out'), stderrPath: join(dir, 's.err'),
+    captureOutput: false, maxOutputSize: 1024 * 1024, secrets: [], ...overrides,
+  };
+}
+
+async function tempDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-exec-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+test('exit codes and stdout/stderr reach the result and the log files', async (t) => {
+  const dir = await tempDir(t);
+  const result = await pool.dispatch(await taskIn(dir, { command: 'echo out; echo err >&2; exit 3' })).result;
+  assert.deepEqual(result, { kind: 'ok', exitCode: 3, error: 'exit status 3' });
+  assert.equal(await readFile(join(dir, 's.out'), 'utf8'), 'out\n');
+  assert.equal(await readFile(join(dir, 's.err'), 'utf8'), 'err\n');
+});
+
+test('captured output is trimmed and secrets are masked in it and in the log', async (t) => {
+  const dir = await tempDir(t);
+  const result = await pool.dispatch(await taskIn(dir, { command: 'printf "  token=hunter2 \\n"', captureOutput: true, secrets: ['hunter2'] })).result;
+  assert.deepEqual(result, { kind: 'ok', exitCode: 0, output: 'token=*******' });
+  assert.equal(await readFile(join(dir, 's.out'), 'utf8'), '  token=******* \n');
+});
+
+test('output over maxOutputSize fails the step', async (t) => {
+  const dir = await tempDir(t);
+  const result = await pool.dispatch(await taskIn(dir, { command: 'head -c 5000 /dev/zero', captureOutput: true, maxOutputSize: 1000 })).result;
+  assert.equal(result.kind === 'ok' && result.error, 'output exceeded maxOutputSize (1000 bytes)');
+});
+
+test('a multi-line script honours its shebang and the working directory', async (t) => {
+  const dir = await tempDir(t);
+  const result = await pool.dispatch(await taskIn(dir, { command: undefined, script: '#!/bin/sh\npwd\necho "$0" | grep -c script\n' })).result;
+  assert.equal(result.kind === 'ok' && result.exitCode, 0);
+  assert.equal(await readFile(join(dir, 's.out'), 'utf8'), `${dir}\n1\n`);
+});
+
+test('a missing working directory is an error result, not a crash', async (t) => {
+  const dir = await tempDir(t);
+  const result = await pool.dispatch(await taskIn(dir, { workingDir: join(dir, 'nope') })).result;
+  assert.equal(result.kind, 'error');
+});
+
+test('stop signals the whole process group, background grandchildren included', async (t) => {
+  const dir = await tempDir(t);
+  const marker = `troupe-grandchild-${process.pid}-${Date.now()}`;
+  const handle = pool.dispatch(await taskIn(dir, { command: `sh -c 'exec -a ${marker} sleep 30' & sleep 30` }));
+  await waitFor(() => processesNamed(marker) > 0);
+  handle.stop('SIGTERM', 2000);
+  const result = await handle.result;
+  assert.equal(result.kind === 'ok' && result.signal, 'SIGTERM');
+  await waitFor(() => processesNamed(marker) === 0);
+  assert.equal(processesNamed(marker), 0);
+});
+
+test('a step that ignores the stop signal is killed after the cleanup time', async (t) => {
+  const dir = await tempDir(t);
+  const handle = pool.dispatch(await taskIn(dir, { command: "trap '' TERM; sleep 30" }));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  handle.stop('SIGTERM', 300);
+  const result = await handle.result;
+  assert.equal(result.kind === 'ok' && result.signal, 'SIGKILL');
+});
+
+function processesNamed(marker: string): number {
+  const out = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
+  return out.split('\n').filter((line) => line.startsWith(marker)).length;
+}
+
+async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+}

@@ -1,0 +1,48 @@
+// StepDispatcher on a Piscina pool. One thread holds many steps at once: steps mostly wait on
+// processes, so maxActiveSteps is never capped by the number of threads. A running task is never
+// aborted (that would end its thread and every other step on it); it is stopped by a message.
+import { MessageChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type { StepDispatcher, StepHandle, StepResult, StepTask } from '../core/index.ts';
+import type { ControlMessage } from './protocol.ts';
+
+export interface PoolOptions {
+  minThreads?: number;
+  maxThreads?: number;
+  concurrentTasksPerWorker?: number;
+}
+
+const workerFile = new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './worker.js', import.meta.url);
+
+export class PiscinaDispatcher implements StepDispatcher {
+  private readonly pool: Piscina;
+
+  constructor(options: PoolOptions = {}) {
+    this.pool = new Piscina({
+      filename: workerFile.href,
+      minThreads: options.minThreads ?? 1,
+      maxThreads: options.maxThreads ?? 2,
+      concurrentTasksPerWorker: options.concurrentTasksPerWorker ?? 512,
+      idleTimeout: 30_000,
+    });
+  }
+
+  dispatch(task: StepTask): StepHandle {
+    const { port1, port2 } = new MessageChannel();
+    const result: Promise<StepResult> = this.pool
+      .run({ ...task, port: port2 }, { transferList: [port2] })
+      .catch((error: Error) => ({ kind: 'error' as const, code: 'pool_error', message: error.message }))
+      .finally(() => port1.close());
+    return {
+      result,
+      stop(signal: string, cleanupMs: number) {
+        const message: ControlMessage = { type: 'stop', signal, cleanupMs };
+        port1.postMessage(message);
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
