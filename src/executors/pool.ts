@@ -24,6 +24,9 @@ export class PiscinaDispatcher implements StepDispatcher {
       maxThreads: options.maxThreads ?? 2,
       concurrentTasksPerWorker: options.concurrentTasksPerWorker ?? 512,
       idleTimeout: 30_000,
+      // 'sync' blocks a worker's event loop while it waits for the next task, which delays the
+      // process events of the steps it already holds.
+      atomics: 'disabled',
     });
   }
 

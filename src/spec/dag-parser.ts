@@ -167,7 +167,7 @@ function readSteps(reader: FieldReader, items: unknown[], dag: Dag): Step[] {
   });
   const seen = new Map<string, number>();
   steps.forEach((step, index) => {
-    delete step.explicitDepends;
+    delete (step as ParsedStep).explicitDepends;
     if (seen.has(step.name)) reader.report(stepPath(items, index), `duplicate step name "${step.name}"`);
     seen.set(step.name, index);
   });

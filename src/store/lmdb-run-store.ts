@@ -1,6 +1,6 @@
 // RunStore on LMDB: run records, the listing indexes, run specs and DAG flags in one environment.
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { RunFilter, RunRecord, RunStore } from '../core/index.ts';
+import type { NodeRecord, RunFilter, RunRecord, RunStore, StepView } from '../core/index.ts';
 import { keys } from './keys.ts';
 
 type Key = Array<string | number>;
@@ -12,6 +12,8 @@ export class LmdbRunStore implements RunStore {
   private readonly byTime: Database<null, Key>;
   private readonly byName: Database<null, Key>;
   private readonly flags: Database<unknown, Key>;
+  /** The step objects of a run's nodes never change during a run: stored once, not on every write. */
+  private readonly stepViews: Database<StepView[], Key>;
   /** Runs whose index rows are written: later saves of them write the record alone. */
   private readonly indexed = new Set<string>();
 
@@ -22,10 +24,14 @@ export class LmdbRunStore implements RunStore {
     this.byTime = this.root.openDB({ name: 'runs-by-time' });
     this.byName = this.root.openDB({ name: 'runs-by-name' });
     this.flags = this.root.openDB({ name: 'flags' });
+    this.stepViews = this.root.openDB({ name: 'run-steps' });
   }
 
   get(name: string, dagRunId: string): RunRecord | undefined {
-    return this.runs.get(keys.run(name, dagRunId));
+    const stored = this.runs.get(keys.run(name, dagRunId));
+    if (!stored) return undefined;
+    const views = this.stepViews.get(keys.run(name, dagRunId)) ?? [];
+    return { ...stored, nodes: stored.nodes.map((node, index) => ({ ...node, step: views[index] ?? node.step })) };
   }
 
   latest(name: string): RunRecord | undefined {
@@ -35,7 +41,7 @@ export class LmdbRunStore implements RunStore {
   listByName(name: string, limit: number): RunRecord[] {
     const records: RunRecord[] = [];
     for (const { key } of this.byName.getRange({ ...keys.byNameNewestFirst(name), limit })) {
-      const record = this.runs.get(keys.run(name, String((key as Key)[2])));
+      const record = this.get(name, String((key as Key)[2]));
       if (record) records.push(record);
     }
     return records;
@@ -48,7 +54,7 @@ export class LmdbRunStore implements RunStore {
       : this.byTime.getRange(keys.byTimeNewestFirst(filter.fromMs, filter.toMs)).map(({ key }) => [(key as Key)[1], (key as Key)[2]]);
     for (const [name, dagRunId] of range) {
       if (filter.dagRunId !== undefined && dagRunId !== filter.dagRunId) continue;
-      const record = this.runs.get(keys.run(String(name), String(dagRunId)));
+      const record = this.get(String(name), String(dagRunId));
       if (!record) continue;
       if (filter.status !== undefined && record.status !== filter.status) continue;
       if (filter.fromMs !== undefined && record.createdAtMs < filter.fromMs) continue;
@@ -60,11 +66,13 @@ export class LmdbRunStore implements RunStore {
 
   save(record: RunRecord): Promise<void> {
     const id = `${record.name}\u0000${record.dagRunId}`;
-    if (this.indexed.has(id)) return this.runs.put(keys.run(record.name, record.dagRunId), record).then(() => undefined);
+    const stored = { ...record, nodes: record.nodes.map(withoutStep) };
+    if (this.indexed.has(id)) return this.runs.put(keys.run(record.name, record.dagRunId), stored).then(() => undefined);
     this.indexed.add(id);
-    // Record and index rows commit together, so a listing never names a run that is not there.
+    // Record, step objects and index rows commit together, so a listing never names a run that is not there.
     return this.root.transaction(() => {
-      this.runs.put(keys.run(record.name, record.dagRunId), record);
+      this.runs.put(keys.run(record.name, record.dagRunId), stored);
+      this.stepViews.put(keys.run(record.name, record.dagRunId), record.nodes.map((node) => node.step));
       this.byTime.put(keys.byTime(record.createdAtMs, record.name, record.dagRunId), null);
       this.byName.put(keys.byName(record.name, record.createdAtMs, record.dagRunId), null);
     }).then(() => undefined);
@@ -97,4 +105,9 @@ export class LmdbRunStore implements RunStore {
     await this.root.flushed;
     await this.root.close();
   }
+}
+
+function withoutStep(node: NodeRecord): NodeRecord {
+  const { step: _step, ...rest } = node;
+  return rest as NodeRecord;
 }

@@ -1,12 +1,15 @@
 // LogStore: the layout of the log directory, the run log writer and the chunk reader.
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileSafe, type LogChunk, type LogQuery, type LogStore, type StepLogPaths } from '../core/index.ts';
 import { readLogChunk } from './log-reader.ts';
 
 export class LogFiles implements LogStore {
-  private readonly writers = new Map<string, WriteStream>();
+  /** Lines waiting for the next flush, by run log path; written once per tick, in order. */
+  private readonly pending = new Map<string, string[]>();
+  private readonly descriptors = new Map<string, number>();
+  private flushScheduled = false;
 
   constructor(readonly dir: string) {}
 
@@ -29,20 +32,39 @@ export class LogFiles implements LogStore {
   }
 
   appendRunLog(path: string, line: string): void {
-    let writer = this.writers.get(path);
-    if (!writer) {
-      writer = createWriteStream(path, { flags: 'a' });
-      writer.on('error', () => undefined);
-      this.writers.set(path, writer);
+    const lines = this.pending.get(path);
+    if (lines) lines.push(line);
+    else this.pending.set(path, [line]);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
     }
-    writer.write(`${line}\n`);
   }
 
   async closeRunLog(path: string): Promise<void> {
-    const writer = this.writers.get(path);
-    if (!writer) return;
-    this.writers.delete(path);
-    await new Promise<void>((resolve) => writer.end(resolve));
+    this.flush();
+    const fd = this.descriptors.get(path);
+    if (fd === undefined) return;
+    this.descriptors.delete(path);
+    closeSync(fd);
+  }
+
+  /** Small appends to the page cache: a synchronous write per run and tick is cheaper than a stream per line. */
+  private flush(): void {
+    this.flushScheduled = false;
+    for (const [path, lines] of this.pending) {
+      try {
+        let fd = this.descriptors.get(path);
+        if (fd === undefined) {
+          fd = openSync(path, 'a');
+          this.descriptors.set(path, fd);
+        }
+        writeSync(fd, `${lines.join('\n')}\n`);
+      } catch (error) {
+        console.error(`troupe: cannot write run log ${path}:`, (error as Error).message);
+      }
+    }
+    this.pending.clear();
   }
 
   read(path: string, query: LogQuery): Promise<LogChunk | undefined> {

@@ -1,0 +1,51 @@
+// Observation for embedders: every run and step status change, derived from XState inspection.
+import type { AnyActorRef, InspectionEvent } from 'xstate';
+import { nodeStatusLabel, runStatusLabel, type NodeStatusLabel, type RunRecord, type RunStatusLabel } from '../core/index.ts';
+
+export type EngineEvent =
+  | { type: `run.${RunStatusLabel}`; name: string; dagRunId: string; status: number; at: string }
+  | { type: `step.${NodeStatusLabel}`; name: string; dagRunId: string; stepName: string; status: number; at: string };
+
+export type EngineListener = (event: EngineEvent) => void;
+
+/** Turns run actor snapshots into status events; remembers the last statuses seen per run. */
+export class StatusEvents {
+  private readonly listeners = new Set<EngineListener>();
+  private readonly seen = new Map<string, { run: number; nodes: number[] }>();
+
+  subscribe(listener: EngineListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  readonly inspect = (event: InspectionEvent): void => {
+    if (this.listeners.size === 0 || event.type !== '@xstate.snapshot') return;
+    const key = (event.actorRef as AnyActorRef).id;
+    if (!key.startsWith('run:')) return;
+    const context = (event.snapshot as { context?: { record?: RunRecord } }).context;
+    const record = context?.record;
+    if (!record) return;
+    const last = this.seen.get(key);
+    const at = new Date().toISOString();
+    record.nodes.forEach((node, index) => {
+      if (last?.nodes[index] === node.status || (!last && node.status === 0)) return;
+      this.emit({ type: `step.${nodeStatusLabel(node.status)}`, name: record.name, dagRunId: record.dagRunId, stepName: node.step.name, status: node.status, at });
+    });
+    // After the nodes: a run's final event is the last one its subscribers see.
+    if (!last || last.run !== record.status) {
+      this.emit({ type: `run.${runStatusLabel(record.status)}`, name: record.name, dagRunId: record.dagRunId, status: record.status, at });
+    }
+    if ((event.snapshot as { status?: string }).status === 'done') this.seen.delete(key);
+    else this.seen.set(key, { run: record.status, nodes: record.nodes.map((node) => node.status) });
+  };
+
+  private emit(event: EngineEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A listener's failure is its own; the engine goes on.
+      }
+    }
+  }
+}

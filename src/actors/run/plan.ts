@@ -1,0 +1,112 @@
+// A run's plan: the DAG resolved for one run (params, env, log paths), as plain data for the actor.
+import type { Dag, LogStore, StepTask } from '../../core/index.ts';
+import type { ParamDef } from '../../core/index.ts';
+import { dependencyNames, evaluateEnv, expandVariables, paramsRecord } from '../../spec/index.ts';
+
+export interface PlannedStep {
+  name: string;
+  depends: number[];
+  command?: string;
+  script?: string;
+  shell?: string[];
+  dir: string;
+  env: Array<[string, string]>;
+  output?: string;
+  signalOnStop: string;
+  executor: { type: string; config: Record<string, unknown> };
+  stdout: string;
+  stderr: string;
+  scriptPath: string;
+}
+
+export interface RunPlan {
+  name: string;
+  dagRunId: string;
+  attemptId: string;
+  logPath: string;
+  maxActiveSteps: number;
+  maxCleanUpTimeSec: number;
+  maxOutputSize: number;
+  /** Variables every step sees: the filtered system env, built-ins, params and the DAG's env. */
+  baseEnv: Record<string, string>;
+  /** Positional parameters ("1", "2"...): referenced as $1 but not exported. */
+  positional: Record<string, string>;
+  steps: PlannedStep[];
+}
+
+export interface PlanInput {
+  dag: Dag;
+  name: string;
+  dagRunId: string;
+  attemptId: string;
+  params: ParamDef[];
+  systemEnv: Record<string, string>;
+  logs: LogStore;
+}
+
+export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, logs }: PlanInput): RunPlan {
+  const logPath = logs.runLogPath(name, dagRunId, attemptId);
+  const record = paramsRecord(params);
+  const named: Record<string, string> = {};
+  const positional: Record<string, string> = {};
+  for (const [key, value] of Object.entries(record)) (/^[0-9]+$/.test(key) ? positional : named)[key] = value;
+  const builtins = { DAG_NAME: name, DAG_RUN_ID: dagRunId, DAG_RUN_LOG_FILE: logPath };
+  const scope = { ...systemEnv, ...builtins, ...named };
+  const baseEnv = { ...scope, ...evaluateEnv(dag.env, { ...scope, ...positional }) };
+  const indexOf = new Map(dag.steps.map((step, index) => [step.name, index]));
+  const names = dependencyNames(dag.steps);
+  return {
+    name, dagRunId, attemptId, logPath,
+    maxActiveSteps: dag.maxActiveSteps,
+    maxCleanUpTimeSec: dag.maxCleanUpTimeSec,
+    maxOutputSize: dag.maxOutputSize,
+    baseEnv,
+    positional,
+    steps: dag.steps.map((step, index) => {
+      const paths = logs.stepPaths(name, dagRunId, attemptId, index, step.name);
+      return {
+        name: step.name,
+        depends: (names.get(step.name) ?? []).map((dependency) => indexOf.get(dependency)!),
+        command: step.command,
+        script: step.script,
+        shell: step.shell ?? dag.shell,
+        dir: step.dir,
+        env: step.env,
+        output: step.output,
+        signalOnStop: step.signalOnStop,
+        executor: step.executor,
+        stdout: paths.stdout,
+        stderr: paths.stderr,
+        scriptPath: paths.script,
+      };
+    }),
+  };
+}
+
+/** The task for one step, with outputs of earlier steps in scope. */
+export function stepTask(plan: RunPlan, index: number, outputs: Record<string, string>, secrets: string[] = []): StepTask {
+  const step = plan.steps[index];
+  const scope = { ...plan.baseEnv, ...outputs };
+  const env: Record<string, string> = {
+    ...scope,
+    ...evaluateEnv(step.env, { ...scope, ...plan.positional }),
+    DAG_RUN_STEP_NAME: step.name,
+    DAG_RUN_STEP_STDOUT_FILE: step.stdout,
+    DAG_RUN_STEP_STDERR_FILE: step.stderr,
+  };
+  const lookup = (name: string) => env[name] ?? plan.positional[name];
+  return {
+    executor: step.executor,
+    shell: step.shell,
+    command: step.command === undefined ? undefined : expandVariables(step.command, lookup),
+    script: step.script === undefined ? undefined : expandVariables(step.script, lookup),
+    scriptPath: step.scriptPath,
+    env,
+    workingDir: step.dir,
+    stdoutPath: step.stdout,
+    stderrPath: step.stderr,
+    captureOutput: step.output !== undefined,
+    maxOutputSize: plan.maxOutputSize,
+    secrets,
+  };
+}

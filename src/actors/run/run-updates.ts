@@ -1,0 +1,66 @@
+// Pure updates of a run's record: what each transition changes and the run-log line it writes.
+import { NodeStatus, isoTime, nodeStatusLabel, runStatusLabel, type NodeRecord, type RunRecord, type RunStatus } from '../../core/index.ts';
+import type { StepFinishedEvent } from '../step/step.machine.ts';
+import { logLine } from './log-line.ts';
+import type { RunPlan } from './plan.ts';
+import { blockedSteps, readySteps } from './progress.ts';
+
+export interface RunState {
+  record: RunRecord;
+  plan: RunPlan;
+  outputs: Record<string, string>;
+  stopRequested: boolean;
+}
+
+const runFields = (record: RunRecord) => ({ dag: record.name, 'run-id': record.dagRunId, 'attempt-id': record.attemptId });
+
+/** Marks steps that can never run as aborted, then the ready ones as running. */
+export function startSteps(state: RunState, at: number): { record: RunRecord; started: number[]; lines: string[] } {
+  const { plan } = state;
+  const nodes = state.record.nodes.slice();
+  for (const [index, culprit] of blockedSteps(plan.steps, nodes)) {
+    nodes[index] = { ...nodes[index], status: NodeStatus.Aborted, error: `upstream step "${plan.steps[culprit].name}" did not succeed` };
+  }
+  const started = readySteps(plan.steps, nodes, plan.maxActiveSteps);
+  for (const index of started) nodes[index] = { ...nodes[index], status: NodeStatus.Running, startedAt: isoTime(at) };
+  const record = { ...state.record, nodes };
+  const lines = started.map((index) => logLine(at, 'INFO', 'Step started', { ...runFields(record), step: plan.steps[index].name }));
+  return { record, started, lines };
+}
+
+export function finishStep(state: RunState, event: StepFinishedEvent): { record: RunRecord; outputs: Record<string, string>; line: string } {
+  const { index, result, at } = event;
+  const step = state.plan.steps[index];
+  const node = state.record.nodes[index];
+  const updated: NodeRecord = { ...node, finishedAt: isoTime(at), doneCount: node.doneCount + 1 };
+  const outputs = { ...state.outputs };
+  const failed = state.stopRequested ? NodeStatus.Aborted : NodeStatus.Failed;
+  if (result.kind === 'error') {
+    updated.status = failed;
+    updated.error = result.message;
+  } else {
+    updated.exitCode = result.exitCode;
+    updated.error = result.error ?? '';
+    updated.status = result.exitCode === 0 && !result.error ? NodeStatus.Succeeded : failed;
+    if (step.output && result.output !== undefined && updated.status === NodeStatus.Succeeded) outputs[step.output] = result.output;
+  }
+  const nodes = state.record.nodes.slice();
+  nodes[index] = updated;
+  const record = { ...state.record, nodes };
+  const line = logLine(at, updated.status === NodeStatus.Succeeded ? 'INFO' : 'ERROR', 'Step finished', {
+    ...runFields(record), step: step.name, status: nodeStatusLabel(updated.status), ...(updated.error ? { error: updated.error } : {}),
+  });
+  return { record, outputs, line };
+}
+
+export function endRun(state: RunState, status: RunStatus, at: number): { record: RunRecord; line: string } {
+  const record: RunRecord = { ...state.record, status, finishedAt: isoTime(at) };
+  const line = logLine(at, 'INFO', 'DAG run finished', {
+    ...runFields(record), status: runStatusLabel(status), 'started-at': record.startedAt, 'finished-at': record.finishedAt,
+  });
+  return { record, line };
+}
+
+export function runStartedLine(record: RunRecord, at: number): string {
+  return logLine(at, 'INFO', 'DAG run started', { ...runFields(record), params: record.params });
+}

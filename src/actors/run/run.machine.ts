@@ -1,0 +1,148 @@
+// A DAG run actor. Its context is the run record plus the plan: plain data, persisted on every
+// transition through the `persist` action the engine provides. Step actors do the work; the
+// record updates themselves are pure functions in run-updates.ts.
+import { enqueueActions, sendParent, setup } from 'xstate';
+import { NodeStatus, RunStatus, isoTime, type RunRecord } from '../../core/index.ts';
+import { stepMachine, type StepFinishedEvent } from '../step/step.machine.ts';
+import { stepTask, type RunPlan } from './plan.ts';
+import { allSettled, anyRunning, blockedSteps, finalStatus, readySteps } from './progress.ts';
+import { endRun, finishStep, runStartedLine, startSteps, type RunState } from './run-updates.ts';
+
+export interface RunInput {
+  record: RunRecord;
+  plan: RunPlan;
+}
+
+export type RunContext = RunState;
+
+export type RunEvent =
+  | { type: 'run.begin'; at: number }
+  | { type: 'run.stop'; at: number }
+  | StepFinishedEvent;
+
+export interface RunFinishedEvent {
+  type: 'run.finished';
+  name: string;
+  dagRunId: string;
+  status: RunStatus;
+}
+
+/** Every event carries its time; a run that begins with its actor uses the recorded start. */
+function eventTime(event: { type: string; at?: number }, context: RunContext): number {
+  return event.at ?? Date.parse(context.record.startedAt);
+}
+
+const effects = setup({
+  types: {
+    context: {} as RunContext,
+    events: {} as RunEvent,
+    input: {} as RunInput,
+  },
+  actors: { step: stepMachine },
+  actions: {
+    // Provided by the engine: write the record to the store; append a line to the run log.
+    persist: (_, _params: { record: RunRecord }) => {},
+    appendLog: (_, _params: { path: string; line: string }) => {},
+  },
+  guards: {
+    beginsAtOnce: ({ context }) => context.record.status === RunStatus.Running,
+    allSettled: ({ context }) => allSettled(context.record.nodes),
+    hasStepsToStart: ({ context }) =>
+      readySteps(context.plan.steps, context.record.nodes, context.plan.maxActiveSteps).length > 0 ||
+      blockedSteps(context.plan.steps, context.record.nodes).size > 0,
+    noneRunning: ({ context }) => !anyRunning(context.record.nodes),
+    endsAborted: ({ context }) => finalStatus(context.record.nodes, context.stopRequested) === RunStatus.Aborted,
+    endsFailed: ({ context }) => finalStatus(context.record.nodes, context.stopRequested) === RunStatus.Failed,
+  },
+});
+
+export const runMachine = effects.extend({
+  actions: {
+    logRunStarted: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
+      enqueue({ type: 'appendLog', params: { path: context.record.log, line: runStartedLine(context.record, eventTime(event, context)) } });
+    })),
+    // The step is recorded as started (its write queued) before its actor is spawned and dispatches it.
+    startReadySteps: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
+      const { record, started, lines } = startSteps(context, eventTime(event, context));
+      enqueue.assign({ record });
+      enqueue({ type: 'persist', params: { record } });
+      for (const line of lines) enqueue({ type: 'appendLog', params: { path: record.log, line } });
+      for (const index of started) {
+        enqueue.spawnChild('step', {
+          id: `step-${index}`,
+          input: {
+            index,
+            task: stepTask(context.plan, index, context.outputs),
+            signalOnStop: context.plan.steps[index].signalOnStop,
+            cleanupMs: context.plan.maxCleanUpTimeSec * 1000,
+          },
+        });
+      }
+    })),
+    recordStepResult: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'step.finished') return;
+      const { record, outputs, line } = finishStep(context, event);
+      enqueue.assign({ record, outputs });
+      enqueue({ type: 'persist', params: { record } });
+      enqueue({ type: 'appendLog', params: { path: record.log, line } });
+    })),
+    stopRunningSteps: effects.createAction(enqueueActions(({ context, enqueue }) => {
+      enqueue.assign({ stopRequested: true });
+      context.record.nodes.forEach((node, index) => {
+        if (node.status === NodeStatus.Running) enqueue.sendTo(`step-${index}`, { type: 'step.stop' });
+      });
+    })),
+    recordRunEnd: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
+      const status = finalStatus(context.record.nodes, context.stopRequested);
+      const { record, line } = endRun(context, status, eventTime(event, context));
+      enqueue.assign({ record });
+      enqueue({ type: 'persist', params: { record } });
+      enqueue({ type: 'appendLog', params: { path: record.log, line } });
+      enqueue(sendParent({ type: 'run.finished', name: record.name, dagRunId: record.dagRunId, status } satisfies RunFinishedEvent));
+    })),
+  },
+}).createMachine({
+  id: 'dagRun',
+  initial: 'queued',
+  context: ({ input }) => ({ ...input, outputs: {}, stopRequested: false }),
+  on: {
+    'step.finished': { actions: 'recordStepResult' },
+  },
+  states: {
+    queued: {
+      always: { guard: 'beginsAtOnce', target: 'running' },
+      on: {
+        'run.begin': {
+          target: 'running',
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            enqueue.assign({ record: { ...context.record, status: RunStatus.Running, startedAt: isoTime(event.at) } });
+          }),
+        },
+        'run.stop': { target: 'aborted', actions: enqueueActions(({ enqueue }) => enqueue.assign({ stopRequested: true })) },
+      },
+    },
+    running: {
+      entry: 'logRunStarted',
+      // Re-evaluated after every event: settle when all nodes are done, else start what is ready.
+      always: [
+        { guard: 'allSettled', target: 'settled' },
+        { guard: 'hasStepsToStart', actions: 'startReadySteps' },
+      ],
+      on: { 'run.stop': 'stopping' },
+    },
+    stopping: {
+      entry: 'stopRunningSteps',
+      always: { guard: 'noneRunning', target: 'settled' },
+    },
+    settled: {
+      always: [
+        { guard: 'endsAborted', target: 'aborted' },
+        { guard: 'endsFailed', target: 'failed' },
+        { target: 'succeeded' },
+      ],
+    },
+    succeeded: { type: 'final', entry: 'recordRunEnd' },
+    failed: { type: 'final', entry: 'recordRunEnd' },
+    aborted: { type: 'final', entry: 'recordRunEnd' },
+  },
+});
