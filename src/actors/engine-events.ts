@@ -1,6 +1,6 @@
 // Observation for embedders: every run and step status change, derived from XState inspection.
 import type { AnyActorRef, InspectionEvent } from 'xstate';
-import { nodeStatusLabel, runStatusLabel, type NodeStatusLabel, type RunRecord, type RunStatusLabel } from '../core/index.ts';
+import { isFinalRunStatus, nodeStatusLabel, runStatusLabel, type NodeStatusLabel, type RunRecord, type RunStatusLabel } from '../core/index.ts';
 
 export type EngineEvent =
   | { type: `run.${RunStatusLabel}`; name: string; dagRunId: string; status: number; at: string }
@@ -27,17 +27,22 @@ export class StatusEvents {
     if (!record) return;
     const last = this.seen.get(key);
     const at = new Date().toISOString();
+    const runChanged = !last || last.run !== record.status;
+    const final = isFinalRunStatus(record.status);
+    // A run's start comes before its steps' events, its end after them.
+    if (runChanged && !final) this.emitRun(record, at);
     record.nodes.forEach((node, index) => {
       if (last?.nodes[index] === node.status || (!last && node.status === 0)) return;
       this.emit({ type: `step.${nodeStatusLabel(node.status)}`, name: record.name, dagRunId: record.dagRunId, stepName: node.step.name, status: node.status, at });
     });
-    // After the nodes: a run's final event is the last one its subscribers see.
-    if (!last || last.run !== record.status) {
-      this.emit({ type: `run.${runStatusLabel(record.status)}`, name: record.name, dagRunId: record.dagRunId, status: record.status, at });
-    }
+    if (runChanged && final) this.emitRun(record, at);
     if ((event.snapshot as { status?: string }).status === 'done') this.seen.delete(key);
     else this.seen.set(key, { run: record.status, nodes: record.nodes.map((node) => node.status) });
   };
+
+  private emitRun(record: RunRecord, at: string): void {
+    this.emit({ type: `run.${runStatusLabel(record.status)}`, name: record.name, dagRunId: record.dagRunId, status: record.status, at });
+  }
 
   private emit(event: EngineEvent): void {
     for (const listener of this.listeners) {
