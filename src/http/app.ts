@@ -1,0 +1,70 @@
+// The API as one function from a raw request to a response: routing, body parsing, error documents.
+import { AppError } from '../core/index.ts';
+import { errorResponse } from './errors.ts';
+import { Router } from './router.ts';
+import { dagRunRoutes } from './routes/dag-runs.ts';
+import { dagRoutes } from './routes/dags.ts';
+import { logRoutes } from './routes/logs.ts';
+import { systemRoutes } from './routes/system.ts';
+import type { ApiDeps, HttpResponse } from './types.ts';
+
+export const API_PREFIX = '/api/v2';
+
+export interface RawRequest {
+  method: string;
+  /** Path without the query string. */
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+  body: Buffer | undefined;
+}
+
+export type Api = (request: RawRequest) => Promise<HttpResponse>;
+
+export function createApi(deps: ApiDeps): Api {
+  const router = new Router();
+  systemRoutes(router);
+  dagRoutes(router);
+  dagRunRoutes(router);
+  logRoutes(router);
+  return async (raw) => {
+    try {
+      if (!raw.path.startsWith(`${API_PREFIX}/`)) throw new AppError('not_found', `no route for ${raw.path}`);
+      const match = router.match(raw.method, raw.path.slice(API_PREFIX.length));
+      if (!match) throw new AppError('not_found', `no route for ${raw.method} ${raw.path}`);
+      return await match.handler({
+        method: raw.method,
+        path: raw.path,
+        params: match.params,
+        query: new URLSearchParams(raw.query),
+        headers: raw.headers,
+        body: parseJson(raw.body),
+      }, deps);
+    } catch (error) {
+      return errorResponse(error);
+    }
+  };
+}
+
+function parseJson(body: Buffer | undefined): unknown {
+  if (!body || body.length === 0) return undefined;
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new AppError('bad_request', 'request body is not valid JSON');
+  }
+}
+
+/** The bytes and headers of a response, shared by both carriers. */
+export function encodeResponse(response: HttpResponse): { status: number; headers: Record<string, string>; body: string | undefined } {
+  const headers: Record<string, string> = { ...response.headers };
+  if (response.body === undefined) return { status: response.status, headers, body: undefined };
+  if (typeof response.body === 'string') {
+    headers['content-type'] ??= 'text/plain; charset=utf-8';
+    return { status: response.status, headers, body: response.body };
+  }
+  headers['content-type'] = 'application/json';
+  return { status: response.status, headers, body: JSON.stringify(response.body) };
+}
+
+export const tooLarge: HttpResponse = errorResponse(new AppError('payload_too_large', 'request body exceeds 1 MiB'));

@@ -1,0 +1,31 @@
+// The only place that maps an error code to an HTTP status, and the error document.
+import { AppError, type ErrorCode } from '../core/index.ts';
+import type { HttpResponse } from './types.ts';
+
+const statusOf: Record<ErrorCode, number> = {
+  bad_request: 400,
+  not_found: 404,
+  forbidden: 403,
+  already_exists: 409,
+  // 409 on start with singleton; retry while running answers 400 (a later capability passes its own status).
+  already_running: 409,
+  max_run_reached: 409,
+  not_running: 400,
+  internal_error: 500,
+  unauthorized: 401,
+  bad_gateway: 502,
+  remote_node_error: 502,
+  payload_too_large: 413,
+};
+
+export function errorResponse(error: unknown): HttpResponse {
+  if (error instanceof AppError) {
+    const body: Record<string, unknown> = { code: error.code, message: error.message };
+    if (error.details) body.details = error.details;
+    const headers: Record<string, string> | undefined = error.code === 'unauthorized' ? { 'www-authenticate': 'Basic realm="troupe"' } : undefined;
+    return { status: statusOf[error.code], body, ...(headers ? { headers } : {}) };
+  }
+  // Never a stack trace on the wire; the server log gets the detail.
+  console.error('troupe: unexpected error:', error);
+  return { status: 500, body: { code: 'internal_error', message: 'An unexpected error occurred' } };
+}

@@ -1,0 +1,94 @@
+// Records and models -> the API's JSON shapes (http-api.md section 2).
+import { nodeStatusLabel, runStatusLabel, type Dag, type NodeRecord, type RunRecord } from '../core/index.ts';
+import { paramsJson, paramsList, stepView, type ParseResult } from '../spec/index.ts';
+
+export function runSummary(record: RunRecord) {
+  return {
+    rootDAGRunName: record.rootDAGRunName,
+    rootDAGRunId: record.rootDAGRunId,
+    parentDAGRunName: record.parentDAGRunName,
+    parentDAGRunId: record.parentDAGRunId,
+    dagRunId: record.dagRunId,
+    name: record.name,
+    status: record.status,
+    statusLabel: runStatusLabel(record.status),
+    queuedAt: record.queuedAt,
+    startedAt: record.startedAt,
+    finishedAt: record.finishedAt,
+    log: record.log,
+    params: record.params,
+  };
+}
+
+export function nodeView(node: NodeRecord) {
+  return {
+    step: node.step,
+    stdout: node.stdout,
+    stderr: node.stderr,
+    startedAt: node.startedAt,
+    finishedAt: node.finishedAt,
+    status: node.status,
+    statusLabel: nodeStatusLabel(node.status),
+    retryCount: node.retryCount,
+    doneCount: node.doneCount,
+    subRuns: node.subRuns,
+    subRunsRepeated: node.subRunsRepeated,
+    error: node.error,
+  };
+}
+
+export function runDetails(record: RunRecord) {
+  return { ...runSummary(record), nodes: record.nodes.map(nodeView), preconditions: [] as unknown[] };
+}
+
+/** The summary of a DAG that has never run: its name and status 0, the other fields empty. */
+export function emptyRunSummary(name: string) {
+  return {
+    rootDAGRunName: '', rootDAGRunId: '', parentDAGRunName: '', parentDAGRunId: '', dagRunId: '', name,
+    status: 0, statusLabel: 'not_started', queuedAt: '', startedAt: '', finishedAt: '', log: '', params: '',
+  };
+}
+
+function scheduleOf(dag: Dag): Array<{ expression: string }> {
+  const schedule = dag.extra.schedule;
+  const list = typeof schedule === 'string' ? [schedule] : Array.isArray(schedule) ? schedule : [];
+  return list.filter((item): item is string => typeof item === 'string').map((expression) => ({ expression }));
+}
+
+/** The `dag` of list items and search results (2.5). */
+export function dagSummary(dag: Dag | undefined, fileName: string) {
+  if (!dag) return { name: fileName, group: '', schedule: [], description: '', params: [], defaultParams: '', tags: [] };
+  return {
+    name: dag.name,
+    group: dag.group ?? '',
+    schedule: scheduleOf(dag),
+    description: dag.description ?? '',
+    params: paramsList(dag.params),
+    defaultParams: paramsJson(dag.params),
+    tags: dag.tags,
+  };
+}
+
+/** The `dag` of DAG details and validation results (2.6). */
+export function dagDetails(dag: Dag) {
+  return {
+    ...dagSummary(dag, dag.name),
+    env: dag.env.map(([key, value]) => `${key}=${value}`),
+    logDir: dag.logDir ?? '',
+    handlerOn: {},
+    steps: dag.steps.map(stepView),
+    delay: dag.delaySec,
+    histRetentionDays: dag.histRetentionDays,
+    preconditions: [],
+    maxActiveRuns: dag.maxActiveRuns,
+    maxActiveSteps: dag.maxActiveSteps,
+    timeoutSec: dag.timeoutSec,
+    maxCleanUpTimeSec: dag.maxCleanUpTimeSec,
+    type: dag.type,
+    workingDir: dag.workingDir,
+  };
+}
+
+export function localDagsOf(result: ParseResult) {
+  return result.localDags.map((local) => ({ name: local.name, dag: local.dag ? dagDetails(local.dag) : { name: local.name }, errors: local.errors }));
+}

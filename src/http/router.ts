@@ -1,0 +1,59 @@
+// Path-pattern routing over the API's resources. Literal segments win over parameters.
+import { AppError } from '../core/index.ts';
+import type { Handler } from './types.ts';
+
+interface Route {
+  method: string;
+  segments: string[];
+  handler: Handler;
+}
+
+export interface Match {
+  handler: Handler;
+  params: Record<string, string>;
+}
+
+export class Router {
+  private readonly routes: Route[] = [];
+
+  add(method: string, pattern: string, handler: Handler): this {
+    this.routes.push({ method, segments: pattern.split('/').filter(Boolean), handler });
+    return this;
+  }
+
+  /** undefined when nothing matches the path; a 405 error when the path matches another method. */
+  match(method: string, path: string): Match | undefined {
+    const parts = path.split('/').filter(Boolean);
+    let best: { route: Route; params: Record<string, string>; literals: number } | undefined;
+    let pathMatched = false;
+    for (const route of this.routes) {
+      if (route.segments.length !== parts.length) continue;
+      const params: Record<string, string> = {};
+      let literals = 0;
+      let ok = true;
+      for (let i = 0; i < parts.length && ok; i++) {
+        const segment = route.segments[i];
+        if (segment.startsWith(':')) {
+          let value: string;
+          try {
+            value = decodeURIComponent(parts[i]);
+          } catch {
+            throw new AppError('bad_request', 'malformed path segment');
+          }
+          params[segment.slice(1)] = value;
+        } else if (segment === parts[i]) {
+          literals++;
+        } else {
+          ok = false;
+        }
+      }
+      if (!ok) continue;
+      pathMatched = true;
+      if (route.method !== method) continue;
+      if (!best || literals > best.literals) best = { route, params, literals };
+    }
+    if (best) return { handler: best.route.handler, params: best.params };
+    if (pathMatched) throw new AppError('bad_request', `method ${method} is not allowed here`);
+    return undefined;
+  }
+}

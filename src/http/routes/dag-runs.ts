@@ -1,0 +1,72 @@
+// /dags/{fileName}/start and /dag-runs: starting, listing, reading and stopping runs.
+import { AppError, isRunStatus, type RunFilter } from '../../core/index.ts';
+import type { Router } from '../router.ts';
+import { runDetails, runSummary } from '../present.ts';
+import { intParam, stringParam } from '../query.ts';
+import { InlineRunBody, StartBody, parseBody } from '../schemas.ts';
+import { empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
+
+async function startDag(request: HttpRequest, deps: ApiDeps) {
+  const body = parseBody(StartBody, request.body);
+  return json(await deps.engine.startDag(request.params.fileName, body));
+}
+
+async function startInline(request: HttpRequest, deps: ApiDeps) {
+  const body = parseBody(InlineRunBody, request.body);
+  if (body.spec === undefined || body.spec.trim() === '') throw new AppError('bad_request', 'spec is required');
+  return json(await deps.engine.startInline({ ...body, spec: body.spec }));
+}
+
+function runFilter(request: HttpRequest): RunFilter {
+  const status = intParam(request.query, 'status', 0, 6);
+  const from = intParam(request.query, 'fromDate', 0);
+  const to = intParam(request.query, 'toDate', 0);
+  const filter: RunFilter = {};
+  if (status !== undefined && isRunStatus(status)) filter.status = status;
+  if (from !== undefined) filter.fromMs = from * 1000;
+  // toDate is a whole second: every run created within it is included.
+  if (to !== undefined) filter.toMs = to * 1000 + 999;
+  const dagRunId = stringParam(request.query, 'dagRunId');
+  if (dagRunId !== undefined) filter.dagRunId = dagRunId;
+  return filter;
+}
+
+function listRuns(request: HttpRequest, deps: ApiDeps) {
+  const filter = runFilter(request);
+  const name = stringParam(request.query, 'name');
+  if (name !== undefined) filter.name = name;
+  return json({ dagRuns: deps.runs.list(filter).map(runSummary) });
+}
+
+function listRunsOfName(request: HttpRequest, deps: ApiDeps) {
+  return json({ dagRuns: deps.runs.list({ ...runFilter(request), name: request.params.name }).map(runSummary) });
+}
+
+function getRun(request: HttpRequest, deps: ApiDeps) {
+  const details = runDetails(deps.engine.findRun(request.params.name, request.params.dagRunId));
+  // The spec's reference names the key dagRun, its example dagRunDetails (COMPAT.md): both are sent.
+  return json({ dagRun: details, dagRunDetails: details });
+}
+
+async function stopRun(request: HttpRequest, deps: ApiDeps) {
+  await deps.engine.stop(request.params.name, request.params.dagRunId);
+  return empty(200);
+}
+
+function getRunSpec(request: HttpRequest, deps: ApiDeps) {
+  const record = deps.engine.findRun(request.params.name, request.params.dagRunId);
+  const spec = deps.runs.getSpec(record.name, record.dagRunId);
+  if (spec === undefined) throw new AppError('not_found', `no spec stored for dag-run ${record.dagRunId}`);
+  return json({ spec });
+}
+
+export function dagRunRoutes(router: Router): void {
+  router
+    .add('POST', '/dags/:fileName/start', startDag)
+    .add('GET', '/dag-runs', listRuns)
+    .add('POST', '/dag-runs', startInline)
+    .add('GET', '/dag-runs/:name', listRunsOfName)
+    .add('GET', '/dag-runs/:name/:dagRunId', getRun)
+    .add('GET', '/dag-runs/:name/:dagRunId/spec', getRunSpec)
+    .add('POST', '/dag-runs/:name/:dagRunId/stop', stopRun);
+}

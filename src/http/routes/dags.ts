@@ -1,0 +1,218 @@
+// /dags: definitions (list, create, read, edit, validate, rename, delete, suspend, search, tags).
+import { AppError, dagNameProblem, type DagFile } from '../../core/index.ts';
+import { minimalSpec, parseDag, type ParseResult } from '../../spec/index.ts';
+import { dagDetails, dagSummary, emptyRunSummary, localDagsOf, runDetails, runSummary } from '../present.ts';
+import { intParam, stringParam } from '../query.ts';
+import { CreateDagBody, RenameBody, SpecBody, SuspendBody, ValidateBody, parseBody } from '../schemas.ts';
+import type { Router } from '../router.ts';
+import { empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
+
+interface Loaded {
+  file: DagFile;
+  result: ParseResult;
+}
+
+async function loadAll(deps: ApiDeps): Promise<Loaded[]> {
+  const files = await deps.dags.list();
+  return files.map((file) => ({ file, result: parseDag(file.text, { fileName: file.fileName, baseDir: deps.dags.dir }) }));
+}
+
+/** A stored DAG by its path parameter; 404 when the name is invalid or no file has it. */
+export async function requireDag(deps: ApiDeps, fileName: string) {
+  const loaded = await deps.engine.loadDag(fileName);
+  if (!loaded) throw new AppError('not_found', `DAG ${fileName} not found`);
+  return loaded;
+}
+
+function fileErrors(loaded: Loaded[]): string[] {
+  return loaded.flatMap(({ file, result }) => result.errors.map((error) => `${file.fileName}: ${error}`));
+}
+
+function listItem(deps: ApiDeps, { file, result }: Loaded) {
+  const name = result.dag?.name ?? file.fileName;
+  const latest = deps.runs.latest(name);
+  return {
+    fileName: file.fileName,
+    dag: dagSummary(result.dag, file.fileName),
+    latestDAGRun: latest ? runSummary(latest) : emptyRunSummary(name),
+    suspended: deps.runs.isSuspended(file.fileName),
+    errors: result.errors,
+  };
+}
+
+async function listDags(request: HttpRequest, deps: ApiDeps) {
+  const page = intParam(request.query, 'page', 1) ?? 1;
+  const perPage = intParam(request.query, 'perPage', 1, 1000) ?? 50;
+  const nameFilter = stringParam(request.query, 'name')?.toLowerCase();
+  const tagFilter = stringParam(request.query, 'tag')?.toLowerCase();
+  const sort = stringParam(request.query, 'sort') ?? 'name';
+  const order = stringParam(request.query, 'order') ?? 'asc';
+  if (sort !== 'name' && sort !== 'nextRun') throw new AppError('bad_request', 'sort must be name or nextRun');
+  if (order !== 'asc' && order !== 'desc') throw new AppError('bad_request', 'order must be asc or desc');
+
+  const loaded = await loadAll(deps);
+  let matching = loaded.filter(({ file, result }) =>
+    (!nameFilter || file.fileName.toLowerCase().includes(nameFilter)) &&
+    (!tagFilter || (result.dag?.tags ?? []).some((tag) => tag.toLowerCase() === tagFilter)));
+  // Nothing is scheduled yet (cron is a later capability): nextRun puts every DAG among the
+  // unscheduled, which sort by name.
+  matching = matching.sort((a, b) => a.file.fileName.toLowerCase().localeCompare(b.file.fileName.toLowerCase()));
+  if (order === 'desc') matching.reverse();
+  const totalRecords = matching.length;
+  const totalPages = Math.max(Math.ceil(totalRecords / perPage), 1);
+  const items = matching.slice((page - 1) * perPage, page * perPage).map((entry) => listItem(deps, entry));
+  return json({
+    dags: items,
+    errors: fileErrors(loaded),
+    pagination: {
+      totalRecords,
+      currentPage: page,
+      totalPages,
+      nextPage: page < totalPages ? page + 1 : null,
+      prevPage: page > 1 ? Math.min(page - 1, totalPages) : null,
+    },
+  });
+}
+
+async function createDag(request: HttpRequest, deps: ApiDeps) {
+  const body = parseBody(CreateDagBody, request.body);
+  const problem = dagNameProblem(body.name);
+  if (problem) throw new AppError('bad_request', problem);
+  const spec = body.spec ?? minimalSpec();
+  if (body.spec !== undefined) {
+    const { errors } = parseDag(spec, { fileName: body.name, baseDir: deps.dags.dir });
+    if (errors.length > 0) throw new AppError('bad_request', errors.join('; '), { errors });
+  }
+  await deps.dags.write(body.name, spec, 'create');
+  return json({ name: body.name }, 201);
+}
+
+async function getDag(request: HttpRequest, deps: ApiDeps) {
+  const { fileName } = request.params;
+  const { result } = await requireDag(deps, fileName);
+  const name = result.dag?.name ?? fileName;
+  const latest = deps.runs.latest(name);
+  return json({
+    dag: result.dag ? dagDetails(result.dag) : { name },
+    localDags: localDagsOf(result),
+    latestDAGRun: latest ? runDetails(latest) : { ...emptyRunSummary(name), nodes: [], preconditions: [] },
+    suspended: deps.runs.isSuspended(fileName),
+    errors: result.errors,
+  });
+}
+
+async function getSpec(request: HttpRequest, deps: ApiDeps) {
+  const { result, text } = await requireDag(deps, request.params.fileName);
+  return json({ dag: result.dag ? dagDetails(result.dag) : { name: request.params.fileName }, spec: text, errors: result.errors });
+}
+
+async function putSpec(request: HttpRequest, deps: ApiDeps) {
+  const { fileName } = request.params;
+  const body = parseBody(SpecBody, request.body);
+  await requireDag(deps, fileName);
+  const { errors } = parseDag(body.spec, { fileName, baseDir: deps.dags.dir });
+  // Problems are answered with 200 and the file is left as it was (http-api.md 7, rule 4).
+  if (errors.length === 0) await deps.dags.write(fileName, body.spec, 'replace');
+  return json({ errors });
+}
+
+async function deleteDag(request: HttpRequest, deps: ApiDeps) {
+  const { fileName } = request.params;
+  if (dagNameProblem(fileName) || !(await deps.dags.remove(fileName))) throw new AppError('not_found', `DAG ${fileName} not found`);
+  return empty(204);
+}
+
+function validateDag(request: HttpRequest, deps: ApiDeps) {
+  const body = parseBody(ValidateBody, request.body);
+  if (body.spec === undefined) return json({ valid: false, errors: ['spec is required'] });
+  if (body.name !== undefined && dagNameProblem(body.name)) return json({ valid: false, errors: [`name: ${dagNameProblem(body.name)}`] });
+  const result = parseDag(body.spec, { defaultName: body.name ?? 'validated-dag', baseDir: deps.dags.dir });
+  return json({ valid: result.errors.length === 0, errors: result.errors, ...(result.dag ? { dag: dagDetails(result.dag) } : {}) });
+}
+
+async function renameDag(request: HttpRequest, deps: ApiDeps) {
+  const { fileName } = request.params;
+  const body = parseBody(RenameBody, request.body);
+  const problem = dagNameProblem(body.newFileName);
+  if (problem) throw new AppError('bad_request', problem);
+  await requireDag(deps, fileName);
+  await deps.dags.rename(fileName, body.newFileName);
+  // Run history stays under the old name (workflow-format.md 9, release 1.25.0); the flag moves.
+  if (deps.runs.isSuspended(fileName)) {
+    await deps.runs.setSuspended(body.newFileName, true);
+    await deps.runs.setSuspended(fileName, false);
+  }
+  return empty(200);
+}
+
+async function suspendDag(request: HttpRequest, deps: ApiDeps) {
+  const { fileName } = request.params;
+  const body = parseBody(SuspendBody, request.body);
+  await requireDag(deps, fileName);
+  await deps.runs.setSuspended(fileName, body.suspend);
+  return empty(200);
+}
+
+async function searchDags(request: HttpRequest, deps: ApiDeps) {
+  const q = stringParam(request.query, 'q');
+  if (q === undefined) throw new AppError('bad_request', 'query parameter q is required');
+  const needle = q.toLowerCase();
+  const loaded = await loadAll(deps);
+  const results = loaded.flatMap(({ file, result }) => {
+    const matches = file.text.split('\n').flatMap((line, index) =>
+      line.toLowerCase().includes(needle) ? [{ line, lineNumber: index + 1, startLine: index + 1 }] : []);
+    return matches.length > 0 ? [{ name: file.fileName, dag: dagSummary(result.dag, file.fileName), matches }] : [];
+  });
+  return json({ results, errors: fileErrors(loaded) });
+}
+
+async function listTags(_request: HttpRequest, deps: ApiDeps) {
+  const loaded = await loadAll(deps);
+  const tags = [...new Set(loaded.flatMap(({ result }) => result.dag?.tags ?? []))].sort();
+  return json({ tags, errors: fileErrors(loaded) });
+}
+
+async function dagRunsOfDag(request: HttpRequest, deps: ApiDeps) {
+  const { fileName } = request.params;
+  const { result } = await requireDag(deps, fileName);
+  const name = result.dag?.name ?? fileName;
+  const records = deps.runs.listByName(name, 30);
+  const stepNames = result.dag?.steps.map((step) => step.name) ?? [];
+  for (const record of records) for (const node of record.nodes) if (!stepNames.includes(node.step.name)) stepNames.push(node.step.name);
+  const gridData = stepNames.map((stepName) => ({
+    name: stepName,
+    history: records.map((record) => record.nodes.find((node) => node.step.name === stepName)?.status ?? 0),
+  }));
+  return json({ dagRuns: records.map(runDetails), gridData });
+}
+
+async function dagRunOfDag(request: HttpRequest, deps: ApiDeps) {
+  const { fileName, dagRunId } = request.params;
+  const { result } = await requireDag(deps, fileName);
+  return json({ dagRun: runDetails(deps.engine.findRun(result.dag?.name ?? fileName, dagRunId)) });
+}
+
+async function stopAll(request: HttpRequest, deps: ApiDeps) {
+  const { fileName } = request.params;
+  const { result } = await requireDag(deps, fileName);
+  await deps.engine.stopAll(result.dag?.name ?? fileName);
+  return json({ errors: [] });
+}
+
+export function dagRoutes(router: Router): void {
+  router
+    .add('GET', '/dags', listDags)
+    .add('POST', '/dags', createDag)
+    .add('POST', '/dags/validate', validateDag)
+    .add('GET', '/dags/search', searchDags)
+    .add('GET', '/dags/tags', listTags)
+    .add('GET', '/dags/:fileName', getDag)
+    .add('DELETE', '/dags/:fileName', deleteDag)
+    .add('GET', '/dags/:fileName/spec', getSpec)
+    .add('PUT', '/dags/:fileName/spec', putSpec)
+    .add('POST', '/dags/:fileName/rename', renameDag)
+    .add('POST', '/dags/:fileName/suspend', suspendDag)
+    .add('GET', '/dags/:fileName/dag-runs', dagRunsOfDag)
+    .add('GET', '/dags/:fileName/dag-runs/:dagRunId', dagRunOfDag)
+    .add('POST', '/dags/:fileName/stop-all', stopAll);
+}

@@ -1,0 +1,21 @@
+// /health: 200 when the store can be written and read, 503 with the reason otherwise.
+import type { Router } from '../router.ts';
+import { json, type ApiDeps, type HttpRequest } from '../types.ts';
+
+async function health(_request: HttpRequest, deps: ApiDeps) {
+  const base = {
+    version: deps.version,
+    uptime: Math.floor((Date.now() - deps.startedAtMs) / 1000),
+    timestamp: new Date().toISOString(),
+  };
+  try {
+    await deps.runs.check();
+    return json({ status: 'healthy', ...base });
+  } catch (error) {
+    return json({ status: 'unhealthy', ...base, error: (error as Error).message }, 503);
+  }
+}
+
+export function systemRoutes(router: Router): void {
+  router.add('GET', '/health', health);
+}

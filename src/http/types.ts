@@ -1,0 +1,36 @@
+// The small request/response interface every handler is written against, whichever server carries it.
+import type { DagStore, LogStore, RunStore } from '../core/index.ts';
+import type { Engine } from '../actors/index.ts';
+
+export interface HttpRequest {
+  method: string;
+  path: string;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  headers: Record<string, string>;
+  /** Parsed JSON body; undefined when there is none. */
+  body: unknown;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers?: Record<string, string>;
+  /** JSON-serialised unless it is a string (sent as text/plain) or undefined (no body). */
+  body?: unknown;
+}
+
+export interface ApiDeps {
+  engine: Engine;
+  runs: RunStore;
+  dags: DagStore;
+  logs: LogStore;
+  version: string;
+  startedAtMs: number;
+}
+
+export type Handler = (request: HttpRequest, deps: ApiDeps) => Promise<HttpResponse> | HttpResponse;
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export const json = (body: unknown, status = 200): HttpResponse => ({ status, body });
+export const empty = (status = 200): HttpResponse => ({ status });
