@@ -1,0 +1,89 @@
+// Configuration: defaults < config.yaml < TROUPE_* variables < command-line flags.
+import { readFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { AppError } from '../core/index.ts';
+import { parseYamlMap } from '../spec/index.ts';
+
+export interface ResolvedConfig {
+  host: string;
+  port: number;
+  home: string;
+  dagsDir: string;
+  dataDir: string;
+  logDir: string;
+  carrier: 'auto' | 'uws' | 'node';
+  maxThreads?: number;
+  configFile?: string;
+}
+
+export interface Flags {
+  host?: string;
+  port?: string;
+  home?: string;
+  dags?: string;
+  config?: string;
+}
+
+type Layer = Partial<Record<'host' | 'port' | 'home' | 'dags' | 'data' | 'logs' | 'http' | 'workers', string>>;
+
+const fileKeys: Record<string, keyof Layer> = {
+  host: 'host', port: 'port', home: 'home', dags: 'dags', dagsDir: 'dags', dataDir: 'data', logDir: 'logs', logsDir: 'logs', http: 'http', workers: 'workers',
+};
+
+export async function resolveConfig(flags: Flags, env: Record<string, string | undefined>): Promise<ResolvedConfig> {
+  const fromEnv: Layer = {
+    host: env.TROUPE_HOST, port: env.TROUPE_PORT, home: env.TROUPE_HOME, dags: env.TROUPE_DAGS,
+    data: env.TROUPE_DATA, logs: env.TROUPE_LOGS, http: env.TROUPE_HTTP, workers: env.TROUPE_WORKERS,
+  };
+  const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags };
+  const home = resolve(fromFlags.home ?? fromEnv.home ?? join(homedir(), '.troupe'));
+  const configFile = flags.config ?? env.TROUPE_CONFIG;
+  const fromFile = await readConfigFile(configFile ? resolve(configFile) : join(home, 'config.yaml'), configFile !== undefined);
+  const pick = (key: keyof Layer) => defined(fromFlags[key]) ?? defined(fromEnv[key]) ?? defined(fromFile[key]);
+  const port = Number(pick('port') ?? 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new AppError('bad_request', `invalid port "${pick('port')}"`);
+  const carrier = pick('http') ?? 'auto';
+  if (carrier !== 'auto' && carrier !== 'uws' && carrier !== 'node') throw new AppError('bad_request', `http must be auto, uws or node, not "${carrier}"`);
+  const workers = pick('workers');
+  const maxThreads = workers === undefined ? undefined : Number(workers);
+  if (maxThreads !== undefined && (!Number.isInteger(maxThreads) || maxThreads < 1)) throw new AppError('bad_request', `workers must be a positive integer`);
+  return {
+    host: pick('host') ?? '127.0.0.1',
+    port,
+    home,
+    dagsDir: resolve(home, pick('dags') ?? 'dags'),
+    dataDir: resolve(home, pick('data') ?? 'data'),
+    logDir: resolve(home, pick('logs') ?? 'logs'),
+    carrier,
+    maxThreads,
+    configFile,
+  };
+}
+
+function defined(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+async function readConfigFile(path: string, required: boolean): Promise<Layer> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !required) return {};
+    throw new AppError('bad_request', `cannot read config file ${path}: ${(error as Error).message}`);
+  }
+  let map: Record<string, unknown>;
+  try {
+    map = parseYamlMap(text);
+  } catch (error) {
+    throw new AppError('bad_request', `config file ${path}: ${(error as Error).message}`);
+  }
+  const layer: Layer = {};
+  for (const [key, value] of Object.entries(map)) {
+    const target = fileKeys[key];
+    if (!target) throw new AppError('bad_request', `config file ${path}: unknown key "${key}"`);
+    if (value !== null && value !== undefined) layer[target] = String(value);
+  }
+  return layer;
+}

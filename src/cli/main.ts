@@ -1,0 +1,55 @@
+#!/usr/bin/env node
+// The troupe command. `start-all` runs the API server and the scheduler in this process.
+import { parseArgs } from 'node:util';
+import { startTroupe } from '../main.ts';
+import { resolveConfig } from './config.ts';
+
+const usage = `usage: troupe start-all [--host HOST] [--port PORT] [--home DIR] [--dags DIR] [--config FILE]
+
+  start-all   run the REST API server and the scheduler in one process
+              (defaults: 127.0.0.1:8080, home ~/.troupe; TROUPE_* variables and
+              HOME/config.yaml are read too, flags win over both)`;
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      host: { type: 'string' }, port: { type: 'string' }, home: { type: 'string' },
+      dags: { type: 'string' }, config: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const command = positionals[0] ?? 'start-all';
+  if (values.help || command === 'help') {
+    console.log(usage);
+    return 0;
+  }
+  if (command !== 'start-all') {
+    console.error(`troupe: unknown command "${command}"\n${usage}`);
+    return 2;
+  }
+  const config = await resolveConfig(values, process.env);
+  const troupe = await startTroupe({ ...config, writeExample: true });
+  console.log(`troupe listening on http://${config.host}:${troupe.server.port}/api/v2 (${troupe.server.carrier}); home ${config.home}`);
+  await new Promise<void>((resolve) => {
+    const shutdown = (signal: string) => {
+      console.log(`troupe: ${signal} received, stopping runs and shutting down`);
+      void troupe.close().then(resolve, (error) => {
+        console.error('troupe: shutdown failed:', error);
+        process.exitCode = 1;
+        resolve();
+      });
+    };
+    process.once('SIGINT', () => shutdown('SIGINT'));
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+  });
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => { process.exitCode ??= code; },
+  (error) => {
+    console.error(`troupe: ${(error as Error).message}`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,30 @@
+// The embedding API: run the engine (and optionally the API server) inside another Node program.
+import { homePaths, openEngine, startTroupe, type EngineHandle, type Troupe, type TroupeConfig } from './main.ts';
+
+export type { Engine, EngineEvent, EngineListener, StartOptions, InlineOptions } from './actors/index.ts';
+export type { RunRecord, NodeRecord, Dag, Step } from './core/index.ts';
+export { RunStatus, NodeStatus, AppError } from './core/index.ts';
+export type { EngineHandle, Troupe, TroupeConfig };
+
+export interface EmbedOptions {
+  /** Holds dags/, data/ and logs/ unless they are given one by one. */
+  home: string;
+  dagsDir?: string;
+  dataDir?: string;
+  logDir?: string;
+  maxThreads?: number;
+}
+
+/** An engine with its LMDB store, DAG files, logs and worker pool; `close()` stops every run first. */
+export function createEngine(options: EmbedOptions): Promise<EngineHandle> {
+  return openEngine({ ...homePaths(options.home), ...definedOnly(options) });
+}
+
+/** The engine plus the REST API on host:port (port 0 picks a free one). */
+export function createServer(options: EmbedOptions & { host?: string; port?: number; carrier?: 'auto' | 'uws' | 'node' }): Promise<Troupe> {
+  return startTroupe({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080, ...homePaths(options.home), ...definedOnly(options) });
+}
+
+function definedOnly<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as T;
+}

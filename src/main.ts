@@ -1,0 +1,95 @@
+// The composition root: the one place that wires the ports to their implementations.
+import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Engine } from './actors/index.ts';
+import { PiscinaDispatcher } from './executors/index.ts';
+import { startServer, type Carrier, type RunningServer } from './http/index.ts';
+import { exampleSpec, filterSystemEnv } from './spec/index.ts';
+import { DagFiles, LmdbRunStore, LogFiles } from './store/index.ts';
+
+export interface TroupeConfig {
+  host: string;
+  port: number;
+  home: string;
+  dagsDir: string;
+  dataDir: string;
+  logDir: string;
+  carrier?: Carrier | 'auto';
+  /** Worker threads of the step pool; steps per thread are not limited by it. */
+  maxThreads?: number;
+  /** Write an example DAG when the home is new (the service does; embedders need not). */
+  writeExample?: boolean;
+}
+
+export interface EngineHandle {
+  engine: Engine;
+  runs: LmdbRunStore;
+  dags: DagFiles;
+  logs: LogFiles;
+  close(): Promise<void>;
+}
+
+export interface Troupe extends EngineHandle {
+  server: RunningServer;
+}
+
+export async function readVersion(): Promise<string> {
+  const text = await readFile(new URL('../package.json', import.meta.url), 'utf8');
+  return (JSON.parse(text) as { version: string }).version;
+}
+
+export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): Promise<EngineHandle> {
+  const firstStart = !(await exists(config.dataDir));
+  await Promise.all([config.dagsDir, config.dataDir, config.logDir].map((dir) => mkdir(dir, { recursive: true })));
+  const dags = new DagFiles(config.dagsDir);
+  if (config.writeExample && firstStart && (await readdir(config.dagsDir)).length === 0) {
+    await dags.write('example', exampleSpec(), 'create');
+  }
+  const runs = new LmdbRunStore(config.dataDir);
+  const logs = new LogFiles(config.logDir);
+  const dispatcher = new PiscinaDispatcher({ maxThreads: config.maxThreads });
+  const engine = new Engine({ runs, dags, logs, dispatcher, systemEnv: filterSystemEnv(process.env) });
+  await engine.start();
+  let closed: Promise<void> | undefined;
+  const close = () => (closed ??= (async () => {
+    await engine.close();
+    await dispatcher.close();
+    await runs.close();
+  })());
+  return { engine, runs, dags, logs, close };
+}
+
+/** The whole service: engine, scheduler and API server in this process (`troupe start-all`). */
+export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
+  const handle = await openEngine(config);
+  let server: RunningServer;
+  try {
+    server = await startServer(
+      { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, version: await readVersion(), startedAtMs: Date.now() },
+      { host: config.host, port: config.port, carrier: config.carrier },
+    );
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+  let closed: Promise<void> | undefined;
+  return {
+    ...handle,
+    server,
+    // Stop taking requests first, then stop the runs (their steps get their stop signal).
+    close: () => (closed ??= server.close().then(() => handle.close())),
+  };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function homePaths(home: string) {
+  return { dagsDir: join(home, 'dags'), dataDir: join(home, 'data'), logDir: join(home, 'logs') };
+}
