@@ -44,6 +44,9 @@ export class Engine {
   /** Runs admitted but not yet handed to the scheduler: counted by admission, refused as duplicates. */
   private readonly reserved = new Map<string, number>();
   private readonly waiters = new Map<string, Array<() => void>>();
+  /** The newest write of each active run; a run counts as finished once its final write is durable. */
+  private readonly lastWrite = new Map<string, Promise<void>>();
+  private readonly finishing = new Map<string, Promise<void>>();
   private readonly parsed = new Map<string, { text: string; result: ParseResult }>();
   private closing = false;
 
@@ -61,18 +64,25 @@ export class Engine {
     const run = runMachine.provide({
       actors: { step: stepMachine.provide({ actors: { executeStep } }) },
       actions: {
-        persist: (_, { record }) => { deps.runs.save(record).catch(onStoreError); },
+        persist: (_, { record }) => {
+          this.lastWrite.set(runKey(record.name, record.dagRunId), deps.runs.save(record).catch(onStoreError));
+        },
         appendLog: (_, { path, line }) => deps.logs.appendRunLog(path, line),
       },
     });
     const scheduler = schedulerMachine.provide({
       actors: { run },
       actions: {
-        announceFinished: (_, { name, dagRunId }) => {
+        announceFinished: (_, { name, dagRunId, log }) => {
           const key = runKey(name, dagRunId);
-          void deps.logs.closeRunLog(deps.runs.get(name, dagRunId)?.log ?? '');
-          for (const resolve of this.waiters.get(key) ?? []) resolve();
-          this.waiters.delete(key);
+          const durable = (this.lastWrite.get(key) ?? Promise.resolve()).then(() => deps.logs.closeRunLog(log));
+          this.lastWrite.delete(key);
+          this.finishing.set(key, durable);
+          void durable.then(() => {
+            this.finishing.delete(key);
+            for (const resolve of this.waiters.get(key) ?? []) resolve();
+            this.waiters.delete(key);
+          });
         },
       },
     });
@@ -143,8 +153,10 @@ export class Engine {
     await Promise.all(finished);
   }
 
-  /** Resolves when the run reaches a final state (at once when it is not active). */
+  /** Resolves when the run's final state is recorded (at once when it is not active). */
   whenFinished(name: string, dagRunId: string): Promise<void> {
+    const finishing = this.finishing.get(runKey(name, dagRunId));
+    if (finishing) return finishing;
     if (!this.isActive(name, dagRunId)) return Promise.resolve();
     return new Promise((resolve) => {
       const key = runKey(name, dagRunId);

@@ -64,8 +64,9 @@ test('a missing working directory is an error result, not a crash', async (t) =>
 test('stop signals the whole process group, background grandchildren included', async (t) => {
   const dir = await tempDir(t);
   const marker = `troupe-grandchild-${process.pid}-${Date.now()}`;
-  const handle = pool.dispatch(await taskIn(dir, { command: `sh -c 'exec -a ${marker} sleep 30' & sleep 30` }));
+  const handle = pool.dispatch(await taskIn(dir, { command: `bash -c 'exec -a ${marker} sleep 30' & sleep 30` }));
   await waitFor(() => processesNamed(marker) > 0);
+  assert.equal(processesNamed(marker), 1, 'the grandchild is running');
   handle.stop('SIGTERM', 2000);
   const result = await handle.result;
   assert.equal(result.kind === 'ok' && result.signal, 'SIGTERM');

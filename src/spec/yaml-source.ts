@@ -20,10 +20,15 @@ export function readYaml(text: string): YamlSource {
     // An empty stream: one empty document.
     return { documents: [{ value: null, lineOf: () => undefined }], issues };
   }
+  const seen = new Set<string>();
   for (const doc of docs) {
     for (const error of doc.errors) {
       const line = error.linePos?.[0]?.line ?? lineCounter.linePos(error.pos[0]).line;
-      issues.push({ path: '', line, message: error.message.split('\n')[0] });
+      const message = error.message.split('\n')[0];
+      // The parser reports one unclosed bracket once per level; one line says it.
+      if (seen.has(`${line}:${message}`)) continue;
+      seen.add(`${line}:${message}`);
+      issues.push({ path: '', line, message });
     }
   }
   const documents = docs.map((doc) => ({

@@ -25,6 +25,7 @@ export interface RunFinishedEvent {
   name: string;
   dagRunId: string;
   status: RunStatus;
+  log: string;
 }
 
 /** Every event carries its time; a run that begins with its actor uses the recorded start. */
@@ -98,7 +99,7 @@ export const runMachine = effects.extend({
       enqueue.assign({ record });
       enqueue({ type: 'persist', params: { record } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
-      enqueue(sendParent({ type: 'run.finished', name: record.name, dagRunId: record.dagRunId, status } satisfies RunFinishedEvent));
+      enqueue(sendParent({ type: 'run.finished', name: record.name, dagRunId: record.dagRunId, status, log: record.log } satisfies RunFinishedEvent));
     })),
   },
 }).createMachine({

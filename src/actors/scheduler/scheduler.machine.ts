@@ -22,7 +22,7 @@ export const schedulerMachine = setup({
   actors: { run: runMachine },
   actions: {
     // Provided by the engine: tells waiters that a run reached its final state.
-    announceFinished: (_, _params: { name: string; dagRunId: string }) => {},
+    announceFinished: (_, _params: { name: string; dagRunId: string; log: string }) => {},
   },
 }).createMachine({
   id: 'scheduler',
@@ -48,7 +48,7 @@ export const schedulerMachine = setup({
         else delete active[event.name];
         enqueue(assign({ active }));
         enqueue.stopChild(runActorId(event.name, event.dagRunId));
-        enqueue({ type: 'announceFinished', params: { name: event.name, dagRunId: event.dagRunId } });
+        enqueue({ type: 'announceFinished', params: { name: event.name, dagRunId: event.dagRunId, log: event.log } });
       }),
     },
   },
