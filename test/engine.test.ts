@@ -1,0 +1,43 @@
+// The embedding API: an engine in another program, its status events, and recovery after a crash.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEngine, RunStatus, type EngineEvent } from '../src/index.ts';
+import { LmdbRunStore } from '../src/store/index.ts';
+
+test('subscribers see every run and step transition in order', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'troupe-embed-'));
+  const handle = await createEngine({ home });
+  t.after(async () => { await handle.close(); await rm(home, { recursive: true, force: true }); });
+  await writeFile(join(home, 'dags', 'two.yaml'), 'steps:\n  - name: a\n    command: "true"\n  - name: b\n    command: exit 4\n');
+  const events: EngineEvent[] = [];
+  const unsubscribe = handle.engine.subscribe((event) => events.push(event));
+  const { dagRunId } = await handle.engine.startDag('two', {});
+  await handle.engine.whenFinished('two', dagRunId);
+  unsubscribe();
+  assert.deepEqual(events.map((event) => ('stepName' in event ? `${event.type}:${event.stepName}` : event.type)), [
+    'run.running', 'step.running:a', 'step.succeeded:a', 'step.running:b', 'step.failed:b', 'run.failed',
+  ]);
+  assert.ok(events.every((event) => event.name === 'two' && event.dagRunId === dagRunId && !Number.isNaN(Date.parse(event.at))));
+  assert.equal(handle.runs.get('two', dagRunId)?.status, RunStatus.Failed, 'recorded by the time whenFinished resolves');
+});
+
+test('runs left active by a process that died are closed as failed on the next start', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'troupe-crash-'));
+  const store = new LmdbRunStore(join(home, 'data'));
+  await store.save({
+    name: 'ghost', dagRunId: 'g1', attemptId: 'a', rootDAGRunName: 'ghost', rootDAGRunId: 'g1', parentDAGRunName: '', parentDAGRunId: '',
+    status: RunStatus.Running, queuedAt: '', startedAt: new Date().toISOString(), finishedAt: '', log: join(home, 'ghost.log'), params: '',
+    createdAtMs: Date.now(),
+    nodes: [{ step: { name: 's', executorConfig: { config: {} } }, stdout: '', stderr: '', startedAt: '', finishedAt: '', status: 1, retryCount: 0, doneCount: 0, error: '', subRuns: [], subRunsRepeated: [] }],
+  });
+  await store.close();
+  const handle = await createEngine({ home });
+  t.after(async () => { await handle.close(); await rm(home, { recursive: true, force: true }); });
+  const record = handle.runs.get('ghost', 'g1');
+  assert.equal(record?.status, RunStatus.Failed);
+  assert.equal(record?.error, 'the server stopped while the run was active');
+  assert.deepEqual([record?.nodes[0].status, record?.nodes[0].error], [2, 'the server stopped while the run was active']);
+});

@@ -1,0 +1,91 @@
+// The troupe command as users run it: start-all, an example DAG on first start, SIGTERM shutdown.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { waitUntil } from './helpers.ts';
+
+const cli = resolve(import.meta.dirname, '..', 'src', 'cli', 'main.ts');
+
+function startCli(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; base: string; output: () => string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'start-all', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk) => { output += chunk; });
+  child.stderr!.on('data', (chunk) => { output += chunk; });
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`troupe did not start: ${output}`)), 20_000);
+    child.stdout!.on('data', () => {
+      const match = /listening on (http:\/\/[^ ]+\/api\/v2)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolvePromise({ child, base: match[1], output: () => output });
+      }
+    });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`troupe exited with ${code}: ${output}`)); });
+  });
+}
+
+async function getJson(url: string, init?: RequestInit): Promise<any> {
+  return (await fetch(url, init)).json();
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolvePromise) => {
+    if (child.exitCode !== null) resolvePromise(child.exitCode);
+    else child.once('exit', (code) => resolvePromise(code));
+  });
+}
+
+test('start-all writes an example on first start, and SIGTERM stops runs, records them aborted and exits 0', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'troupe-cli-'));
+  t.after(() => rm(home, { recursive: true, force: true }));
+  const { child, base } = await startCli(['--home', home, '--port', '0']);
+  t.after(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  assert.deepEqual((await readdir(join(home, 'dags'))).sort(), ['example.yaml']);
+  assert.deepEqual(await readdir(home).then((entries) => entries.sort()), ['dags', 'data', 'logs']);
+
+  const example = await getJson(`${base}/dags/example/start`, { method: 'POST', body: '{}' });
+  await waitUntil(async () => (await getJson(`${base}/dag-runs/example/${example.dagRunId}`)).dagRun.status === 4);
+
+  await fetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'long', spec: 'steps:\n  - name: wait\n    command: sleep 120\n' }) });
+  const { dagRunId } = await getJson(`${base}/dags/long/start`, { method: 'POST', body: '{}' });
+  assert.ok(await waitUntil(async () => (await getJson(`${base}/dag-runs/long/${dagRunId}`)).dagRun.nodes[0].status === 1));
+
+  child.kill('SIGTERM');
+  assert.equal(await exited(child), 0);
+
+  // A second start over the same home finds the run recorded aborted, its step too.
+  const again = await startCli(['--home', home, '--port', '0']);
+  t.after(() => { if (again.child.exitCode === null) again.child.kill('SIGKILL'); });
+  const run = (await getJson(`${again.base}/dag-runs/long/${dagRunId}`)).dagRun;
+  assert.deepEqual([run.statusLabel, run.nodes[0].statusLabel, run.nodes[0].error], ['aborted', 'aborted', 'signal: SIGTERM']);
+  assert.deepEqual((await readdir(join(home, 'dags'))).sort(), ['example.yaml', 'long.yaml'], 'no second example on a later start');
+  again.child.kill('SIGINT');
+  assert.equal(await exited(again.child), 0);
+});
+
+test('flags win over TROUPE_* variables, which win over the config file', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'troupe-cfg-'));
+  t.after(() => rm(home, { recursive: true, force: true }));
+  await writeFile(join(home, 'config.yaml'), 'port: 1\ndags: from-file\n');
+  const { child, base, output } = await startCli(['--port', '0'], { TROUPE_HOME: home, TROUPE_DAGS: join(home, 'from-env') });
+  t.after(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  assert.match(output(), new RegExp(`home ${home}`));
+  assert.notEqual(new URL(base).port, '1');
+  assert.deepEqual(await readdir(join(home, 'from-env')), ['example.yaml']);
+  child.kill('SIGTERM');
+  assert.equal(await exited(child), 0);
+});
+
+test('a bad configuration is a clear error and exit code 1', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'troupe-bad-'));
+  t.after(() => rm(home, { recursive: true, force: true }));
+  await writeFile(join(home, 'config.yaml'), 'prot: 9000\n');
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'start-all', '--home', home], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => { stderr += chunk; });
+  assert.equal(await exited(child), 1);
+  assert.match(stderr, /unknown key "prot"/);
+});
