@@ -1,0 +1,77 @@
+// Starts the compiled server (what users run) in a child process and talks to it with undici.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Agent, request } from 'undici';
+
+const cli = resolve(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
+
+export interface BenchServer {
+  base: string;
+  pid: number;
+  home: string;
+  get(path: string): Promise<any>;
+  post(path: string, body: unknown): Promise<{ status: number; body: any }>;
+  writeDag(name: string, spec: string): Promise<void>;
+  rssMb(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function startBenchServer(): Promise<BenchServer> {
+  const home = await mkdtemp(join(tmpdir(), 'troupe-bench-'));
+  const child: ChildProcess = spawn(process.execPath, [cli, 'start-all', '--home', home, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const base = await new Promise<string>((resolvePromise, reject) => {
+    let output = '';
+    child.stdout!.on('data', (chunk) => {
+      output += chunk;
+      const match = /listening on (http:\/\/\S+\/api\/v2)/.exec(output);
+      if (match) resolvePromise(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
+  });
+  const dispatcher = new Agent({ connections: 64, pipelining: 1, keepAliveTimeout: 30_000 });
+  const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+    const response = await request(`${base}${path}`, { method, dispatcher, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await response.body.text();
+    return { status: response.statusCode, body: text ? JSON.parse(text) : undefined };
+  };
+  return {
+    base, home, pid: child.pid!,
+    get: async (path) => (await call('GET', path)).body,
+    post: (path, body) => call('POST', path, body),
+    writeDag: (name, spec) => writeFile(join(home, 'dags', `${name}.yaml`), spec),
+    rssMb: async () => {
+      const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
+      return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+    },
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((resolvePromise) => child.once('exit', resolvePromise));
+      await dispatcher.close();
+      await rm(home, { recursive: true, force: true });
+    },
+  };
+}
+
+export const sleep = (ms: number) => new Promise((resolvePromise) => setTimeout(resolvePromise, ms));
+
+const FINAL = new Set([2, 3, 4, 6]);
+
+/** Polls a run every `intervalMs` until its status is final; returns the run. */
+export async function pollUntilFinal(server: BenchServer, name: string, dagRunId: string, intervalMs = 1, timeoutMs = 60_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const body = await server.get(`/dag-runs/${name}/${dagRunId}`);
+    if (body?.dagRun && FINAL.has(body.dagRun.status)) return body.dagRun;
+    if (Date.now() > deadline) throw new Error(`run ${name}/${dagRunId} did not finish`);
+    await sleep(intervalMs);
+  }
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export const round = (value: number, digits = 2) => Number(value.toFixed(digits));

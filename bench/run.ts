@@ -1,0 +1,23 @@
+// npm run bench: starts the compiled server and runs the workloads, one JSON line each.
+// Usage: npm run bench [-- latency chain fanout throughput memory]
+import { chain } from './chain.ts';
+import { fanout } from './fanout.ts';
+import { startBenchServer } from './harness.ts';
+import { latency } from './latency.ts';
+import { idleMemory, memory } from './memory.ts';
+import { throughput } from './throughput.ts';
+
+const all = ['latency', 'chain', 'fanout', 'throughput', 'memory'];
+const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : all;
+const server = await startBenchServer();
+try {
+  const idleMb = await idleMemory(server);
+  for (const name of chosen) {
+    const workload = { latency, chain, fanout, throughput } as Record<string, typeof latency>;
+    const result = name === 'memory' ? await memory(server, idleMb) : await workload[name]?.(server);
+    if (!result) throw new Error(`unknown workload ${name}; choose from ${all.join(', ')}`);
+    console.log(JSON.stringify(result));
+  }
+} finally {
+  await server.stop();
+}
