@@ -47,6 +47,8 @@ export class Engine {
   /** The newest write of each active run; a run counts as finished once its final write is durable. */
   private readonly lastWrite = new Map<string, Promise<void>>();
   private readonly finishing = new Map<string, Promise<void>>();
+  /** Records waiting for this tick's write: one macrostep's transitions become one write. */
+  private readonly unwritten = new Map<string, RunRecord>();
   private readonly parsed = new Map<string, { text: string; result: ParseResult }>();
   private closing = false;
 
@@ -65,7 +67,17 @@ export class Engine {
       actors: { step: stepMachine.provide({ actors: { executeStep } }) },
       actions: {
         persist: (_, { record }) => {
-          this.lastWrite.set(runKey(record.name, record.dagRunId), deps.runs.save(record).catch(onStoreError));
+          const key = runKey(record.name, record.dagRunId);
+          const waiting = this.unwritten.has(key);
+          this.unwritten.set(key, record);
+          if (waiting) return;
+          // Issued in the same tick as the transitions it carries, ahead of anything they dispatch
+          // coming back; LMDB applies writes in call order.
+          queueMicrotask(() => {
+            const latest = this.unwritten.get(key)!;
+            this.unwritten.delete(key);
+            this.lastWrite.set(key, deps.runs.save(latest).catch(onStoreError));
+          });
         },
         appendLog: (_, { path, line }) => deps.logs.appendRunLog(path, line),
       },
@@ -75,8 +87,14 @@ export class Engine {
       actions: {
         announceFinished: (_, { name, dagRunId, log }) => {
           const key = runKey(name, dagRunId);
-          const durable = (this.lastWrite.get(key) ?? Promise.resolve()).then(() => deps.logs.closeRunLog(log));
-          this.lastWrite.delete(key);
+          // The final record's write is issued by a microtask queued before this one.
+          const durable = Promise.resolve()
+            .then(() => {
+              const write = this.lastWrite.get(key);
+              this.lastWrite.delete(key);
+              return write;
+            })
+            .then(() => deps.logs.closeRunLog(log));
           this.finishing.set(key, durable);
           void durable.then(() => {
             this.finishing.delete(key);

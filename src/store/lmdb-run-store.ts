@@ -5,6 +5,8 @@ import { keys } from './keys.ts';
 
 type Key = Array<string | number>;
 
+const COMMITTED_CACHE_SIZE = 256;
+
 export class LmdbRunStore implements RunStore {
   private readonly root: RootDatabase;
   private readonly runs: Database<RunRecord, Key>;
@@ -16,6 +18,11 @@ export class LmdbRunStore implements RunStore {
   private readonly stepViews: Database<StepView[], Key>;
   /** Runs whose index rows are written: later saves of them write the record alone. */
   private readonly indexed = new Set<string>();
+  /**
+   * The last committed record of recently written runs. Reads of a run being polled skip the
+   * decode; the entry changes only when a write commits, so nothing shows before it is durable.
+   */
+  private readonly committed = new Map<string, RunRecord>();
 
   constructor(path: string) {
     this.root = open({ path, maxDbs: 8 });
@@ -28,6 +35,8 @@ export class LmdbRunStore implements RunStore {
   }
 
   get(name: string, dagRunId: string): RunRecord | undefined {
+    const hot = this.committed.get(`${name}\u0000${dagRunId}`);
+    if (hot) return hot;
     const stored = this.runs.get(keys.run(name, dagRunId));
     if (!stored) return undefined;
     const views = this.stepViews.get(keys.run(name, dagRunId)) ?? [];
@@ -67,14 +76,21 @@ export class LmdbRunStore implements RunStore {
   save(record: RunRecord): Promise<void> {
     const id = `${record.name}\u0000${record.dagRunId}`;
     const stored = { ...record, nodes: record.nodes.map(withoutStep) };
-    if (this.indexed.has(id)) return this.runs.put(keys.run(record.name, record.dagRunId), stored).then(() => undefined);
+    if (this.indexed.has(id)) return this.runs.put(keys.run(record.name, record.dagRunId), stored).then(() => this.remember(id, record));
     this.indexed.add(id);
     // Plain puts keep call order with the run's later writes (a transaction callback would run after
     // them); puts issued in the same tick commit in one batch, so the index never names a missing run.
     this.stepViews.put(keys.run(record.name, record.dagRunId), record.nodes.map((node) => node.step));
     this.byTime.put(keys.byTime(record.createdAtMs, record.name, record.dagRunId), null);
     this.byName.put(keys.byName(record.name, record.createdAtMs, record.dagRunId), null);
-    return this.runs.put(keys.run(record.name, record.dagRunId), stored).then(() => undefined);
+    return this.runs.put(keys.run(record.name, record.dagRunId), stored).then(() => this.remember(id, record));
+  }
+
+  private remember(id: string, record: RunRecord): void {
+    // Commits resolve in write order, so the entry always ends at the newest record.
+    this.committed.delete(id);
+    this.committed.set(id, record);
+    if (this.committed.size > COMMITTED_CACHE_SIZE) this.committed.delete(this.committed.keys().next().value!);
   }
 
   saveSpec(name: string, dagRunId: string, spec: string): Promise<void> {
