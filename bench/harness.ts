@@ -1,7 +1,7 @@
 // Starts the compiled server (what users run) in a child process and talks to it with undici.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, request } from 'undici';
 
@@ -19,7 +19,11 @@ export interface BenchServer {
 }
 
 export async function startBenchServer(): Promise<BenchServer> {
-  const home = await mkdtemp(join(tmpdir(), 'troupe-bench-'));
+  // Not under /tmp: on this machine creating a file there costs 0.8 ms against 0.014 ms under the
+  // home directory (measured), and every step creates two log files; users run from ~/.troupe.
+  const parent = process.env.TROUPE_BENCH_DIR ?? join(homedir(), '.cache', 'troupe-bench');
+  await mkdir(parent, { recursive: true });
+  const home = await mkdtemp(join(parent, 'run-'));
   const child: ChildProcess = spawn(process.execPath, [cli, 'start-all', '--home', home, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const base = await new Promise<string>((resolvePromise, reject) => {
     let output = '';

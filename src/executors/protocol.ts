@@ -1,9 +1,22 @@
-// Messages between the pool (main thread) and a step running in a worker thread.
-import type { MessagePort } from 'node:worker_threads';
-import type { StepTask } from '../core/index.ts';
+// Messages between the pool (main thread), a worker thread, and the step host process.
+import type { StepResult, StepTask } from '../core/index.ts';
 
 export type ControlMessage = { type: 'stop'; signal: string; cleanupMs: number };
 
-export type WorkerTask = StepTask & { port: MessagePort };
+/** Where an executor hears control messages: a MessagePort in a worker, an emitter in the host. */
+export interface ControlPort {
+  on(event: 'message', listener: (message: ControlMessage) => void): unknown;
+  off(event: 'message', listener: (message: ControlMessage) => void): unknown;
+}
 
-export type ExecutorFn = (task: WorkerTask) => Promise<import('../core/index.ts').StepResult>;
+export type WorkerTask = StepTask & { port: ControlPort };
+
+export type ExecutorFn = (task: WorkerTask) => Promise<StepResult>;
+
+/** Worker thread -> step host. */
+export type HostRequest =
+  | { type: 'run'; id: number; task: StepTask }
+  | { type: 'stop'; id: number; signal: string; cleanupMs: number };
+
+/** Step host -> worker thread. */
+export type HostReply = { type: 'result'; id: number; result: StepResult };

@@ -10,6 +10,9 @@ import { createMasker } from '../masking.ts';
 
 const DEFAULT_SHELL = ['sh'];
 
+/** Process groups of the steps running here, so that a host losing its parent can stop them. */
+export const runningGroups = new Set<number>();
+
 /** stdout and stderr wait at most this long after exit for a background child to close them. */
 const PIPE_GRACE_MS = 1000;
 
@@ -65,6 +68,7 @@ function execute(task: WorkerTask, argv: string[], direct: boolean, out: number,
       killTimer ??= setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), message.cleanupMs);
     };
     task.port.on('message', onControl);
+    if (child.pid !== undefined) runningGroups.add(child.pid);
 
     const captured = direct ? undefined : pipeOutputs(child, task, out, err);
     child.once('error', (error) => {
@@ -75,6 +79,7 @@ function execute(task: WorkerTask, argv: string[], direct: boolean, out: number,
     });
     child.once('close', async (code, signal) => {
       task.port.off('message', onControl);
+      runningGroups.delete(child.pid!);
       // Processes left in the group after a stop still get SIGKILL when the cleanup time ends.
       if (!stopping && killTimer) clearTimeout(killTimer);
       const output = captured ? await captured.done : undefined;
@@ -95,7 +100,7 @@ function execute(task: WorkerTask, argv: string[], direct: boolean, out: number,
   });
 }
 
-function signalGroup(pid: number, signal: string): void {
+export function signalGroup(pid: number, signal: string): void {
   try {
     process.kill(-pid, signal as NodeJS.Signals);
   } catch {

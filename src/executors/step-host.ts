@@ -1,0 +1,35 @@
+// The step host: a slim child process that runs shell steps for one pool worker. A fork copies the
+// page tables of the process that forks, so spawning from this ~40 MB process costs a fraction of
+// spawning from the server (measured: 1.3 ms at 44 MB RSS, 3-4 ms at 100 MB, 6-7 ms at 160 MB).
+// It imports node:* modules and the shell executor only, and must stay that small.
+import { EventEmitter } from 'node:events';
+import type { ControlMessage, HostReply, HostRequest } from './protocol.ts';
+import { runShell, runningGroups, signalGroup } from './shell/shell.executor.ts';
+
+const controls = new Map<number, EventEmitter>();
+
+process.on('message', (message: HostRequest) => {
+  if (message.type === 'run') {
+    const control = new EventEmitter();
+    controls.set(message.id, control);
+    void runShell({ ...message.task, port: control })
+      .catch((error: Error) => ({ kind: 'error' as const, code: 'executor_failed', message: error.message }))
+      .then((result) => {
+        controls.delete(message.id);
+        const reply: HostReply = { type: 'result', id: message.id, result };
+        process.send?.(reply);
+      });
+  } else if (message.type === 'stop') {
+    const stop: ControlMessage = { type: 'stop', signal: message.signal, cleanupMs: message.cleanupMs };
+    controls.get(message.id)?.emit('message', stop);
+  }
+});
+
+// The server went away without stopping its steps (a crash): stop them rather than orphan them.
+process.on('disconnect', () => {
+  for (const pid of runningGroups) signalGroup(pid, 'SIGTERM');
+  setTimeout(() => {
+    for (const pid of runningGroups) signalGroup(pid, 'SIGKILL');
+    process.exit(0);
+  }, runningGroups.size > 0 ? 2000 : 0);
+});
