@@ -10,6 +10,8 @@ export class HostClient {
   private host: ChildProcess | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, (result: StepResult) => void>();
+  /** Process groups of the steps in flight, by task id: stopped here if the host dies. */
+  private readonly groups = new Map<number, number>();
 
   run(task: StepTask, port: ControlPort): Promise<StepResult> {
     const host = this.ensureHost();
@@ -35,12 +37,26 @@ export class HostClient {
       serialization: 'advanced',
     });
     host.on('message', (reply: HostReply) => {
+      if (reply.type === 'spawned') {
+        this.groups.set(reply.id, reply.pid);
+        return;
+      }
       const resolve = this.pending.get(reply.id);
       this.pending.delete(reply.id);
+      this.groups.delete(reply.id);
       resolve?.(reply.result);
     });
     host.once('exit', (code, signal) => {
       if (this.host === host) this.host = undefined;
+      // Steps of a host that died would be orphans: end their groups, fail their tasks.
+      for (const pid of this.groups.values()) {
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+      this.groups.clear();
       for (const [id, resolve] of this.pending) {
         this.pending.delete(id);
         resolve({ kind: 'error', code: 'host_exited', message: `the step host exited (${signal ?? code})` });

@@ -92,3 +92,21 @@ async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
 }
+
+test('a step host that dies fails its steps, leaves no process behind, and is replaced', async (t) => {
+  const dir = await tempDir(t);
+  const marker = `troupe-host-orphan-${process.pid}-${Date.now()}`;
+  const handle = pool.dispatch(await taskIn(dir, { command: `bash -c 'exec -a ${marker} sleep 30' & sleep 30` }));
+  await waitFor(() => processesNamed(marker) > 0);
+  assert.equal(processesNamed(marker), 1);
+  const hosts = execFileSync('ps', ['-eo', 'pid,ppid,args'], { encoding: 'utf8' }).split('\n')
+    .filter((line) => line.includes('step-host') && line.trim().split(/\s+/)[1] === String(process.pid));
+  assert.ok(hosts.length >= 1, 'a step host runs as a child of this process');
+  for (const line of hosts) process.kill(Number(line.trim().split(/\s+/)[0]), 'SIGKILL');
+  const result = await handle.result;
+  assert.equal(result.kind === 'error' && result.code, 'host_exited');
+  await waitFor(() => processesNamed(marker) === 0);
+  assert.equal(processesNamed(marker), 0);
+  const next = await pool.dispatch(await taskIn(dir, { command: 'echo again' })).result;
+  assert.deepEqual(next, { kind: 'ok', exitCode: 0 });
+});

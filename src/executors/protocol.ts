@@ -9,7 +9,11 @@ export interface ControlPort {
   off(event: 'message', listener: (message: ControlMessage) => void): unknown;
 }
 
-export type WorkerTask = StepTask & { port: ControlPort };
+export type WorkerTask = StepTask & {
+  port: ControlPort;
+  /** Told the step's process id (its group) once it is spawned. */
+  onSpawn?: (pid: number) => void;
+};
 
 export type ExecutorFn = (task: WorkerTask) => Promise<StepResult>;
 
@@ -19,4 +23,6 @@ export type HostRequest =
   | { type: 'stop'; id: number; signal: string; cleanupMs: number };
 
 /** Step host -> worker thread. */
-export type HostReply = { type: 'result'; id: number; result: StepResult };
+export type HostReply =
+  | { type: 'spawned'; id: number; pid: number }
+  | { type: 'result'; id: number; result: StepResult };

@@ -12,7 +12,11 @@ process.on('message', (message: HostRequest) => {
   if (message.type === 'run') {
     const control = new EventEmitter();
     controls.set(message.id, control);
-    void runShell({ ...message.task, port: control })
+    const onSpawn = (pid: number) => {
+      const spawned: HostReply = { type: 'spawned', id: message.id, pid };
+      process.send?.(spawned);
+    };
+    void runShell({ ...message.task, port: control, onSpawn })
       .catch((error: Error) => ({ kind: 'error' as const, code: 'executor_failed', message: error.message }))
       .then((result) => {
         controls.delete(message.id);

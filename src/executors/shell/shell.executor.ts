@@ -68,7 +68,10 @@ function execute(task: WorkerTask, argv: string[], direct: boolean, out: number,
       killTimer ??= setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), message.cleanupMs);
     };
     task.port.on('message', onControl);
-    if (child.pid !== undefined) runningGroups.add(child.pid);
+    if (child.pid !== undefined) {
+      runningGroups.add(child.pid);
+      task.onSpawn?.(child.pid);
+    }
 
     const captured = direct ? undefined : pipeOutputs(child, task, out, err);
     child.once('error', (error) => {
