@@ -1,6 +1,6 @@
 // Starts the compiled server (what users run) in a child process and talks to it with undici.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, request } from 'undici';
@@ -15,6 +15,8 @@ export interface BenchServer {
   post(path: string, body: unknown): Promise<{ status: number; body: any }>;
   writeDag(name: string, spec: string): Promise<void>;
   rssMb(): Promise<number>;
+  /** RSS of the server's child processes (the step hosts), summed. */
+  childrenRssMb(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -48,6 +50,19 @@ export async function startBenchServer(): Promise<BenchServer> {
     rssMb: async () => {
       const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
       return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+    },
+    childrenRssMb: async () => {
+      let total = 0;
+      for (const entry of await readdir('/proc')) {
+        if (!/^\d+$/.test(entry)) continue;
+        try {
+          const status = await readFile(`/proc/${entry}/status`, 'utf8');
+          if (/PPid:\s+(\d+)/.exec(status)?.[1] === String(child.pid)) total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+        } catch {
+          // the process ended while we looked
+        }
+      }
+      return total;
     },
     stop: async () => {
       child.kill('SIGTERM');

@@ -8,5 +8,8 @@ export async function idleMemory(server: BenchServer): Promise<number> {
 
 export async function memory(server: BenchServer, idleMb: number): Promise<Record<string, unknown>> {
   await sleep(1000);
-  return { workload: 'memory', idleRssMb: idleMb, afterLoadRssMb: round(await server.rssMb(), 1), targetIdleMb: 80 };
+  return {
+    workload: 'memory', idleRssMb: idleMb, afterLoadRssMb: round(await server.rssMb(), 1),
+    stepHostsRssMb: round(await server.childrenRssMb(), 1), targetIdleMb: 80,
+  };
 }
