@@ -89,3 +89,22 @@ test('a bad configuration is a clear error and exit code 1', async (t) => {
   assert.equal(await exited(child), 1);
   assert.match(stderr, /unknown key "prot"/);
 });
+
+test('SIGTERM the moment the listening line appears still shuts down cleanly (regression: handlers came after the line)', async (t) => {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const home = await mkdtemp(join(tmpdir(), 'troupe-race-'));
+    t.after(() => rm(home, { recursive: true, force: true }));
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'start-all', '--home', home, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    let sent = false;
+    child.stdout!.on('data', (chunk) => {
+      output += chunk;
+      if (!sent && output.includes('listening on')) {
+        sent = true;
+        child.kill('SIGTERM');
+      }
+    });
+    assert.equal(await exited(child), 0, output);
+    assert.match(output, /SIGTERM received/);
+  }
+});

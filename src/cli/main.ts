@@ -28,21 +28,23 @@ async function main(argv: string[]): Promise<number> {
     console.error(`troupe: unknown command "${command}"\n${usage}`);
     return 2;
   }
+  // Handlers first: a signal that arrives while the service starts (or just after it reports that
+  // it listens) must still get a clean shutdown, never the default disposition.
+  const signalled = new Promise<string>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
   const config = await resolveConfig(values, process.env);
   const troupe = await startTroupe({ ...config, writeExample: true });
   console.log(`troupe listening on http://${config.host}:${troupe.server.port}/api/v2 (${troupe.server.carrier}); home ${config.home}`);
-  await new Promise<void>((resolve) => {
-    const shutdown = (signal: string) => {
-      console.log(`troupe: ${signal} received, stopping runs and shutting down`);
-      void troupe.close().then(resolve, (error) => {
-        console.error('troupe: shutdown failed:', error);
-        process.exitCode = 1;
-        resolve();
-      });
-    };
-    process.once('SIGINT', () => shutdown('SIGINT'));
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-  });
+  const signal = await signalled;
+  console.log(`troupe: ${signal} received, stopping runs and shutting down`);
+  try {
+    await troupe.close();
+  } catch (error) {
+    console.error('troupe: shutdown failed:', error);
+    return 1;
+  }
   return 0;
 }
 
