@@ -4,16 +4,10 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AppError } from '../core/index.ts';
 import { parseYamlMap } from '../spec/index.ts';
+import type { TroupeConfig } from '../main.ts';
 
-export interface ResolvedConfig {
-  host: string;
-  port: number;
-  home: string;
-  dagsDir: string;
-  dataDir: string;
-  logDir: string;
+export interface ResolvedConfig extends TroupeConfig {
   carrier: 'auto' | 'uws' | 'node';
-  maxThreads?: number;
   configFile?: string;
 }
 
