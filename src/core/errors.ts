@@ -24,11 +24,3 @@ export class AppError extends Error {
     super(message);
   }
 }
-
-export function isAppError(value: unknown): value is AppError {
-  return value instanceof AppError;
-}
-
-export const notFound = (message: string) => new AppError('not_found', message);
-export const badRequest = (message: string, details?: Record<string, unknown>) =>
-  new AppError('bad_request', message, details);

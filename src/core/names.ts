@@ -27,10 +27,6 @@ export function dagRunIdProblem(id: unknown): string | undefined {
   return undefined;
 }
 
-export function isValidDagRunId(id: unknown): id is string {
-  return dagRunIdProblem(id) === undefined;
-}
-
 /** A step name turned into a safe file-name component (step names may hold any text). */
 export function fileSafe(text: string): string {
   const safe = text.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^\.+/, '_').slice(0, 60);

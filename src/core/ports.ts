@@ -36,6 +36,9 @@ export interface DagStore {
   exists(fileName: string): Promise<boolean>;
 }
 
+/** The most lines one log request returns (http-api.md section 8). */
+export const MAX_LOG_LINES = 10_000;
+
 export interface LogQuery {
   tail?: number;
   head?: number;

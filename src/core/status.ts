@@ -48,7 +48,3 @@ export function isFinalRunStatus(status: RunStatus): boolean {
   return status === RunStatus.Failed || status === RunStatus.Aborted ||
     status === RunStatus.Succeeded || status === RunStatus.PartiallySucceeded;
 }
-
-export function isActiveRunStatus(status: RunStatus): boolean {
-  return status === RunStatus.Running || status === RunStatus.Queued;
-}

@@ -1,2 +1,1 @@
 export { PiscinaDispatcher, type PoolOptions } from './pool.ts';
-export { MASK, createMasker } from './masking.ts';

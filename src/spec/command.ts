@@ -34,5 +34,3 @@ export function splitWords(text: string): string[] {
 export function isMultiLine(text: string): boolean {
   return text.trimEnd().includes('\n');
 }
-
-export const DEFAULT_SHELL = ['sh'];

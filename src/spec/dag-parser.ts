@@ -1,7 +1,7 @@
 // YAML text -> validated, normalised Dag. Pure: no clock, no processes, no file system.
 import { posix as path } from 'node:path';
 import { DAG_DEFAULTS, dagNameProblem, type Dag, type ParamDef, type Step } from '../core/index.ts';
-import { DEFAULT_SHELL, isMultiLine, splitWords } from './command.ts';
+import { isMultiLine, splitWords } from './command.ts';
 import { FieldReader, isPlainMap } from './field-reader.ts';
 import { formatIssue, type Path, type SpecIssue } from './issues.ts';
 import { ROOT_KEYS, STEP_KEYS, closestKey } from './keys.ts';
@@ -298,4 +298,3 @@ function generatedName(
   return `${executor}_${position}`;
 }
 
-export { DEFAULT_SHELL };

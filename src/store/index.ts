@@ -1,4 +1,3 @@
 export { LmdbRunStore } from './lmdb-run-store.ts';
 export { DagFiles } from './dag-files.ts';
 export { LogFiles } from './log-files.ts';
-export { MAX_LINES } from './log-reader.ts';

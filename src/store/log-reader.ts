@@ -1,10 +1,9 @@
 // Reads a chunk of lines from a log file. Small files are counted exactly; for large ones the
 // requested lines are found by reading from the needed end only and totalLines is estimated.
 import { open, type FileHandle } from 'node:fs/promises';
-import type { LogChunk, LogQuery } from '../core/index.ts';
+import { MAX_LOG_LINES, type LogChunk, type LogQuery } from '../core/index.ts';
 
 export const DEFAULT_LINES = 1000;
-export const MAX_LINES = 10_000;
 /** Files up to this size are read whole and counted exactly. */
 export const EXACT_LIMIT = 4 * 1024 * 1024;
 const BLOCK = 64 * 1024;
@@ -41,9 +40,9 @@ function splitLines(text: string): string[] {
 
 /** Precedence: tail > head > offset (+limit) > the first lines (COMPAT.md). */
 function selection(query: LogQuery): { start: number; count: number } | { tail: number } {
-  if (query.tail) return { tail: Math.min(query.tail, MAX_LINES) };
-  if (query.head) return { start: 0, count: Math.min(query.head, MAX_LINES) };
-  const limit = Math.min(query.limit || DEFAULT_LINES, MAX_LINES);
+  if (query.tail) return { tail: Math.min(query.tail, MAX_LOG_LINES) };
+  if (query.head) return { start: 0, count: Math.min(query.head, MAX_LOG_LINES) };
+  const limit = Math.min(query.limit || DEFAULT_LINES, MAX_LOG_LINES);
   return { start: Math.max((query.offset ?? 1) - 1, 0), count: limit };
 }
 
@@ -66,7 +65,7 @@ function estimateTotal(size: number, sampleBytes: number, sampleLines: number): 
 }
 
 async function tailOfLarge(handle: FileHandle, size: number, tail: number): Promise<LogChunk> {
-  const wanted = Math.min(tail, MAX_LINES);
+  const wanted = Math.min(tail, MAX_LOG_LINES);
   const blocks: Buffer[] = [];
   let position = size;
   let newlines = 0;

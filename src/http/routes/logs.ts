@@ -1,10 +1,8 @@
 // Run and step logs as chunks of lines (tail > head > offset+limit, COMPAT.md).
-import { AppError, type LogQuery } from '../../core/index.ts';
+import { AppError, MAX_LOG_LINES, type LogQuery } from '../../core/index.ts';
 import type { Router } from '../router.ts';
 import { intParam, stringParam } from '../query.ts';
 import { json, type ApiDeps, type HttpRequest } from '../types.ts';
-
-const MAX_LINES = 10_000;
 
 function logQuery(request: HttpRequest): LogQuery {
   // tail=0 and head=0 mean "not given", as Dagu treats them; limits above the maximum are capped.
@@ -12,7 +10,7 @@ function logQuery(request: HttpRequest): LogQuery {
     tail: intParam(request.query, 'tail', 0) || undefined,
     head: intParam(request.query, 'head', 0) || undefined,
     offset: intParam(request.query, 'offset', 1),
-    limit: Math.min(intParam(request.query, 'limit', 1) ?? 1000, MAX_LINES),
+    limit: Math.min(intParam(request.query, 'limit', 1) ?? 1000, MAX_LOG_LINES),
   };
 }
 
