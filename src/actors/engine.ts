@@ -2,7 +2,7 @@
 import { createActor, fromCallback, type Actor } from 'xstate';
 import {
   AppError, NodeStatus, RunStatus, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, isoTime, systemClock, uuidv7,
-  type Clock, type Dag, type DagStore, type LogStore, type NodeRecord, type RunRecord, type RunStore, type StepDispatcher,
+  type Clock, type Dag, type DagFile, type DagStore, type LogStore, type NodeRecord, type RunRecord, type RunStore, type StepDispatcher,
 } from '../core/index.ts';
 import { fieldsNotRunYet, mergeParams, paramsFromRequest, paramsJson, parseDag, stepView, type ParseResult } from '../spec/index.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
@@ -130,12 +130,18 @@ export class Engine {
     if (dagNameProblem(fileName)) return undefined;
     const file = await this.deps.dags.read(fileName);
     if (!file) return undefined;
-    let cached = this.parsed.get(fileName);
+    const result = this.parseStored(file);
+    return { dag: result.dag, result, text: file.text, path: file.path };
+  }
+
+  /** The parse of a stored DAG file; reused while the file's text is unchanged. */
+  parseStored(file: DagFile): ParseResult {
+    let cached = this.parsed.get(file.fileName);
     if (!cached || cached.text !== file.text) {
-      cached = { text: file.text, result: parseDag(file.text, { fileName, baseDir: this.deps.dags.dir }) };
-      this.parsed.set(fileName, cached);
+      cached = { text: file.text, result: parseDag(file.text, { fileName: file.fileName, baseDir: this.deps.dags.dir }) };
+      this.parsed.set(file.fileName, cached);
     }
-    return { dag: cached.result.dag, result: cached.result, text: file.text, path: file.path };
+    return cached.result;
   }
 
   async startDag(fileName: string, options: StartOptions): Promise<{ dagRunId: string }> {

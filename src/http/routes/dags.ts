@@ -14,7 +14,7 @@ interface Loaded {
 
 async function loadAll(deps: ApiDeps): Promise<Loaded[]> {
   const files = await deps.dags.list();
-  return files.map((file) => ({ file, result: parseDag(file.text, { fileName: file.fileName, baseDir: deps.dags.dir }) }));
+  return files.map((file) => ({ file, result: deps.engine.parseStored(file) }));
 }
 
 /** A stored DAG by its path parameter; 404 when the name is invalid or no file has it. */
