@@ -26,7 +26,9 @@ export async function startBenchServer(): Promise<BenchServer> {
   const parent = process.env.TROUPE_BENCH_DIR ?? join(homedir(), '.cache', 'troupe-bench');
   await mkdir(parent, { recursive: true });
   const home = await mkdtemp(join(parent, 'run-'));
-  const child: ChildProcess = spawn(process.execPath, [cli, 'start-all', '--home', home, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // TROUPE_BENCH_NODE_ARGS passes flags to the server's node, e.g. "--cpu-prof --cpu-prof-dir=prof".
+  const nodeArgs = (process.env.TROUPE_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, cli, 'start-all', '--home', home, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const base = await new Promise<string>((resolvePromise, reject) => {
     let output = '';
     child.stdout!.on('data', (chunk) => {

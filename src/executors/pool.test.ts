@@ -2,6 +2,7 @@
 // stop of a process group with a background grandchild.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +34,23 @@ test('exit codes and stdout/stderr reach the result and the log files', async (t
   assert.deepEqual(result, { kind: 'ok', exitCode: 3, error: 'exit status 3' });
   assert.equal(await readFile(join(dir, 's.out'), 'utf8'), 'out\n');
   assert.equal(await readFile(join(dir, 's.err'), 'utf8'), 'err\n');
+});
+
+test('a step that prints nothing creates no log files', async (t) => {
+  const dir = await tempDir(t);
+  const result = await pool.dispatch(await taskIn(dir, { command: 'true' })).result;
+  assert.deepEqual(result, { kind: 'ok', exitCode: 0 });
+  assert.equal(existsSync(join(dir, 's.out')), false);
+  assert.equal(existsSync(join(dir, 's.err')), false);
+});
+
+test('a step ends with its shell even when a background child holds its output, which still reaches the log', async (t) => {
+  const dir = await tempDir(t);
+  const result = await pool.dispatch(await taskIn(dir, { command: '(sleep 1; echo late) & echo early' })).result;
+  assert.deepEqual(result, { kind: 'ok', exitCode: 0 });
+  assert.equal(readFileSync(join(dir, 's.out'), 'utf8'), 'early\n');
+  await waitFor(() => readFileSync(join(dir, 's.out'), 'utf8').includes('late'));
+  assert.equal(readFileSync(join(dir, 's.out'), 'utf8'), 'early\nlate\n');
 });
 
 test('captured output is trimmed and secrets are masked in it and in the log', async (t) => {

@@ -13,22 +13,14 @@ const DEFAULT_SHELL = ['sh'];
 /** Process groups of the steps running here, so that a host losing its parent can stop them. */
 export const runningGroups = new Set<number>();
 
-/** stdout and stderr wait at most this long after exit for a background child to close them. */
-const PIPE_GRACE_MS = 1000;
+/**
+ * After the step's process exits, its pipes get this long to close. A background child that holds
+ * them keeps its output flowing to the log, but the step is over (as when the shell exits in Dagu).
+ */
+const PIPE_GRACE_MS = 100;
 
 export async function runShell(task: WorkerTask): Promise<StepResult> {
-  const argv = await commandLine(task);
-  const direct = !task.captureOutput && task.secrets.length === 0;
-  // Synchronous opens cost microseconds and block only this worker thread; the promise
-  // versions cost a thread-pool round trip each, on every step.
-  const out = openSync(task.stdoutPath, 'a');
-  const err = openSync(task.stderrPath, 'a');
-  try {
-    return await execute(task, argv, direct, out, err);
-  } finally {
-    closeSync(out);
-    closeSync(err);
-  }
+  return execute(task, await commandLine(task));
 }
 
 async function commandLine(task: WorkerTask): Promise<string[]> {
@@ -45,7 +37,7 @@ function quote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-function execute(task: WorkerTask, argv: string[], direct: boolean, out: number, err: number): Promise<StepResult> {
+function execute(task: WorkerTask, argv: string[]): Promise<StepResult> {
   return new Promise((resolve) => {
     let child: ChildProcess;
     try {
@@ -53,7 +45,9 @@ function execute(task: WorkerTask, argv: string[], direct: boolean, out: number,
         cwd: task.workingDir,
         env: task.env,
         detached: true, // its own process group: a stop reaches every process the step started
-        stdio: direct ? ['ignore', out, err] : ['ignore', 'pipe', 'pipe'],
+        // Pipes rather than the log files themselves: a step that prints nothing creates no file,
+        // and creating files is the slowest part of a short step on some file systems.
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
     } catch (error) {
       resolve({ kind: 'error', code: 'spawn_failed', message: (error as Error).message });
@@ -73,19 +67,19 @@ function execute(task: WorkerTask, argv: string[], direct: boolean, out: number,
       task.onSpawn?.(child.pid);
     }
 
-    const captured = direct ? undefined : pipeOutputs(child, task, out, err);
+    const output = forwardOutputs(child, task);
     child.once('error', (error) => {
-      // A process that never started emits no 'close'.
+      // A process that never started emits no 'exit'.
       if (child.pid !== undefined) return;
       task.port.off('message', onControl);
       resolve({ kind: 'error', code: 'spawn_failed', message: error.message });
     });
-    child.once('close', async (code, signal) => {
+    child.once('exit', async (code, signal) => {
       task.port.off('message', onControl);
       runningGroups.delete(child.pid!);
       // Processes left in the group after a stop still get SIGKILL when the cleanup time ends.
       if (!stopping && killTimer) clearTimeout(killTimer);
-      const output = captured ? await captured.done : undefined;
+      const { text, overflow } = await output.settled(PIPE_GRACE_MS);
       const exitCode = code ?? 128 + (osConstants.signals[signal as NodeJS.Signals] ?? 0);
       const result: StepResult = { kind: 'ok', exitCode };
       if (signal) {
@@ -94,10 +88,8 @@ function execute(task: WorkerTask, argv: string[], direct: boolean, out: number,
       } else if (exitCode !== 0) {
         result.error = `exit status ${exitCode}`;
       }
-      if (output !== undefined) {
-        if (output.overflow) result.error = `output exceeded maxOutputSize (${task.maxOutputSize} bytes)`;
-        else if (task.captureOutput) result.output = output.text.trim();
-      }
+      if (overflow) result.error = `output exceeded maxOutputSize (${task.maxOutputSize} bytes)`;
+      else if (task.captureOutput) result.output = text.trim();
       resolve(result);
     });
   });
@@ -111,53 +103,81 @@ export function signalGroup(pid: number, signal: string): void {
   }
 }
 
-interface Captured {
-  done: Promise<{ text: string; overflow: boolean }>;
+/** A log file created on the first bytes written to it. */
+class LazyLog {
+  private fd: number | undefined;
+  private failed = false;
+
+  constructor(private readonly path: string) {}
+
+  write(data: string | Buffer): void {
+    if (data.length === 0 || this.failed) return;
+    try {
+      this.fd ??= openSync(this.path, 'a');
+      if (typeof data === 'string') writeSync(this.fd, data);
+      else writeSync(this.fd, data);
+    } catch (error) {
+      // The step goes on; its output is lost, and the server's log says why.
+      this.failed = true;
+      console.error(`troupe: cannot write step log ${this.path}: ${(error as Error).message}`);
+    }
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
 }
 
-/** Pipes stdout/stderr through the masker to the log files, keeping stdout up to maxOutputSize. */
-function pipeOutputs(child: ChildProcess, task: WorkerTask, out: number, err: number): Captured {
-  const mask = createMasker(task.secrets);
+interface Outputs {
+  /** Waits for both pipes to close, at most `graceMs`; stdout as captured so far (masked). */
+  settled(graceMs: number): Promise<{ text: string; overflow: boolean }>;
+}
+
+/** Forwards stdout/stderr through the masker to the log files, keeping stdout up to maxOutputSize. */
+function forwardOutputs(child: ChildProcess, task: WorkerTask): Outputs {
+  const mask = task.secrets.length > 0 ? createMasker(task.secrets) : undefined;
   const kept: Buffer[] = [];
   let keptBytes = 0;
   let overflow = false;
-  const stdoutDone = forward(child.stdout!, out, mask, (chunk) => {
-    if (!task.captureOutput || overflow) return;
+  const keep = (chunk: Buffer) => {
+    if (overflow) return;
     keptBytes += chunk.length;
     if (keptBytes > task.maxOutputSize) overflow = true;
     else kept.push(chunk);
-  });
-  const stderrDone = forward(child.stderr!, err, mask);
-  const done = Promise.all([stdoutDone, stderrDone]).then(() => ({
-    text: mask(Buffer.concat(kept).toString('utf8')),
-    overflow,
-  }));
-  child.once('exit', () => {
-    // A background child may hold the pipes open; stop reading after a grace period.
-    setTimeout(() => {
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-    }, PIPE_GRACE_MS).unref();
-  });
-  return { done };
+  };
+  const done = Promise.all([
+    forward(child.stdout!, new LazyLog(task.stdoutPath), mask, task.captureOutput ? keep : undefined),
+    forward(child.stderr!, new LazyLog(task.stderrPath), mask),
+  ]);
+  return {
+    async settled(graceMs) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([done, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearTimeout(timer);
+      const text = Buffer.concat(kept).toString('utf8');
+      return { text: mask ? mask(text) : text, overflow };
+    },
+  };
 }
 
-function forward(stream: Readable, fd: number, mask: (text: string) => string, onChunk?: (chunk: Buffer) => void): Promise<void> {
+function forward(stream: Readable, log: LazyLog, mask: ((text: string) => string) | undefined, onChunk?: (chunk: Buffer) => void): Promise<void> {
   return new Promise((resolve) => {
     let pending = '';
-    const write = (text: string) => {
-      if (text.length > 0) writeSync(fd, text);
-    };
     stream.on('data', (chunk: Buffer) => {
       onChunk?.(chunk);
+      if (!mask) {
+        log.write(chunk);
+        return;
+      }
       // Mask whole lines, so that a secret split across two chunks is still found.
       pending += chunk.toString('utf8');
       const cut = pending.lastIndexOf('\n');
       if (cut >= 0) {
-        write(mask(pending.slice(0, cut + 1)));
+        log.write(mask(pending.slice(0, cut + 1)));
         pending = pending.slice(cut + 1);
       } else if (pending.length > 64 * 1024) {
-        write(mask(pending));
+        log.write(mask(pending));
         pending = '';
       }
     });
@@ -165,8 +185,9 @@ function forward(stream: Readable, fd: number, mask: (text: string) => string, o
     const finish = () => {
       if (finished) return;
       finished = true;
-      write(mask(pending));
+      if (mask) log.write(mask(pending));
       pending = '';
+      log.close();
       resolve();
     };
     stream.once('end', finish);
