@@ -1,5 +1,4 @@
 // Runs a step as a process in its own process group, streaming stdout/stderr to the log files.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -7,6 +6,7 @@ import type { Readable } from 'node:stream';
 import type { StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
 import { createMasker } from '../masking.ts';
+import { spawner, type StepProcess } from './spawner.ts';
 
 const DEFAULT_SHELL = ['sh'];
 
@@ -37,62 +37,43 @@ function quote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-function execute(task: WorkerTask, argv: string[]): Promise<StepResult> {
-  return new Promise((resolve) => {
-    let child: ChildProcess;
-    try {
-      child = spawn(argv[0], argv.slice(1), {
-        cwd: task.workingDir,
-        env: task.env,
-        detached: true, // its own process group: a stop reaches every process the step started
-        // Pipes rather than the log files themselves: a step that prints nothing creates no file,
-        // and creating files is the slowest part of a short step on some file systems.
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-    } catch (error) {
-      resolve({ kind: 'error', code: 'spawn_failed', message: (error as Error).message });
-      return;
-    }
-    let stopping = false;
-    let killTimer: NodeJS.Timeout | undefined;
-    const onControl = (message: ControlMessage) => {
-      if (message.type !== 'stop' || child.pid === undefined) return;
-      stopping = true;
-      signalGroup(child.pid, message.signal);
-      killTimer ??= setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), message.cleanupMs);
-    };
-    task.port.on('message', onControl);
-    if (child.pid !== undefined) {
-      runningGroups.add(child.pid);
-      task.onSpawn?.(child.pid);
-    }
-
-    const output = forwardOutputs(child, task);
-    child.once('error', (error) => {
-      // A process that never started emits no 'exit'.
-      if (child.pid !== undefined) return;
-      task.port.off('message', onControl);
-      resolve({ kind: 'error', code: 'spawn_failed', message: error.message });
-    });
-    child.once('exit', async (code, signal) => {
-      task.port.off('message', onControl);
-      runningGroups.delete(child.pid!);
-      // Processes left in the group after a stop still get SIGKILL when the cleanup time ends.
-      if (!stopping && killTimer) clearTimeout(killTimer);
-      const { text, overflow } = await output.settled(PIPE_GRACE_MS);
-      const exitCode = code ?? 128 + (osConstants.signals[signal as NodeJS.Signals] ?? 0);
-      const result: StepResult = { kind: 'ok', exitCode };
-      if (signal) {
-        result.signal = signal;
-        result.error = `signal: ${signal}`;
-      } else if (exitCode !== 0) {
-        result.error = `exit status ${exitCode}`;
-      }
-      if (overflow) result.error = `output exceeded maxOutputSize (${task.maxOutputSize} bytes)`;
-      else if (task.captureOutput) result.output = text.trim();
-      resolve(result);
-    });
-  });
+async function execute(task: WorkerTask, argv: string[]): Promise<StepResult> {
+  let child: StepProcess;
+  try {
+    child = await spawner(argv, { cwd: task.workingDir, env: task.env });
+  } catch (error) {
+    return { kind: 'error', code: 'spawn_failed', message: (error as Error).message };
+  }
+  const pid = child.pid;
+  runningGroups.add(pid);
+  task.onSpawn?.(pid);
+  let stopping = false;
+  let killTimer: NodeJS.Timeout | undefined;
+  const onControl = (message: ControlMessage) => {
+    if (message.type !== 'stop') return;
+    stopping = true;
+    signalGroup(pid, message.signal);
+    killTimer ??= setTimeout(() => signalGroup(pid, 'SIGKILL'), message.cleanupMs);
+  };
+  task.port.on('message', onControl);
+  const output = forwardOutputs(child, task);
+  const { code, signal } = await child.exited;
+  task.port.off('message', onControl);
+  runningGroups.delete(pid);
+  // Processes left in the group after a stop still get SIGKILL when the cleanup time ends.
+  if (!stopping && killTimer) clearTimeout(killTimer);
+  const { text, overflow } = await output.settled(PIPE_GRACE_MS);
+  const exitCode = code ?? 128 + (osConstants.signals[signal as NodeJS.Signals] ?? 0);
+  const result: StepResult = { kind: 'ok', exitCode };
+  if (signal) {
+    result.signal = signal;
+    result.error = `signal: ${signal}`;
+  } else if (exitCode !== 0) {
+    result.error = `exit status ${exitCode}`;
+  }
+  if (overflow) result.error = `output exceeded maxOutputSize (${task.maxOutputSize} bytes)`;
+  else if (task.captureOutput) result.output = text.trim();
+  return result;
 }
 
 export function signalGroup(pid: number, signal: string): void {
@@ -135,7 +116,7 @@ interface Outputs {
 }
 
 /** Forwards stdout/stderr through the masker to the log files, keeping stdout up to maxOutputSize. */
-function forwardOutputs(child: ChildProcess, task: WorkerTask): Outputs {
+function forwardOutputs(child: StepProcess, task: WorkerTask): Outputs {
   const mask = task.secrets.length > 0 ? createMasker(task.secrets) : undefined;
   const kept: Buffer[] = [];
   let keptBytes = 0;
@@ -147,8 +128,8 @@ function forwardOutputs(child: ChildProcess, task: WorkerTask): Outputs {
     else kept.push(chunk);
   };
   const done = Promise.all([
-    forward(child.stdout!, new LazyLog(task.stdoutPath), mask, task.captureOutput ? keep : undefined),
-    forward(child.stderr!, new LazyLog(task.stderrPath), mask),
+    forward(child.stdout, new LazyLog(task.stdoutPath), mask, task.captureOutput ? keep : undefined),
+    forward(child.stderr, new LazyLog(task.stderrPath), mask),
   ]);
   return {
     async settled(graceMs) {

@@ -1,0 +1,16 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { startBenchServer, timeRuns } from './harness.ts';
+const ticks = (pid: number) => { const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' '); return { u: +f[11], s: +f[12], cu: +f[13], cs: +f[14] }; };
+const kids = (ppid: number) => readdirSync('/proc').filter((e) => /^\d+$/.test(e)).filter((e) => { try { return readFileSync(`/proc/${e}/stat`, 'utf8').split(') ')[1].split(' ')[1] === String(ppid); } catch { return false; } }).map(Number);
+const s = await startBenchServer();
+await s.writeDag('c', 'maxActiveRuns: -1\nsteps:\n' + '  - "true"\n'.repeat(50));
+await timeRuns(s, 'c', 1);
+const hosts = kids(s.pid);
+const a = ticks(s.pid), ha = hosts.map(ticks), ca = process.cpuUsage(); const t0 = performance.now();
+const times = await timeRuns(s, 'c', 10);
+const wall = performance.now() - t0; const b = ticks(s.pid), hb = hosts.map(ticks), cb = process.cpuUsage(ca);
+console.log('wall ms', wall.toFixed(0), 'median', times.sort((x, y) => x - y)[5].toFixed(0));
+console.log('server main+threads ms', (b.u - a.u) * 10, 'user', (b.s - a.s) * 10, 'sys');
+hosts.forEach((h, i) => console.log('host', h, 'self', (hb[i].u - ha[i].u) * 10, (hb[i].s - ha[i].s) * 10, 'reaped children', (hb[i].cu - ha[i].cu) * 10, (hb[i].cs - ha[i].cs) * 10));
+console.log('client ms', (cb.user / 1000).toFixed(0), 'user', (cb.system / 1000).toFixed(0), 'sys');
+await s.stop();

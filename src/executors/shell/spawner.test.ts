@@ -1,0 +1,64 @@
+// The two ways a step's process starts must behave alike: posix_spawn (the addon) and child_process.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { nativeSpawner, nodeSpawner, spawnMethod, type Spawner } from './spawner.ts';
+
+const PATH = process.env.PATH ?? '/usr/bin:/bin';
+
+test('the posix_spawn addon is built and used (required in CI)', { skip: !process.env.CI && !nativeSpawner && 'addon not built here' }, () => {
+  assert.ok(nativeSpawner, 'build/Release/troupe_spawn.node loads');
+  assert.equal(spawnMethod, process.env.TROUPE_SPAWN === 'child_process' ? 'child_process' : 'posix_spawn');
+});
+
+function text(stream: Readable): Promise<string> {
+  return new Promise((resolve) => {
+    let data = '';
+    stream.on('data', (chunk) => (data += chunk));
+    stream.once('close', () => resolve(data));
+  });
+}
+
+const spawners: Array<[string, Spawner | undefined]> = [['posix_spawn', nativeSpawner], ['child_process', nodeSpawner]];
+
+for (const [name, spawner] of spawners) {
+  const options = { skip: spawner === undefined && !process.env.CI && 'addon not built here' };
+  const start = spawner!;
+
+  test(`${name}: exit code, stdout and stderr on pipes, stdin empty, working directory and environment`, options, async () => {
+    const child = await start(['sh', '-c', 'cat; pwd; echo "$GREETING"; echo oops >&2; exit 3'], { cwd: '/', env: { PATH, GREETING: 'hello' } });
+    const [stdout, stderr, exit] = await Promise.all([text(child.stdout), text(child.stderr), child.exited]);
+    assert.deepEqual(exit, { code: 3, signal: null });
+    assert.equal(stdout, '/\nhello\n');
+    assert.equal(stderr, 'oops\n');
+  });
+
+  test(`${name}: the process leads its own group and inherits no descriptor but 0, 1 and 2`, options, async () => {
+    const child = await start(['sh', '-c', 'ps -o pgid= -p $$; ls /proc/$$/fd | tr "\\n" " "'], { cwd: '/', env: { PATH } });
+    const stdout = await text(child.stdout);
+    await child.exited;
+    const [pgid, fds] = stdout.split('\n');
+    assert.equal(Number(pgid), child.pid);
+    if (name === 'posix_spawn') assert.equal(fds.trim(), '0 1 2');
+  });
+
+  test(`${name}: a signal ends it with the signal's name`, options, async () => {
+    const child = await start(['sh', '-c', 'kill -TERM $$'], { cwd: '/', env: { PATH } });
+    assert.deepEqual(await child.exited, { code: null, signal: 'SIGTERM' });
+  });
+
+  test(`${name}: commands are looked up on the step's PATH; a missing command or directory rejects`, options, async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'troupe-spawn-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    await writeFile(join(dir, 'only-here'), '#!/bin/sh\necho found\n');
+    await chmod(join(dir, 'only-here'), 0o755);
+    const child = await start(['only-here'], { cwd: '/', env: { PATH: `${dir}:${PATH}` } });
+    assert.equal(await text(child.stdout), 'found\n');
+    assert.deepEqual(await child.exited, { code: 0, signal: null });
+    await assert.rejects(start(['only-here'], { cwd: '/', env: { PATH } }), { code: 'ENOENT' });
+    await assert.rejects(start(['sh', '-c', 'true'], { cwd: join(dir, 'missing'), env: { PATH } }), { code: 'ENOENT' });
+  });
+}
