@@ -2,7 +2,7 @@
 import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Engine } from './actors/index.ts';
-import { PiscinaDispatcher } from './executors/index.ts';
+import { PiscinaDispatcher, spawnMethod } from './executors/index.ts';
 import { startServer, type Carrier, type RunningServer } from './http/index.ts';
 import { exampleSpec, filterSystemEnv } from './spec/index.ts';
 import { DagFiles, LmdbRunStore, LogFiles } from './store/index.ts';
@@ -26,6 +26,8 @@ export interface EngineHandle {
   runs: LmdbRunStore;
   dags: DagFiles;
   logs: LogFiles;
+  /** How step processes start: posix_spawn (the addon) or child_process (the fallback). */
+  spawnMethod: 'posix_spawn' | 'child_process';
   close(): Promise<void>;
 }
 
@@ -56,7 +58,7 @@ export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): P
     await dispatcher.close();
     await runs.close();
   })());
-  return { engine, runs, dags, logs, close };
+  return { engine, runs, dags, logs, spawnMethod, close };
 }
 
 /** The whole service: engine, scheduler and API server in this process (`troupe start-all`). */

@@ -36,7 +36,7 @@ async function main(argv: string[]): Promise<number> {
   });
   const config = await resolveConfig(values, process.env);
   const troupe = await startTroupe({ ...config, writeExample: true });
-  console.log(`troupe listening on http://${config.host}:${troupe.server.port}/api/v2 (${troupe.server.carrier}); home ${config.home}`);
+  console.log(`troupe listening on http://${config.host}:${troupe.server.port}/api/v2 (${troupe.server.carrier}); home ${config.home}; steps start with ${troupe.spawnMethod}`);
   const signal = await signalled;
   console.log(`troupe: ${signal} received, stopping runs and shutting down`);
   try {

@@ -1,1 +1,2 @@
 export { PiscinaDispatcher, type PoolOptions } from './pool.ts';
+export { spawnMethod } from './shell/spawner.ts';
