@@ -56,9 +56,11 @@ function parseJson(body: Buffer | undefined): unknown {
 }
 
 /** The bytes and headers of a response, shared by both carriers. */
-export function encodeResponse(response: HttpResponse): { status: number; headers: Record<string, string>; body: string | undefined } {
+export function encodeResponse(response: HttpResponse): { status: number; headers: Record<string, string>; body: string | Buffer | undefined } {
   const headers: Record<string, string> = { ...response.headers };
   if (response.body === undefined) return { status: response.status, headers, body: undefined };
+  // Bytes are sent as they are, under the content-type the handler set.
+  if (Buffer.isBuffer(response.body)) return { status: response.status, headers, body: response.body };
   if (typeof response.body === 'string') {
     headers['content-type'] ??= 'text/plain; charset=utf-8';
     return { status: response.status, headers, body: response.body };

@@ -15,7 +15,7 @@ export interface HttpRequest {
 export interface HttpResponse {
   status: number;
   headers?: Record<string, string>;
-  /** JSON-serialised unless it is a string (sent as text/plain) or undefined (no body). */
+  /** JSON-serialised unless it is a string (sent as text/plain), a Buffer (sent as it is) or undefined. */
   body?: unknown;
 }
 

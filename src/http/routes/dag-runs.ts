@@ -43,7 +43,7 @@ function listRunsOfName(request: HttpRequest, deps: ApiDeps) {
 }
 
 /** Rendered bodies by record: a record object is never changed, a new write is a new object. */
-const renderedRuns = new WeakMap<RunRecord, string>();
+const renderedRuns = new WeakMap<RunRecord, Buffer>();
 
 function getRun(request: HttpRequest, deps: ApiDeps) {
   const record = deps.engine.findRun(request.params.name, request.params.dagRunId);
@@ -51,7 +51,7 @@ function getRun(request: HttpRequest, deps: ApiDeps) {
   if (body === undefined) {
     const details = runDetails(record);
     // The spec's reference names the key dagRun, its example dagRunDetails (COMPAT.md): both are sent.
-    body = JSON.stringify({ dagRun: details, dagRunDetails: details });
+    body = Buffer.from(JSON.stringify({ dagRun: details, dagRunDetails: details }));
     renderedRuns.set(record, body);
   }
   return { status: 200, headers: { 'content-type': 'application/json' }, body };
