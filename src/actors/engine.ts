@@ -231,7 +231,8 @@ export class Engine {
     this.reserved.set(key, this.clock.now());
     try {
       const attemptId = newAttemptId();
-      await this.deps.logs.prepare(name, dagRunId, attemptId);
+      // The log directory is made while the first record commits; steps start once it exists.
+      const logDir = this.deps.logs.prepare(name, dagRunId, attemptId);
       const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: this.deps.systemEnv, logs: this.deps.logs });
       const now = this.clock.now();
       const record: RunRecord = {
@@ -249,6 +250,15 @@ export class Engine {
       // The first record is durable before the caller hears the id; the actor's writes follow in order.
       const saved = this.deps.runs.save(record);
       void this.deps.runs.saveSpec(name, dagRunId, specText);
+      try {
+        await logDir;
+      } catch (error) {
+        // Nothing ran: the recorded run ends failed rather than staying running.
+        const message = `cannot create the run's log directory: ${(error as Error).message}`;
+        await saved;
+        await this.deps.runs.save({ ...record, status: RunStatus.Failed, finishedAt: isoTime(this.clock.now()), error: message });
+        throw new AppError('internal_error', message);
+      }
       this.scheduler.send({ type: 'run.admit', input: { record, plan } });
       await saved;
       return { dagRunId };
