@@ -232,7 +232,7 @@ export class Engine {
     try {
       const attemptId = newAttemptId();
       // The log directory is made while the first record commits; steps start once it exists.
-      const logDir = this.deps.logs.prepare(name, dagRunId, attemptId);
+      const logDir = this.deps.logs.prepare(name, dagRunId);
       const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: this.deps.systemEnv, logs: this.deps.logs });
       const now = this.clock.now();
       const record: RunRecord = {
