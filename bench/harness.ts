@@ -1,7 +1,8 @@
 // Starts the compiled server (what users run) in a child process and talks to it with undici.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, request } from 'undici';
 
@@ -11,6 +12,10 @@ export interface BenchServer {
   base: string;
   pid: number;
   home: string;
+  /** What creating a file costs in the home's parent (ms), as measured when choosing it. */
+  fileCreateMs: number;
+  /** The server's start line: carrier and how steps start. */
+  startLine: string;
   get(path: string): Promise<any>;
   post(path: string, body: unknown): Promise<{ status: number; body: any }>;
   writeDag(name: string, spec: string): Promise<void>;
@@ -20,21 +25,52 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
+/** Mean cost of creating (and closing) an empty file in `dir`, in ms. */
+export async function fileCreateMs(dir: string, files = 40): Promise<number> {
+  const probe = await mkdtemp(join(dir, 'probe-'));
+  const t0 = performance.now();
+  for (let i = 0; i < files; i++) closeSync(openSync(join(probe, `f${i}`), 'a'));
+  const ms = (performance.now() - t0) / files;
+  await rm(probe, { recursive: true, force: true });
+  return ms;
+}
+
+/**
+ * Where the server's home goes: $TROUPE_BENCH_DIR, else the candidate where creating a file is
+ * cheapest. On the development VMs creating a file costs 0.02 ms in one directory and 0.8 ms in
+ * another of the same disk, and which is slow changes over time (measured); every run creates a
+ * folder and a log file, so the benchmark would measure that rather than troupe.
+ */
+async function benchParent(): Promise<{ dir: string; fileCreateMs: number }> {
+  const candidates = process.env.TROUPE_BENCH_DIR
+    ? [process.env.TROUPE_BENCH_DIR]
+    : [join(homedir(), '.cache', 'troupe-bench'), '/var/tmp/troupe-bench', join(tmpdir(), 'troupe-bench')];
+  let best: { dir: string; fileCreateMs: number } | undefined;
+  for (const dir of candidates) {
+    try {
+      await mkdir(dir, { recursive: true });
+      const ms = await fileCreateMs(dir);
+      if (!best || ms < best.fileCreateMs) best = { dir, fileCreateMs: ms };
+    } catch {
+      // not writable here
+    }
+  }
+  if (!best) throw new Error(`no writable directory for the benchmark among ${candidates.join(', ')}`);
+  return best;
+}
+
 export async function startBenchServer(): Promise<BenchServer> {
-  // Not under /tmp: on this machine creating a file there costs 0.8 ms against 0.014 ms under the
-  // home directory (measured), and every step creates two log files; users run from ~/.troupe.
-  const parent = process.env.TROUPE_BENCH_DIR ?? join(homedir(), '.cache', 'troupe-bench');
-  await mkdir(parent, { recursive: true });
-  const home = await mkdtemp(join(parent, 'run-'));
+  const parent = await benchParent();
+  const home = await mkdtemp(join(parent.dir, 'run-'));
   // TROUPE_BENCH_NODE_ARGS passes flags to the server's node, e.g. "--cpu-prof --cpu-prof-dir=prof".
   const nodeArgs = (process.env.TROUPE_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, cli, 'start-all', '--home', home, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const base = await new Promise<string>((resolvePromise, reject) => {
+  const [startLine, base] = await new Promise<[string, string]>((resolvePromise, reject) => {
     let output = '';
     child.stdout!.on('data', (chunk) => {
       output += chunk;
-      const match = /listening on (http:\/\/\S+\/api\/v2)/.exec(output);
-      if (match) resolvePromise(match[1]);
+      const match = /^.*listening on (http:\/\/\S+\/api\/v2).*$/m.exec(output);
+      if (match) resolvePromise([match[0], match[1]]);
     });
     child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
   });
@@ -45,7 +81,7 @@ export async function startBenchServer(): Promise<BenchServer> {
     return { status: response.statusCode, body: text ? JSON.parse(text) : undefined };
   };
   return {
-    base, home, pid: child.pid!,
+    base, home, pid: child.pid!, fileCreateMs: parent.fileCreateMs, startLine,
     get: async (path) => (await call('GET', path)).body,
     post: (path, body) => call('POST', path, body),
     writeDag: (name, spec) => writeFile(join(home, 'dags', `${name}.yaml`), spec),

@@ -2,7 +2,8 @@
 // Usage: npm run bench [-- latency chain fanout throughput memory]
 import { chain } from './chain.ts';
 import { fanout } from './fanout.ts';
-import { startBenchServer } from './harness.ts';
+import { availableParallelism } from 'node:os';
+import { round, startBenchServer } from './harness.ts';
 import { latency } from './latency.ts';
 import { idleMemory, memory } from './memory.ts';
 import { throughput } from './throughput.ts';
@@ -11,6 +12,10 @@ const all = ['latency', 'chain', 'fanout', 'throughput', 'memory'];
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : all;
 const server = await startBenchServer();
 try {
+  console.log(JSON.stringify({
+    workload: 'environment', node: process.version, cpus: availableParallelism(), home: server.home,
+    fileCreateMs: round(server.fileCreateMs, 3), server: server.startLine.replace(/^troupe /, ''),
+  }));
   const idleMb = await idleMemory(server);
   for (const name of chosen) {
     const workload = { latency, chain, fanout, throughput } as Record<string, typeof latency>;
