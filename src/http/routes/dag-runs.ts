@@ -7,12 +7,12 @@ import { InlineRunBody, StartBody, parseBody } from '../schemas.ts';
 import { empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
 
 async function startDag(request: HttpRequest, deps: ApiDeps) {
-  const body = parseBody(StartBody, request.body);
+  const body = await parseBody(StartBody, request.body);
   return json(await deps.engine.startDag(request.params.fileName, body));
 }
 
 async function startInline(request: HttpRequest, deps: ApiDeps) {
-  const body = parseBody(InlineRunBody, request.body);
+  const body = await parseBody(InlineRunBody, request.body);
   if (body.spec === undefined || body.spec.trim() === '') throw new AppError('bad_request', 'spec is required');
   return json(await deps.engine.startInline({ ...body, spec: body.spec }));
 }

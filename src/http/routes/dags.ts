@@ -75,7 +75,7 @@ async function listDags(request: HttpRequest, deps: ApiDeps) {
 }
 
 async function createDag(request: HttpRequest, deps: ApiDeps) {
-  const body = parseBody(CreateDagBody, request.body);
+  const body = await parseBody(CreateDagBody, request.body);
   const problem = dagNameProblem(body.name);
   if (problem) throw new AppError('bad_request', problem);
   const spec = body.spec ?? minimalSpec();
@@ -108,7 +108,7 @@ async function getSpec(request: HttpRequest, deps: ApiDeps) {
 
 async function putSpec(request: HttpRequest, deps: ApiDeps) {
   const { fileName } = request.params;
-  const body = parseBody(SpecBody, request.body);
+  const body = await parseBody(SpecBody, request.body);
   await requireDag(deps, fileName);
   const { errors } = parseDag(body.spec, { fileName, baseDir: deps.dags.dir });
   // Problems are answered with 200 and the file is left as it was (http-api.md 7, rule 4).
@@ -122,8 +122,8 @@ async function deleteDag(request: HttpRequest, deps: ApiDeps) {
   return empty(204);
 }
 
-function validateDag(request: HttpRequest, deps: ApiDeps) {
-  const body = parseBody(ValidateBody, request.body);
+async function validateDag(request: HttpRequest, deps: ApiDeps) {
+  const body = await parseBody(ValidateBody, request.body);
   if (body.spec === undefined) return json({ valid: false, errors: ['spec is required'] });
   if (body.name !== undefined && dagNameProblem(body.name)) return json({ valid: false, errors: [`name: ${dagNameProblem(body.name)}`] });
   const result = parseDag(body.spec, { defaultName: body.name ?? 'validated-dag', baseDir: deps.dags.dir });
@@ -132,7 +132,7 @@ function validateDag(request: HttpRequest, deps: ApiDeps) {
 
 async function renameDag(request: HttpRequest, deps: ApiDeps) {
   const { fileName } = request.params;
-  const body = parseBody(RenameBody, request.body);
+  const body = await parseBody(RenameBody, request.body);
   const problem = dagNameProblem(body.newFileName);
   if (problem) throw new AppError('bad_request', problem);
   await requireDag(deps, fileName);
@@ -147,7 +147,7 @@ async function renameDag(request: HttpRequest, deps: ApiDeps) {
 
 async function suspendDag(request: HttpRequest, deps: ApiDeps) {
   const { fileName } = request.params;
-  const body = parseBody(SuspendBody, request.body);
+  const body = await parseBody(SuspendBody, request.body);
   await requireDag(deps, fileName);
   await deps.runs.setSuspended(fileName, body.suspend);
   return empty(200);
