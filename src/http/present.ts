@@ -41,6 +41,25 @@ export function runDetails(record: RunRecord) {
   return { ...runSummary(record), nodes: record.nodes.map(nodeView), preconditions: [] as unknown[] };
 }
 
+/** JSON of each node record: a transition replaces the nodes it changes and keeps the others. */
+const nodeJson = new WeakMap<NodeRecord, string>();
+
+/**
+ * `JSON.stringify(runDetails(record))`, re-encoding only the nodes that changed since the record's
+ * previous version: a client polling a run of many steps costs one node per transition, not all.
+ */
+export function runDetailsJson(record: RunRecord): string {
+  const nodes = record.nodes.map((node) => {
+    let text = nodeJson.get(node);
+    if (text === undefined) {
+      text = JSON.stringify(nodeView(node));
+      nodeJson.set(node, text);
+    }
+    return text;
+  });
+  return `${JSON.stringify(runSummary(record)).slice(0, -1)},"nodes":[${nodes.join(',')}],"preconditions":[]}`;
+}
+
 /** The summary of a DAG that has never run: its name and status 0, the other fields empty. */
 export function emptyRunSummary(name: string) {
   return {

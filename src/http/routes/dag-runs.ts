@@ -1,7 +1,7 @@
 // /dags/{fileName}/start and /dag-runs: starting, listing, reading and stopping runs.
 import { AppError, isRunStatus, type RunFilter, type RunRecord } from '../../core/index.ts';
 import type { Router } from '../router.ts';
-import { runDetails, runSummary } from '../present.ts';
+import { runDetailsJson, runSummary } from '../present.ts';
 import { intParam, stringParam } from '../query.ts';
 import { InlineRunBody, StartBody, parseBody } from '../schemas.ts';
 import { empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
@@ -49,9 +49,9 @@ function getRun(request: HttpRequest, deps: ApiDeps) {
   const record = deps.engine.findRun(request.params.name, request.params.dagRunId);
   let body = renderedRuns.get(record);
   if (body === undefined) {
-    const details = runDetails(record);
+    const details = runDetailsJson(record);
     // The spec's reference names the key dagRun, its example dagRunDetails (COMPAT.md): both are sent.
-    body = Buffer.from(JSON.stringify({ dagRun: details, dagRunDetails: details }));
+    body = Buffer.from(`{"dagRun":${details},"dagRunDetails":${details}}`);
     renderedRuns.set(record, body);
   }
   return { status: 200, headers: { 'content-type': 'application/json' }, body };
