@@ -1,7 +1,7 @@
 // The troupe command as users run it: start-all, an example DAG on first start, SIGTERM shutdown.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -108,3 +108,29 @@ test('SIGTERM the moment the listening line appears still shuts down cleanly (re
     assert.match(output, /SIGTERM received/);
   }
 });
+
+for (const spawnMode of ['posix_spawn', 'child_process']) {
+  test(`a server killed with SIGKILL leaves no step process behind (steps started with ${spawnMode})`, async (t) => {
+    const home = await mkdtemp(join(tmpdir(), 'troupe-crash-'));
+    t.after(() => rm(home, { recursive: true, force: true }));
+    const { child, base, output } = await startCli(['--home', home, '--port', '0'], spawnMode === 'child_process' ? { TROUPE_SPAWN: 'child_process' } : {});
+    t.after(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+    if (spawnMode === 'posix_spawn' && !process.env.CI && !output().includes('steps start with posix_spawn')) {
+      t.skip('the posix_spawn addon is not built here');
+      return;
+    }
+    assert.match(output(), new RegExp(`steps start with ${spawnMode}`));
+    const marker = `troupe-crash-orphan-${process.pid}-${Date.now()}-${spawnMode}`;
+    await fetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'orphan', spec: `steps:\n  - command: bash -c 'exec -a ${marker} sleep 60' & sleep 60\n` }) });
+    await getJson(`${base}/dags/orphan/start`, { method: 'POST', body: '{}' });
+    assert.ok(await waitUntil(async () => processesNamed(marker) === 1), 'the step and its grandchild run');
+    child.kill('SIGKILL');
+    await exited(child);
+    assert.ok(await waitUntil(async () => processesNamed(marker) === 0, 10_000), 'the step host stopped the group');
+  });
+}
+
+function processesNamed(marker: string): number {
+  const out = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
+  return out.split('\n').filter((line) => line.startsWith(marker)).length;
+}

@@ -1,5 +1,6 @@
 // A worker thread's link to its step host process: forks it on first use, relays tasks and stop
-// messages, and fails the tasks of a host that dies (the next task starts a new host).
+// messages (child_process mode) or names the groups of steps started here (posix_spawn mode).
+// A host that dies fails the tasks it ran; the groups named to it are named again to its successor.
 import { fork, type ChildProcess } from 'node:child_process';
 import type { StepResult, StepTask } from '../core/index.ts';
 import type { ControlMessage, ControlPort, HostReply, HostRequest } from './protocol.ts';
@@ -7,25 +8,57 @@ import type { ControlMessage, ControlPort, HostReply, HostRequest } from './prot
 const hostFile = new URL(import.meta.url.endsWith('.ts') ? './step-host.ts' : './step-host.js', import.meta.url);
 
 export class HostClient {
+  /** `relayMode`: the host runs the steps (child_process); else it only watches their groups. */
+  constructor(private readonly relayMode: boolean) {}
+
   private host: ChildProcess | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, (result: StepResult) => void>();
-  /** Process groups of the steps in flight, by task id: stopped here if the host dies. */
+  /** Process groups of the steps the host runs, by task id: stopped here if the host dies. */
   private readonly groups = new Map<number, number>();
+  /** Groups of steps this worker started itself, named to the host. */
+  private readonly watched = new Set<number>();
+  /** Resolves when the current host has said `ready`. */
+  private listening: Promise<void> | undefined;
+  private isListening = false;
 
   run(task: StepTask, port: ControlPort): Promise<StepResult> {
-    const host = this.ensureHost();
     const id = this.nextId++;
     const onControl = (message: ControlMessage) => {
-      const stop: HostRequest = { type: 'stop', id, signal: message.signal, cleanupMs: message.cleanupMs };
-      this.host?.send(stop);
+      this.send({ type: 'stop', id, signal: message.signal, cleanupMs: message.cleanupMs });
     };
     port.on('message', onControl);
     return new Promise<StepResult>((resolve) => {
       this.pending.set(id, resolve);
-      const request: HostRequest = { type: 'run', id, task };
-      host.send(request);
+      this.send({ type: 'run', id, task });
     }).finally(() => port.off('message', onControl));
+  }
+
+  /** Resolves once a host listens: a step is started only when a host can watch it. */
+  ready(): Promise<void> {
+    this.ensureHost();
+    return this.listening!;
+  }
+
+  /** The host stops this group if the server disappears while it runs. Not awaited. */
+  watch(pid: number): void {
+    this.watched.add(pid);
+    this.send({ type: 'watch', pid });
+  }
+
+  unwatch(pid: number): void {
+    this.watched.delete(pid);
+    this.send({ type: 'unwatch', pid });
+  }
+
+  /** Sends once the host listens; messages keep their order. A host that died gets nothing. */
+  private send(message: HostRequest): void {
+    const host = this.ensureHost();
+    const deliver = () => {
+      if (host.connected) host.send(message);
+    };
+    if (this.isListening) deliver();
+    else void this.listening!.then(deliver);
   }
 
   private ensureHost(): ChildProcess {
@@ -35,8 +68,19 @@ export class HostClient {
       execArgv: hostFile.pathname.endsWith('.ts') ? ['--import', 'tsx'] : [],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'advanced',
+      // Steps relayed here start the way the pool was told to start them.
+      env: this.relayMode ? { ...process.env, TROUPE_SPAWN: 'child_process' } : process.env,
     });
+    host.on('error', () => {}); // a failed send; the host's end shows as 'exit'
+    this.isListening = false;
+    let listen!: () => void;
+    this.listening = new Promise((resolve) => (listen = resolve));
     host.on('message', (reply: HostReply) => {
+      if (reply.type === 'ready') {
+        this.isListening = true;
+        listen();
+        return;
+      }
       if (reply.type === 'spawned') {
         this.groups.set(reply.id, reply.pid);
         return;
@@ -48,6 +92,8 @@ export class HostClient {
     });
     host.once('exit', (code, signal) => {
       if (this.host === host) this.host = undefined;
+      listen(); // nobody waits for a host that is gone
+
       // Steps of a host that died would be orphans: end their groups, fail their tasks.
       for (const pid of this.groups.values()) {
         try {
@@ -61,6 +107,8 @@ export class HostClient {
         this.pending.delete(id);
         resolve({ kind: 'error', code: 'host_exited', message: `the step host exited (${signal ?? code})` });
       }
+      // Steps started here keep running: their successor host watches them.
+      if (this.watched.size > 0) for (const pid of this.watched) this.send({ type: 'watch', pid });
     });
     this.host = host;
     return host;

@@ -4,12 +4,15 @@
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { StepDispatcher, StepHandle, StepResult, StepTask } from '../core/index.ts';
-import type { ControlMessage } from './protocol.ts';
+import type { ControlMessage, SpawnMode } from './protocol.ts';
+import { spawnMethod } from './shell/spawner.ts';
 
 export interface PoolOptions {
   minThreads?: number;
   maxThreads?: number;
   concurrentTasksPerWorker?: number;
+  /** How shell steps start; by default posix_spawn when the addon is built (see shell/spawner.ts). */
+  spawnMode?: SpawnMode;
 }
 
 const workerFile = new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './worker.js', import.meta.url);
@@ -27,6 +30,7 @@ export class PiscinaDispatcher implements StepDispatcher {
       // 'sync' blocks a worker's event loop while it waits for the next task, which delays the
       // process events of the steps it already holds.
       atomics: 'disabled',
+      workerData: { spawnMode: options.spawnMode ?? spawnMethod },
     });
   }
 

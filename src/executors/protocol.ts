@@ -13,16 +13,24 @@ export type WorkerTask = StepTask & {
   port: ControlPort;
   /** Told the step's process id (its group) once it is spawned. */
   onSpawn?: (pid: number) => void;
+  /** Told when that process has exited. */
+  onExit?: (pid: number) => void;
 };
 
 export type ExecutorFn = (task: WorkerTask) => Promise<StepResult>;
 
-/** Worker thread -> step host. */
+/** How a worker starts shell steps: itself with posix_spawn, or through its host with child_process. */
+export type SpawnMode = 'posix_spawn' | 'child_process';
+
+/** Worker thread -> step host. `watch`/`unwatch` name the groups to stop if the server disappears. */
 export type HostRequest =
   | { type: 'run'; id: number; task: StepTask }
-  | { type: 'stop'; id: number; signal: string; cleanupMs: number };
+  | { type: 'stop'; id: number; signal: string; cleanupMs: number }
+  | { type: 'watch'; pid: number }
+  | { type: 'unwatch'; pid: number };
 
-/** Step host -> worker thread. */
+/** Step host -> worker thread. `ready` comes first: nothing is sent to a host before it listens. */
 export type HostReply =
+  | { type: 'ready' }
   | { type: 'spawned'; id: number; pid: number }
   | { type: 'result'; id: number; result: StepResult };

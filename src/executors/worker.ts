@@ -1,17 +1,28 @@
 // Piscina worker entry: runs one step task with the executor its type names. Never throws:
-// results cross the thread boundary as data. Shell steps are relayed to this worker's step host
-// process, where spawning is cheap; executors that do not spawn run here.
+// results cross the thread boundary as data. With the posix_spawn addon this thread starts shell
+// steps itself (the cost does not depend on the server's size) and names their process groups to
+// its step host, which stops them if the server crashes; without it, shell steps are relayed to the
+// host, which forks them from a small process (see step-host.ts).
+import { workerData } from 'node:worker_threads';
 import type { StepResult } from '../core/index.ts';
 import { HostClient } from './host-client.ts';
-import type { ExecutorFn, WorkerTask } from './protocol.ts';
+import type { ExecutorFn, SpawnMode, WorkerTask } from './protocol.ts';
+import { runShell } from './shell/shell.executor.ts';
+import { spawnMethod } from './shell/spawner.ts';
 
-const host = new HostClient();
+const mode: SpawnMode = (workerData as { spawnMode?: SpawnMode } | undefined)?.spawnMode ?? spawnMethod;
+const host = new HostClient(mode === 'child_process');
 
 const relayToHost: ExecutorFn = ({ port, ...task }) => host.run(task, port);
+const runHere: ExecutorFn = async (task) => {
+  await host.ready();
+  return runShell({ ...task, onSpawn: (pid) => host.watch(pid), onExit: (pid) => host.unwatch(pid) });
+};
+const shell = mode === 'posix_spawn' ? runHere : relayToHost;
 
 const executors: Record<string, ExecutorFn> = {
-  shell: relayToHost,
-  command: relayToHost,
+  shell,
+  command: shell,
 };
 
 export default async function runTask(task: WorkerTask & { port: { close(): void } }): Promise<StepResult> {

@@ -60,6 +60,7 @@ async function execute(task: WorkerTask, argv: string[]): Promise<StepResult> {
   const { code, signal } = await child.exited;
   task.port.off('message', onControl);
   runningGroups.delete(pid);
+  task.onExit?.(pid);
   // Processes left in the group after a stop still get SIGKILL when the cleanup time ends.
   if (!stopping && killTimer) clearTimeout(killTimer);
   const { text, overflow } = await output.settled(PIPE_GRACE_MS);
