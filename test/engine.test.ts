@@ -58,3 +58,22 @@ test('a run whose log directory cannot be made is refused with internal_error an
   assert.match(record?.error ?? '', /cannot create the run's log directory/);
   assert.equal(handle.engine.isActive('blocked', 'b1'), false);
 });
+
+test('a subscriber that comes after every other one left still hears a later run', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'troupe-resub-'));
+  const handle = await createEngine({ home });
+  t.after(async () => { await handle.close(); await rm(home, { recursive: true, force: true }); });
+  await writeFile(join(home, 'dags', 'one.yaml'), 'steps:\n  - name: a\n    command: "true"\n');
+  const first: string[] = [];
+  const stop = handle.engine.subscribe((event) => first.push(event.type));
+  await handle.engine.whenFinished('one', (await handle.engine.startDag('one', {})).dagRunId);
+  stop();
+  const quiet = await handle.engine.startDag('one', {});
+  await handle.engine.whenFinished('one', quiet.dagRunId);
+  const second: string[] = [];
+  handle.engine.subscribe((event) => second.push(event.type));
+  await handle.engine.whenFinished('one', (await handle.engine.startDag('one', {})).dagRunId);
+  const expected = ['run.running', 'step.running', 'step.succeeded', 'run.succeeded'];
+  assert.deepEqual(first, expected);
+  assert.deepEqual(second, expected, 'nothing of the run nobody watched, all of the next one');
+});

@@ -104,7 +104,8 @@ export class Engine {
         },
       },
     });
-    this.scheduler = createActor(scheduler, { inspect: this.events.inspect });
+    this.scheduler = createActor(scheduler);
+    this.events.attach(this.scheduler.system);
   }
 
   /** Starts the scheduler and closes runs a previous process left active. */
