@@ -2,7 +2,7 @@
 import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Engine } from './actors/index.ts';
-import { PiscinaDispatcher, spawnMethod } from './executors/index.ts';
+import { PiscinaDispatcher, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { startServer, type Carrier, type RunningServer } from './http/index.ts';
 import { exampleSpec, filterSystemEnv } from './spec/index.ts';
 import { DagFiles, LmdbRunStore, LogFiles } from './store/index.ts';
@@ -27,7 +27,7 @@ export interface EngineHandle {
   dags: DagFiles;
   logs: LogFiles;
   /** How step processes start: posix_spawn (the addon) or child_process (the fallback). */
-  spawnMethod: 'posix_spawn' | 'child_process';
+  spawnMethod: SpawnMode;
   close(): Promise<void>;
 }
 

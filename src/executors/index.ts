@@ -1,2 +1,3 @@
 export { PiscinaDispatcher, type PoolOptions } from './pool.ts';
 export { spawnMethod } from './shell/spawner.ts';
+export type { SpawnMode } from './protocol.ts';

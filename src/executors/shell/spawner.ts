@@ -9,6 +9,7 @@ import { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import type { Readable } from 'node:stream';
+import type { SpawnMode } from '../protocol.ts';
 
 export interface StepProcess {
   pid: number;
@@ -118,7 +119,7 @@ const native = loadNative();
 export const nativeSpawner: Spawner | undefined = native ? nativeSpawnerOf(native) : undefined;
 
 /** What steps start with: TROUPE_SPAWN=child_process forces the fallback. */
-export const spawnMethod: 'posix_spawn' | 'child_process' =
+export const spawnMethod: SpawnMode =
   nativeSpawner && process.env.TROUPE_SPAWN !== 'child_process' ? 'posix_spawn' : 'child_process';
 
 export const spawner: Spawner = spawnMethod === 'posix_spawn' ? nativeSpawner! : nodeSpawner;
