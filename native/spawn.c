@@ -8,7 +8,10 @@
 //   are closed), default signal dispositions, an empty signal mask, and its own process group.
 //   onExit(code, signal) is called once, from the event loop, when it ends (one of them is null).
 //   Throws an Error with .code (an errno name) when the process cannot be started.
-// pipe() -> [readFd, writeFd], both close-on-exec.
+// pipe() -> [readFd, writeFd], both close-on-exec; the read end is non-blocking.
+// readPipe(fd, onData) reads fd from the event loop: onData(Buffer) per chunk, onData(null) at the
+//   end (EOF or an error), after which fd is closed. Cheaper than a net.Socket per stream
+//   (measured: about 30 us to create each, and stream events on every step).
 // close(fd)
 // supported() -> whether this kernel can watch a process (pidfd_open, Linux 5.3).
 #define _GNU_SOURCE
@@ -213,6 +216,7 @@ static napi_value Pipe(napi_env env, napi_callback_info callback_info) {
     throw_errno(env, errno, "pipe");
     return NULL;
   }
+  fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
   napi_value pair, read_end, write_end;
   napi_create_array_with_length(env, 2, &pair);
   napi_create_int32(env, fds[0], &read_end);
@@ -232,6 +236,79 @@ static napi_value Close(napi_env env, napi_callback_info callback_info) {
   return NULL;
 }
 
+typedef struct {
+  uv_poll_t poll;
+  int fd;
+  napi_env env;
+  napi_ref callback;
+  napi_async_context context;
+} pipe_reader;
+
+#define READ_CHUNK 65536
+
+static void call_reader(pipe_reader *reader, const char *data, size_t length, int end) {
+  napi_env env = reader->env;
+  napi_handle_scope scope;
+  napi_open_handle_scope(env, &scope);
+  napi_value callback, receiver, argument;
+  napi_get_reference_value(env, reader->callback, &callback);
+  napi_get_global(env, &receiver);
+  if (end) napi_get_null(env, &argument);
+  else napi_create_buffer_copy(env, length, data, NULL, &argument);
+  napi_make_callback(env, reader->context, receiver, callback, 1, &argument, NULL);
+  napi_close_handle_scope(env, scope);
+}
+
+static void on_readable(uv_poll_t *poll, int status, int events) {
+  pipe_reader *reader = poll->data;
+  char buffer[READ_CHUNK];
+  /* A few reads per wake-up: level-triggered polling calls again while data remains. */
+  for (int i = 0; i < 4; i++) {
+    ssize_t count = read(reader->fd, buffer, sizeof buffer);
+    if (count > 0) {
+      call_reader(reader, buffer, (size_t)count, 0);
+      if ((size_t)count < sizeof buffer) return;
+      continue;
+    }
+    if (count < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    /* 0 is the end; any other error ends the stream too. */
+    uv_poll_stop(poll);
+    close(reader->fd);
+    call_reader(reader, NULL, 0, 1);
+    napi_delete_reference(reader->env, reader->callback);
+    napi_async_destroy(reader->env, reader->context);
+    uv_close((uv_handle_t *)poll, on_watch_closed);
+    return;
+  }
+}
+
+static napi_value ReadPipe(napi_env env, napi_callback_info callback_info) {
+  size_t argc = 2;
+  napi_value args[2];
+  int32_t fd;
+  napi_valuetype callback_type;
+  CHECK(napi_get_cb_info(env, callback_info, &argc, args, NULL, NULL));
+  CHECK(napi_get_value_int32(env, args[0], &fd));
+  CHECK(napi_typeof(env, args[1], &callback_type));
+  if (callback_type != napi_function) CHECK(napi_invalid_arg);
+  uv_loop_t *loop;
+  pipe_reader *reader = calloc(1, sizeof *reader);
+  if (reader == NULL || napi_get_uv_event_loop(env, &loop) != napi_ok || uv_poll_init(loop, &reader->poll, fd) != 0) {
+    free(reader);
+    throw_errno(env, EINVAL, "reading a pipe");
+    return NULL;
+  }
+  reader->fd = fd;
+  reader->env = env;
+  reader->poll.data = reader;
+  napi_create_reference(env, args[1], 1, &reader->callback);
+  napi_value resource_name;
+  napi_create_string_utf8(env, "troupe.pipe", NAPI_AUTO_LENGTH, &resource_name);
+  napi_async_init(env, NULL, resource_name, &reader->context);
+  uv_poll_start(&reader->poll, UV_READABLE | UV_DISCONNECT, on_readable);
+  return NULL;
+}
+
 static napi_value Supported(napi_env env, napi_callback_info callback_info) {
   int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
   if (pidfd >= 0) close(pidfd);
@@ -245,6 +322,7 @@ NAPI_MODULE_INIT() {
     {"spawn", NULL, Spawn, NULL, NULL, NULL, napi_enumerable, NULL},
     {"pipe", NULL, Pipe, NULL, NULL, NULL, napi_enumerable, NULL},
     {"close", NULL, Close, NULL, NULL, NULL, napi_enumerable, NULL},
+    {"readPipe", NULL, ReadPipe, NULL, NULL, NULL, napi_enumerable, NULL},
     {"supported", NULL, Supported, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof functions / sizeof functions[0], functions);

@@ -2,11 +2,10 @@
 import { constants as osConstants } from 'node:os';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
 import type { StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
 import { createMasker } from '../masking.ts';
-import { spawner, type StepProcess } from './spawner.ts';
+import { spawner, type OutputStream, type StepProcess } from './spawner.ts';
 
 const DEFAULT_SHELL = ['sh'];
 
@@ -143,7 +142,7 @@ function forwardOutputs(child: StepProcess, task: WorkerTask): Outputs {
   };
 }
 
-function forward(stream: Readable, log: LazyLog, mask: ((text: string) => string) | undefined, onChunk?: (chunk: Buffer) => void): Promise<void> {
+function forward(stream: OutputStream, log: LazyLog, mask: ((text: string) => string) | undefined, onChunk?: (chunk: Buffer) => void): Promise<void> {
   return new Promise((resolve) => {
     let pending = '';
     stream.on('data', (chunk: Buffer) => {
