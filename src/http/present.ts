@@ -42,22 +42,30 @@ export function runDetails(record: RunRecord) {
 }
 
 /** JSON of each node record: a transition replaces the nodes it changes and keeps the others. */
-const nodeJson = new WeakMap<NodeRecord, string>();
+const nodeJson = new WeakMap<NodeRecord, Buffer>();
+const COMMA = Buffer.from(',');
+const NODES_OPEN = Buffer.from(',"nodes":[');
+const NODES_CLOSE = Buffer.from('],"preconditions":[]}');
 
 /**
- * `JSON.stringify(runDetails(record))`, re-encoding only the nodes that changed since the record's
- * previous version: a client polling a run of many steps costs one node per transition, not all.
+ * `JSON.stringify(runDetails(record))` as pieces of bytes, encoding only the nodes that changed
+ * since the record's previous version: a client polling a run of many steps costs one node per
+ * transition, and no large string on the heap.
  */
-export function runDetailsJson(record: RunRecord): string {
-  const nodes = record.nodes.map((node) => {
-    let text = nodeJson.get(node);
-    if (text === undefined) {
-      text = JSON.stringify(nodeView(node));
-      nodeJson.set(node, text);
+export function runDetailsParts(record: RunRecord): Buffer[] {
+  const summary = JSON.stringify(runSummary(record));
+  const parts: Buffer[] = [Buffer.from(summary.slice(0, -1)), NODES_OPEN];
+  record.nodes.forEach((node, index) => {
+    let bytes = nodeJson.get(node);
+    if (bytes === undefined) {
+      bytes = Buffer.from(JSON.stringify(nodeView(node)));
+      nodeJson.set(node, bytes);
     }
-    return text;
+    if (index > 0) parts.push(COMMA);
+    parts.push(bytes);
   });
-  return `${JSON.stringify(runSummary(record)).slice(0, -1)},"nodes":[${nodes.join(',')}],"preconditions":[]}`;
+  parts.push(NODES_CLOSE);
+  return parts;
 }
 
 /** The summary of a DAG that has never run: its name and status 0, the other fields empty. */

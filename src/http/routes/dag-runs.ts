@@ -1,7 +1,7 @@
 // /dags/{fileName}/start and /dag-runs: starting, listing, reading and stopping runs.
 import { AppError, isRunStatus, type RunFilter, type RunRecord } from '../../core/index.ts';
 import type { Router } from '../router.ts';
-import { runDetailsJson, runSummary } from '../present.ts';
+import { runDetailsParts, runSummary } from '../present.ts';
 import { intParam, stringParam } from '../query.ts';
 import { InlineRunBody, StartBody, parseBody } from '../schemas.ts';
 import { empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
@@ -53,9 +53,9 @@ function getRun(request: HttpRequest, deps: ApiDeps) {
   const record = deps.engine.findRun(request.params.name, request.params.dagRunId);
   let body = renderedRuns.get(record);
   if (body === undefined) {
-    const details = Buffer.from(runDetailsJson(record));
+    const details = runDetailsParts(record);
     // The spec's reference names the key dagRun, its example dagRunDetails (COMPAT.md): both are sent.
-    body = Buffer.concat([DAG_RUN_KEY, details, DETAILS_KEY, details, CLOSE]);
+    body = Buffer.concat([DAG_RUN_KEY, ...details, DETAILS_KEY, ...details, CLOSE]);
     renderedRuns.set(record, body);
   }
   return { status: 200, headers: { 'content-type': 'application/json' }, body };
