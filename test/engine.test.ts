@@ -42,7 +42,7 @@ test('runs left active by a process that died are closed as failed on the next s
   assert.deepEqual([record?.nodes[0].status, record?.nodes[0].error], [2, 'the server stopped while the run was active']);
 });
 
-test('a run whose log directory cannot be made is refused with internal_error and recorded failed, not left running', async (t) => {
+test('a start whose log directory cannot be made is refused with internal_error and records nothing', async (t) => {
   const home = await mkdtemp(join(tmpdir(), 'troupe-nolog-'));
   const handle = await createEngine({ home });
   t.after(async () => { await handle.close(); await rm(home, { recursive: true, force: true }); });
@@ -50,12 +50,10 @@ test('a run whose log directory cannot be made is refused with internal_error an
   await writeFile(join(home, 'logs', 'blocked'), 'a file where the DAG log directory would go');
   await assert.rejects(handle.engine.startDag('blocked', { dagRunId: 'b1' }), (error: Error & { code?: string }) => {
     assert.equal(error.code, 'internal_error');
-    assert.match(error.message, /cannot create the run's log directory/);
+    assert.match(error.message, /cannot create the log directory of DAG blocked/);
     return true;
   });
-  const record = handle.runs.get('blocked', 'b1');
-  assert.equal(record?.status, RunStatus.Failed);
-  assert.match(record?.error ?? '', /cannot create the run's log directory/);
+  assert.equal(handle.runs.get('blocked', 'b1'), undefined);
   assert.equal(handle.engine.isActive('blocked', 'b1'), false);
 });
 

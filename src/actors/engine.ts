@@ -232,8 +232,11 @@ export class Engine {
     this.reserved.set(key, this.clock.now());
     try {
       const attemptId = newAttemptId();
-      // The log directory is made while the first record commits; steps start once it exists.
-      const logDir = this.deps.logs.prepare(name, dagRunId);
+      try {
+        this.deps.logs.prepare(name);
+      } catch (error) {
+        throw new AppError('internal_error', `cannot create the log directory of DAG ${name}: ${(error as Error).message}`);
+      }
       const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: this.deps.systemEnv, logs: this.deps.logs });
       const now = this.clock.now();
       const record: RunRecord = {
@@ -251,15 +254,6 @@ export class Engine {
       // The first record is durable before the caller hears the id; the actor's writes follow in order.
       const saved = this.deps.runs.save(record);
       void this.deps.runs.saveSpec(name, dagRunId, specText);
-      try {
-        await logDir;
-      } catch (error) {
-        // Nothing ran: the recorded run ends failed rather than staying running.
-        const message = `cannot create the run's log directory: ${(error as Error).message}`;
-        await saved;
-        await this.deps.runs.save({ ...record, status: RunStatus.Failed, finishedAt: isoTime(this.clock.now()), error: message });
-        throw new AppError('internal_error', message);
-      }
       this.scheduler.send({ type: 'run.admit', input: { record, plan } });
       await saved;
       return { dagRunId };

@@ -62,11 +62,11 @@ export interface StepLogPaths {
 }
 
 export interface LogStore {
-  runDir(name: string, dagRunId: string): string;
+  dagDir(name: string): string;
   runLogPath(name: string, dagRunId: string, attemptId: string): string;
   stepPaths(name: string, dagRunId: string, attemptId: string, index: number, stepName: string): StepLogPaths;
-  /** Creates the run's directory; called before anything of an attempt is written there. */
-  prepare(name: string, dagRunId: string): Promise<void>;
+  /** Makes sure the DAG's log folder exists before a run writes there; throws when it cannot. */
+  prepare(name: string): void;
   /** Appends lines in call order. */
   appendRunLog(path: string, line: string): void;
   closeRunLog(path: string): Promise<void>;

@@ -1,6 +1,5 @@
 // LogStore: the layout of the log directory, the run log writer and the chunk reader.
-import { closeSync, openSync, writeSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileSafe, type LogChunk, type LogQuery, type LogStore, type StepLogPaths } from '../core/index.ts';
 import { readLogChunk } from './log-reader.ts';
@@ -13,24 +12,28 @@ export class LogFiles implements LogStore {
 
   constructor(readonly dir: string) {}
 
-  /** One directory per run; its attempts' files carry the attempt id, so a retry adds files, not folders. */
-  runDir(name: string, dagRunId: string): string {
+  /**
+   * One folder per DAG, created with its first run; a run's files carry its id and attempt id.
+   * Creating a folder costs up to 0.8 ms on some file systems (measured), and a run needs none.
+   */
+  dagDir(name: string): string {
     // Names and ids are validated before they get here; fileSafe is a second fence.
-    return join(this.dir, fileSafe(name), fileSafe(dagRunId));
+    return join(this.dir, fileSafe(name));
   }
 
   runLogPath(name: string, dagRunId: string, attemptId: string): string {
-    return join(this.runDir(name, dagRunId), `${fileSafe(attemptId)}.run.log`);
+    return join(this.dagDir(name), `${fileSafe(dagRunId)}.${fileSafe(attemptId)}.run.log`);
   }
 
   stepPaths(name: string, dagRunId: string, attemptId: string, index: number, stepName: string): StepLogPaths {
-    const base = join(this.runDir(name, dagRunId), `${fileSafe(attemptId)}.${String(index + 1).padStart(3, '0')}.${fileSafe(stepName)}`);
+    const step = `${String(index + 1).padStart(3, '0')}.${fileSafe(stepName)}`;
+    const base = join(this.dagDir(name), `${fileSafe(dagRunId)}.${fileSafe(attemptId)}.${step}`);
     return { stdout: `${base}.out`, stderr: `${base}.err`, script: `${base}.script` };
   }
 
-  async prepare(name: string, dagRunId: string): Promise<void> {
-    // Creating a file or folder costs up to 0.8 ms on some file systems: one folder per run, no more.
-    await mkdir(this.runDir(name, dagRunId), { recursive: true });
+  prepare(name: string): void {
+    // Once the folder exists this is one mkdir that answers EEXIST: microseconds.
+    mkdirSync(this.dagDir(name), { recursive: true });
   }
 
   appendRunLog(path: string, line: string): void {
