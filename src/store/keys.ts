@@ -4,6 +4,8 @@ const MAX_TIME = Number.MAX_SAFE_INTEGER;
 
 export const keys = {
   run: (name: string, dagRunId: string) => [name, dagRunId],
+  node: (name: string, dagRunId: string, index: number) => [name, dagRunId, index],
+  nodesOf: (name: string, dagRunId: string, count: number) => ({ start: [name, dagRunId, 0], end: [name, dagRunId, count] }),
   spec: (name: string, dagRunId: string) => [name, dagRunId],
   byTime: (createdAtMs: number, name: string, dagRunId: string) => [createdAtMs, name, dagRunId],
   byName: (name: string, createdAtMs: number, dagRunId: string) => [name, createdAtMs, dagRunId],

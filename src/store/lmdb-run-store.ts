@@ -1,23 +1,33 @@
 // RunStore on LMDB: run records, the listing indexes, run specs and DAG flags in one environment.
+// A run is stored as a summary, one entry per node and its step views (written once): a transition
+// writes the summary and the nodes it changed, not the whole run.
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { NodeRecord, RunFilter, RunRecord, RunStore, StepView } from '../core/index.ts';
 import { keys } from './keys.ts';
 
 type Key = Array<string | number>;
+type StoredRun = Omit<RunRecord, 'nodes'> & { nodeCount: number };
+type StoredNode = Omit<NodeRecord, 'step'>;
 
 const COMMITTED_CACHE_SIZE = 256;
+const ISSUED_CACHE_SIZE = 1024;
 
 export class LmdbRunStore implements RunStore {
   private readonly root: RootDatabase;
-  private readonly runs: Database<RunRecord, Key>;
+  private readonly runs: Database<StoredRun, Key>;
+  private readonly nodes: Database<StoredNode, Key>;
   private readonly specs: Database<string, Key>;
   private readonly byTime: Database<null, Key>;
   private readonly byName: Database<null, Key>;
   private readonly flags: Database<unknown, Key>;
   /** The step objects of a run's nodes never change during a run: stored once, not on every write. */
   private readonly stepViews: Database<StepView[], Key>;
-  /** Runs whose index rows are written: later saves of them write the record alone. */
-  private readonly indexed = new Set<string>();
+  /**
+   * The last record written for recently written runs: the next write of a run compares its nodes
+   * with these (records are immutable; a changed node is a new object) and skips the index rows.
+   * A run not found here is written whole.
+   */
+  private readonly issued = new Map<string, RunRecord>();
   /**
    * The last committed record of recently written runs. Reads of a run being polled skip the
    * decode; the entry changes only when a write commits, so nothing shows before it is durable.
@@ -27,6 +37,7 @@ export class LmdbRunStore implements RunStore {
   constructor(path: string) {
     this.root = open({ path, maxDbs: 8 });
     this.runs = this.root.openDB({ name: 'runs' });
+    this.nodes = this.root.openDB({ name: 'run-nodes' });
     this.specs = this.root.openDB({ name: 'specs' });
     this.byTime = this.root.openDB({ name: 'runs-by-time' });
     this.byName = this.root.openDB({ name: 'runs-by-name' });
@@ -39,8 +50,13 @@ export class LmdbRunStore implements RunStore {
     if (hot) return hot;
     const stored = this.runs.get(keys.run(name, dagRunId));
     if (!stored) return undefined;
+    const { nodeCount, ...summary } = stored;
     const views = this.stepViews.get(keys.run(name, dagRunId)) ?? [];
-    return { ...stored, nodes: stored.nodes.map((node, index) => ({ ...node, step: views[index] ?? node.step })) };
+    const nodes: NodeRecord[] = [];
+    for (const { value } of this.nodes.getRange(keys.nodesOf(name, dagRunId, nodeCount))) {
+      nodes.push({ ...value, step: views[nodes.length] } as NodeRecord);
+    }
+    return { ...summary, nodes };
   }
 
   latest(name: string): RunRecord | undefined {
@@ -75,15 +91,25 @@ export class LmdbRunStore implements RunStore {
 
   save(record: RunRecord): Promise<void> {
     const id = `${record.name}\u0000${record.dagRunId}`;
-    const stored = { ...record, nodes: record.nodes.map(withoutStep) };
-    if (this.indexed.has(id)) return this.runs.put(keys.run(record.name, record.dagRunId), stored).then(() => this.remember(id, record));
-    this.indexed.add(id);
-    // Plain puts keep call order with the run's later writes (a transaction callback would run after
-    // them); puts issued in the same tick commit in one batch, so the index never names a missing run.
-    this.stepViews.put(keys.run(record.name, record.dagRunId), record.nodes.map((node) => node.step));
-    this.byTime.put(keys.byTime(record.createdAtMs, record.name, record.dagRunId), null);
-    this.byName.put(keys.byName(record.name, record.createdAtMs, record.dagRunId), null);
-    return this.runs.put(keys.run(record.name, record.dagRunId), stored).then(() => this.remember(id, record));
+    const previous = this.issued.get(id);
+    this.issued.delete(id);
+    this.issued.set(id, record);
+    if (this.issued.size > ISSUED_CACHE_SIZE) this.issued.delete(this.issued.keys().next().value!);
+    // Puts issued in the same tick commit in one transaction, in call order: a reader never sees
+    // half a transition, and the index never names a missing run.
+    record.nodes.forEach((node, index) => {
+      if (previous?.nodes[index] === node) return;
+      const { step: _step, ...stored } = node;
+      void this.nodes.put(keys.node(record.name, record.dagRunId, index), stored);
+    });
+    if (!previous) {
+      void this.stepViews.put(keys.run(record.name, record.dagRunId), record.nodes.map((node) => node.step));
+      void this.byTime.put(keys.byTime(record.createdAtMs, record.name, record.dagRunId), null);
+      void this.byName.put(keys.byName(record.name, record.createdAtMs, record.dagRunId), null);
+    }
+    const { nodes, ...summary } = record;
+    return this.runs.put(keys.run(record.name, record.dagRunId), { ...summary, nodeCount: nodes.length })
+      .then(() => this.remember(id, record));
   }
 
   private remember(id: string, record: RunRecord): void {
@@ -120,9 +146,4 @@ export class LmdbRunStore implements RunStore {
     await this.root.flushed;
     await this.root.close();
   }
-}
-
-function withoutStep(node: NodeRecord): NodeRecord {
-  const { step: _step, ...rest } = node;
-  return rest as NodeRecord;
 }

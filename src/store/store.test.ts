@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RunStatus, type RunRecord } from '../core/index.ts';
+import { NodeStatus, RunStatus, type NodeRecord, type RunRecord } from '../core/index.ts';
 import { LmdbRunStore } from './lmdb-run-store.ts';
 import { DagFiles } from './dag-files.ts';
 import { readLogChunk, EXACT_LIMIT } from './log-reader.ts';
@@ -38,6 +38,27 @@ test('run records list newest first by name and by time, with filters', async (t
   await store.setSuspended('a', false);
   assert.equal(store.isSuspended('a'), false);
   await store.check();
+});
+
+test('a run written transition by transition reads back whole from a reopened store', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-store-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const node = (name: string): NodeRecord => ({
+    step: { name, executorConfig: { type: 'shell', config: {} } }, stdout: `${name}.out`, stderr: `${name}.err`,
+    startedAt: '', finishedAt: '', status: NodeStatus.NotStarted, retryCount: 0, doneCount: 0, error: '', subRuns: [], subRunsRepeated: [],
+  });
+  const first: RunRecord = { ...record('d', 'r', 1000, RunStatus.Running), nodes: [node('a'), node('b'), node('c')] };
+  const store = new LmdbRunStore(dir);
+  await store.save(first);
+  const second: RunRecord = { ...first, nodes: [first.nodes[0], { ...first.nodes[1], status: NodeStatus.Succeeded, doneCount: 1 }, first.nodes[2]] };
+  await store.save(second);
+  const third: RunRecord = { ...second, status: RunStatus.Succeeded, nodes: [second.nodes[0], second.nodes[1], { ...second.nodes[2], status: NodeStatus.Failed, error: 'boom' }] };
+  await store.save(third);
+  await store.close();
+  const reopened = new LmdbRunStore(dir);
+  t.after(() => reopened.close());
+  assert.deepEqual(reopened.get('d', 'r'), third);
+  assert.deepEqual(reopened.listByName('d', 5), [third]);
 });
 
 test('DAG files: create refuses an existing file, rename keeps content, names are validated', async (t) => {
