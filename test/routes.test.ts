@@ -163,6 +163,33 @@ for (const carrier of ['uws', 'node'] as const) {
       assert.deepEqual([missing.status, missing.body.valid], [200, false]);
     });
 
+    test('conditions and repeat policies show in the DAG details; a run that needs them is refused, naming them', async () => {
+      const spec = [
+        'preconditions:',
+        '  - condition: "`date +%u`"',
+        '    expected: "re:[1-7]"',
+        '    error: never',
+        'steps:',
+        '  - name: poll',
+        '    command: "true"',
+        '    preconditions: test -d /',
+        '    retryPolicy: {limit: 2, backoff: true}',
+        '    repeatPolicy: {repeat: until, exitCode: [0], limit: 3, intervalSec: 1}',
+        '',
+      ].join('\n');
+      const validated = await call('POST', '/dags/validate', { spec, name: 'policies' });
+      assert.deepEqual([validated.body.valid, validated.body.errors], [true, []]);
+      assert.deepEqual(validated.body.dag.preconditions, [{ condition: '`date +%u`', expected: 're:[1-7]', error: 'never' }]);
+      assert.deepEqual(validated.body.dag.steps[0].preconditions, [{ condition: 'test -d /' }]);
+      assert.deepEqual(validated.body.dag.steps[0].repeatPolicy, { repeat: 'until', interval: 1, limit: 3, exitCode: [0] });
+      assert.equal((await call('POST', '/dags', { name: 'policies', spec })).status, 201);
+      const started = await call('POST', '/dags/policies/start', {});
+      assert.equal(started.status, 400);
+      assert.equal(started.body.code, 'bad_request');
+      assert.equal(started.body.message,
+        'troupe does not run these fields yet: preconditions, steps.poll.preconditions, steps.poll.retryPolicy, steps.poll.repeatPolicy');
+    });
+
     test('rename moves the file, refuses bad or taken names, and keeps run history under the old name', async () => {
       await server.writeDag('torename', 'steps:\n  - echo renamed\n');
       const { body: started } = await call('POST', '/dags/torename/start', { dagRunId: 'before-rename' });

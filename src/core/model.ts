@@ -11,6 +11,52 @@ export interface ExecutorConfig {
   config: Record<string, unknown>;
 }
 
+/** A precondition (workflow-format 2.6): a command that must exit 0, or a value to compare. */
+export interface Condition {
+  /** Text whose expansion (variables, backticks) is compared with `expected`. */
+  condition?: string;
+  /** A plain value, or `re:` and a regular expression. */
+  expected?: string;
+  /** A command that must exit 0. */
+  command?: string;
+  /** The message recorded when the condition does not hold. */
+  error?: string;
+  negate: boolean;
+}
+
+/** When a failed or skipped step lets its dependents go on (2.7). */
+export interface ContinueOn {
+  failure: boolean;
+  skipped: boolean;
+  exitCode: number[];
+  /** Substrings of the output, or `re:` and a regular expression. */
+  output: string[];
+  markSuccess: boolean;
+}
+
+export interface RetryPolicy {
+  limit: number;
+  intervalSec: number;
+  /** Multiplier of the interval per attempt; absent: a constant interval. */
+  backoff?: number;
+  maxIntervalSec?: number;
+  /** Exit codes that trigger a retry; empty: any non-zero code. */
+  exitCode: number[];
+}
+
+export interface RepeatPolicy {
+  /** `while`: repeat while the condition holds or the exit code matches; `until`: until it holds. */
+  repeat: 'while' | 'until';
+  condition?: string;
+  expected?: string;
+  exitCode: number[];
+  /** Maximum executions; absent: no limit. */
+  limit?: number;
+  intervalSec: number;
+  backoff?: number;
+  maxIntervalSec?: number;
+}
+
 export interface Step {
   name: string;
   id?: string;
@@ -28,6 +74,10 @@ export interface Step {
   env: Array<[string, string]>;
   signalOnStop: string;
   executor: ExecutorConfig;
+  preconditions: Condition[];
+  continueOn?: ContinueOn;
+  retryPolicy?: RetryPolicy;
+  repeatPolicy?: RepeatPolicy;
   /** Fields accepted by the format whose runtime belongs to a later capability. */
   extra: Record<string, unknown>;
 }
@@ -50,6 +100,7 @@ export interface Dag {
   delaySec: number;
   histRetentionDays: number;
   maxOutputSize: number;
+  preconditions: Condition[];
   steps: Step[];
   extra: Record<string, unknown>;
 }

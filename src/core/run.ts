@@ -13,7 +13,27 @@ export interface StepView {
   script?: string;
   depends?: string[];
   output?: string;
+  preconditions?: ConditionView[];
+  repeatPolicy?: RepeatPolicyView;
   executorConfig: { type?: string; config: Record<string, unknown> };
+}
+
+/** A condition as the API shows it (Dagu's Condition): a command-form condition is its `condition`. */
+export interface ConditionView {
+  condition: string;
+  expected?: string;
+  negate?: boolean;
+  error?: string;
+}
+
+export interface RepeatPolicyView {
+  repeat: 'while' | 'until';
+  interval: number;
+  limit?: number;
+  backoff?: number;
+  maxIntervalSec?: number;
+  condition?: { condition: string; expected?: string };
+  exitCode?: number[];
 }
 
 export interface NodeRecord {

@@ -1,6 +1,6 @@
 // Records and models -> the API's JSON shapes (http-api.md section 2).
 import { nodeStatusLabel, runStatusLabel, type Dag, type NodeRecord, type RunRecord } from '../core/index.ts';
-import { paramsJson, paramsList, stepView, type ParseResult } from '../spec/index.ts';
+import { conditionView, paramsJson, paramsList, stepView, type ParseResult } from '../spec/index.ts';
 
 export function runSummary(record: RunRecord) {
   return {
@@ -106,7 +106,7 @@ export function dagDetails(dag: Dag) {
     steps: dag.steps.map(stepView),
     delay: dag.delaySec,
     histRetentionDays: dag.histRetentionDays,
-    preconditions: [],
+    preconditions: dag.preconditions.map(conditionView),
     maxActiveRuns: dag.maxActiveRuns,
     maxActiveSteps: dag.maxActiveSteps,
     timeoutSec: dag.timeoutSec,

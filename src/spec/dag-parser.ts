@@ -6,6 +6,7 @@ import { FieldReader, isPlainMap } from './field-reader.ts';
 import { formatIssue, type Path, type SpecIssue } from './issues.ts';
 import { ROOT_KEYS, STEP_KEYS, closestKey } from './keys.ts';
 import { paramsFromText } from './params.ts';
+import { readConditions, readContinueOn, readRepeatPolicy, readRetryPolicy } from './policies.ts';
 import { readYaml, type YamlDocument } from './yaml-source.ts';
 import { dependencyIssues } from './graph.ts';
 
@@ -82,6 +83,7 @@ function parseDocument(doc: YamlDocument, options: ParseOptions): { dag?: Dag; i
     delaySec: reader.integer(value, 'delaySec', []) ?? DAG_DEFAULTS.delaySec,
     histRetentionDays: reader.integer(value, 'histRetentionDays', []) ?? DAG_DEFAULTS.histRetentionDays,
     maxOutputSize: reader.integer(value, 'maxOutputSize', [], 1) ?? DAG_DEFAULTS.maxOutputSize,
+    preconditions: readConditions(reader, value.preconditions, ['preconditions']),
     steps: [],
     extra: {},
   };
@@ -103,7 +105,7 @@ function parseDocument(doc: YamlDocument, options: ParseOptions): { dag?: Dag; i
 const handledRootKeys = new Set([
   'name', 'description', 'group', 'tags', 'type', 'params', 'env', 'shell', 'workingDir', 'logDir',
   'maxActiveRuns', 'maxActiveSteps', 'maxCleanUpTimeSec', 'timeoutSec', 'delaySec', 'histRetentionDays',
-  'maxOutputSize', 'steps',
+  'maxOutputSize', 'preconditions', 'steps',
 ]);
 
 function readMaxActiveRuns(reader: FieldReader, value: Record<string, unknown>): number {
@@ -239,6 +241,10 @@ function readStep(
     env: reader.env(value.env, [...at, 'env']),
     signalOnStop: reader.string(value, 'signalOnStop', at) ?? DAG_DEFAULTS.signalOnStop,
     executor,
+    preconditions: readConditions(reader, value.preconditions, [...at, 'preconditions']),
+    continueOn: readContinueOn(reader, value.continueOn, [...at, 'continueOn']),
+    retryPolicy: readRetryPolicy(reader, value.retryPolicy, [...at, 'retryPolicy']),
+    repeatPolicy: readRepeatPolicy(reader, value.repeatPolicy, [...at, 'repeatPolicy']),
     extra: {},
   };
   if (step.name.trim() === '') reader.report([...at, 'name'], 'must not be empty');
@@ -254,7 +260,7 @@ function readStep(
 
 const handledStepKeys = new Set([
   'name', 'id', 'description', 'command', 'script', 'depends', 'dir', 'workingDir', 'shell', 'output',
-  'env', 'signalOnStop', 'executor',
+  'env', 'signalOnStop', 'executor', 'preconditions', 'continueOn', 'retryPolicy', 'repeatPolicy',
 ]);
 
 function readExecutor(reader: FieldReader, value: unknown, at: Path): Step['executor'] {

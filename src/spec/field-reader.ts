@@ -2,6 +2,7 @@
 import type { Path, SpecIssue } from './issues.ts';
 import { pathText } from './issues.ts';
 import type { YamlDocument } from './yaml-source.ts';
+import { closestKey } from './keys.ts';
 
 export class FieldReader {
   readonly issues: SpecIssue[] = [];
@@ -33,6 +34,38 @@ export class FieldReader {
       return undefined;
     }
     return number;
+  }
+
+  boolean(map: Record<string, unknown>, key: string, path: Path): boolean | undefined {
+    const value = map[key];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value === 'boolean') return value;
+    if (value === 'true' || value === 'false') return value === 'true';
+    this.report([...path, key], 'must be true or false');
+    return undefined;
+  }
+
+  /** An integer or a list of integers. */
+  integerList(map: Record<string, unknown>, key: string, path: Path): number[] | undefined {
+    const value = map[key];
+    if (value === undefined || value === null) return undefined;
+    const items = Array.isArray(value) ? value : [value];
+    const out: number[] = [];
+    items.forEach((item, index) => {
+      const number = typeof item === 'string' && /^-?[0-9]+$/.test(item.trim()) ? Number(item) : item;
+      if (typeof number === 'number' && Number.isInteger(number)) out.push(number);
+      else this.report(Array.isArray(value) ? [...path, key, index] : [...path, key], 'must be an integer');
+    });
+    return out;
+  }
+
+  /** Reports the keys of `map` that are not in `allowed`, suggesting the closest one. */
+  knownKeys(map: Record<string, unknown>, allowed: readonly string[], path: Path): void {
+    for (const key of Object.keys(map)) {
+      if (allowed.includes(key)) continue;
+      const hint = closestKey(key, allowed);
+      this.report([...path, key], `unknown field "${key}"${hint ? `; did you mean "${hint}"?` : ''}`);
+    }
   }
 
   /** A string or a list of strings. */

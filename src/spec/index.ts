@@ -5,4 +5,4 @@ export { splitWords } from './command.ts';
 export { expandVariables, evaluateEnv, filterSystemEnv } from './expand.ts';
 export { paramsFromRequest, mergeParams, paramsJson, paramsList, paramsRecord } from './params.ts';
 export { dependencyNames } from './graph.ts';
-export { stepView, fieldsNotRunYet, minimalSpec, exampleSpec } from './step-view.ts';
+export { stepView, conditionView, fieldsNotRunYet, minimalSpec, exampleSpec } from './step-view.ts';

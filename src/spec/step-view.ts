@@ -1,5 +1,5 @@
 // The step object shown inside run nodes and DAG details (API spec 2.3).
-import type { Dag, Step, StepView } from '../core/index.ts';
+import type { Condition, ConditionView, Dag, RepeatPolicy, RepeatPolicyView, Step, StepView } from '../core/index.ts';
 import { splitWords } from './command.ts';
 import { ROOT_KEYS_NOT_RUN_YET, STEP_KEYS_NOT_RUN_YET } from './keys.ts';
 
@@ -17,15 +17,42 @@ export function stepView(step: Step): StepView {
   if (step.script !== undefined) view.script = step.script;
   if (step.depends.length > 0) view.depends = step.depends;
   if (step.output) view.output = step.output;
+  if (step.preconditions.length > 0) view.preconditions = step.preconditions.map(conditionView);
+  if (step.repeatPolicy) view.repeatPolicy = repeatPolicyView(step.repeatPolicy);
+  return view;
+}
+
+export function conditionView(condition: Condition): ConditionView {
+  const view: ConditionView = { condition: condition.condition ?? condition.command ?? '' };
+  if (condition.expected !== undefined) view.expected = condition.expected;
+  if (condition.negate) view.negate = true;
+  if (condition.error !== undefined) view.error = condition.error;
+  return view;
+}
+
+function repeatPolicyView(policy: RepeatPolicy): RepeatPolicyView {
+  const view: RepeatPolicyView = { repeat: policy.repeat, interval: policy.intervalSec };
+  if (policy.limit !== undefined) view.limit = policy.limit;
+  if (policy.backoff !== undefined) view.backoff = policy.backoff;
+  if (policy.maxIntervalSec !== undefined) view.maxIntervalSec = policy.maxIntervalSec;
+  if (policy.condition !== undefined) {
+    view.condition = { condition: policy.condition, ...(policy.expected !== undefined ? { expected: policy.expected } : {}) };
+  }
+  if (policy.exitCode.length > 0) view.exitCode = policy.exitCode;
   return view;
 }
 
 /** Fields a run of this DAG would need that the runtime does not carry out yet. */
 export function fieldsNotRunYet(dag: Dag): string[] {
   const fields = Object.keys(dag.extra).filter((key) => ROOT_KEYS_NOT_RUN_YET.has(key));
+  if (dag.preconditions.length > 0) fields.push('preconditions');
   for (const step of dag.steps) {
     for (const key of Object.keys(step.extra)) {
       if (STEP_KEYS_NOT_RUN_YET.has(key)) fields.push(`steps.${step.name}.${key}`);
+    }
+    if (step.preconditions.length > 0) fields.push(`steps.${step.name}.preconditions`);
+    for (const key of ['continueOn', 'retryPolicy', 'repeatPolicy'] as const) {
+      if (step[key] !== undefined) fields.push(`steps.${step.name}.${key}`);
     }
     if (step.executor.type !== 'shell' && step.executor.type !== 'command') fields.push(`steps.${step.name}.executor (${step.executor.type})`);
   }
