@@ -11,6 +11,19 @@ export interface ExecutorConfig {
   config: Record<string, unknown>;
 }
 
+/** One cron expression of a schedule, as written and split from its `CRON_TZ=` prefix. */
+export interface ScheduleEntry {
+  expression: string;
+  cron: string;
+  timezone?: string;
+}
+
+export interface Schedule {
+  start: ScheduleEntry[];
+  stop: ScheduleEntry[];
+  restart: ScheduleEntry[];
+}
+
 /** A precondition (workflow-format 2.6): a command that must exit 0, or a value to compare. */
 export interface Condition {
   /** Text whose expansion (variables, backticks) is compared with `expected`. */
@@ -101,6 +114,7 @@ export interface Dag {
   histRetentionDays: number;
   maxOutputSize: number;
   preconditions: Condition[];
+  schedule: Schedule;
   steps: Step[];
   extra: Record<string, unknown>;
 }

@@ -76,19 +76,13 @@ export function emptyRunSummary(name: string) {
   };
 }
 
-function scheduleOf(dag: Dag): Array<{ expression: string }> {
-  const schedule = dag.extra.schedule;
-  const list = typeof schedule === 'string' ? [schedule] : Array.isArray(schedule) ? schedule : [];
-  return list.filter((item): item is string => typeof item === 'string').map((expression) => ({ expression }));
-}
-
 /** The `dag` of list items and search results (2.5). */
 export function dagSummary(dag: Dag | undefined, fileName: string) {
   if (!dag) return { name: fileName, group: '', schedule: [], description: '', params: [], defaultParams: '', tags: [] };
   return {
     name: dag.name,
     group: dag.group ?? '',
-    schedule: scheduleOf(dag),
+    schedule: dag.schedule.start.map(({ expression }) => ({ expression })),
     description: dag.description ?? '',
     params: paramsList(dag.params),
     defaultParams: paramsJson(dag.params),

@@ -7,6 +7,7 @@ import { formatIssue, type Path, type SpecIssue } from './issues.ts';
 import { ROOT_KEYS, STEP_KEYS, closestKey } from './keys.ts';
 import { paramsFromText } from './params.ts';
 import { readConditions, readContinueOn, readRepeatPolicy, readRetryPolicy } from './policies.ts';
+import { readSchedule } from './schedule.ts';
 import { readYaml, type YamlDocument } from './yaml-source.ts';
 import { dependencyIssues } from './graph.ts';
 
@@ -84,6 +85,7 @@ function parseDocument(doc: YamlDocument, options: ParseOptions): { dag?: Dag; i
     histRetentionDays: reader.integer(value, 'histRetentionDays', []) ?? DAG_DEFAULTS.histRetentionDays,
     maxOutputSize: reader.integer(value, 'maxOutputSize', [], 1) ?? DAG_DEFAULTS.maxOutputSize,
     preconditions: readConditions(reader, value.preconditions, ['preconditions']),
+    schedule: readSchedule(reader, value.schedule, ['schedule']),
     steps: [],
     extra: {},
   };
@@ -105,7 +107,7 @@ function parseDocument(doc: YamlDocument, options: ParseOptions): { dag?: Dag; i
 const handledRootKeys = new Set([
   'name', 'description', 'group', 'tags', 'type', 'params', 'env', 'shell', 'workingDir', 'logDir',
   'maxActiveRuns', 'maxActiveSteps', 'maxCleanUpTimeSec', 'timeoutSec', 'delaySec', 'histRetentionDays',
-  'maxOutputSize', 'preconditions', 'steps',
+  'maxOutputSize', 'preconditions', 'schedule', 'steps',
 ]);
 
 function readMaxActiveRuns(reader: FieldReader, value: Record<string, unknown>): number {
