@@ -70,6 +70,76 @@ export interface RepeatPolicy {
   maxIntervalSec?: number;
 }
 
+/** A secret (2.2): exposed to steps as `name`, read from the provider; never stored. */
+export interface SecretRef {
+  name: string;
+  provider: 'env' | 'file';
+  key: string;
+  options: Record<string, string>;
+}
+
+/** The DAG-level container (2.3). */
+export interface ContainerSpec {
+  image?: string;
+  pullPolicy: 'always' | 'missing' | 'never';
+  env: string[];
+  volumes: string[];
+  workingDir?: string;
+  platform?: string;
+  user?: string;
+  ports: string[];
+  network?: string;
+  startup: 'keepalive' | 'entrypoint' | 'command';
+  command: string[];
+  waitFor: 'running' | 'healthy';
+  logPattern?: string;
+  restartPolicy: 'no' | 'always' | 'unless-stopped';
+  keepContainer: boolean;
+}
+
+/** SSH settings (2.4). */
+export interface SshSpec {
+  user?: string;
+  host?: string;
+  port: string;
+  key?: string;
+  password?: string;
+  strictHostKey: boolean;
+  knownHostFile?: string;
+}
+
+export interface MailSpec {
+  from?: string;
+  to: string[];
+  prefix?: string;
+  attachLogs: boolean;
+}
+
+export interface SmtpSpec {
+  host?: string;
+  port?: string;
+  username?: string;
+  password?: string;
+}
+
+export interface OtelSpec {
+  enabled: boolean;
+  endpoint?: string;
+  headers: Record<string, string>;
+  insecure: boolean;
+  timeout?: string;
+  resource: Record<string, string>;
+}
+
+/** Lifecycle handlers (section 6); `cancel` is read as `abort`. */
+export interface Handlers {
+  init?: Step;
+  success?: Step;
+  failure?: Step;
+  abort?: Step;
+  exit?: Step;
+}
+
 export interface Step {
   name: string;
   id?: string;
@@ -84,6 +154,23 @@ export interface Step {
   shell?: string[];
   /** Variable that receives the trimmed stdout. */
   output?: string;
+  /** The key of that output in the outputs document (default: the variable in camelCase). */
+  outputKey?: string;
+  /** Keep the output usable in the DAG but out of the outputs document. */
+  outputOmit?: boolean;
+  /** Files that receive the step's stdout/stderr too. */
+  stdout?: string;
+  stderr?: string;
+  shellPackages: string[];
+  mailOnError: boolean;
+  /** Overrides the DAG's timeoutSec. */
+  timeoutSec?: number;
+  /** A DAG (local or a file) to run as a sub DAG run; `run` is read as `call`. */
+  call?: string;
+  /** Sub DAG parameters, or executor inputs. */
+  params?: string | Record<string, string>;
+  /** Fan-out over items; ITEM holds the current one. `items` may be a variable reference. */
+  parallel?: { items: unknown[] | string; maxConcurrent?: number };
   env: Array<[string, string]>;
   signalOnStop: string;
   executor: ExecutorConfig;
@@ -91,8 +178,6 @@ export interface Step {
   continueOn?: ContinueOn;
   retryPolicy?: RetryPolicy;
   repeatPolicy?: RepeatPolicy;
-  /** Fields accepted by the format whose runtime belongs to a later capability. */
-  extra: Record<string, unknown>;
 }
 
 export interface Dag {
@@ -115,8 +200,24 @@ export interface Dag {
   maxOutputSize: number;
   preconditions: Condition[];
   schedule: Schedule;
+  skipIfSuccessful: boolean;
+  restartWaitSec: number;
+  runConfig: { disableParamEdit: boolean; disableRunIdEdit: boolean };
+  secrets: SecretRef[];
+  /** Files of variables, relative to workingDir; empty: none loaded. */
+  dotenv: string[];
+  container?: ContainerSpec;
+  ssh?: SshSpec;
+  registryAuths: Record<string, { username?: string; password?: string }>;
+  queue?: string;
+  workerSelector: Record<string, string>;
+  otel?: OtelSpec;
+  mailOn: { failure: boolean; success: boolean };
+  errorMail?: MailSpec;
+  infoMail?: MailSpec;
+  smtp?: SmtpSpec;
+  handlerOn: Handlers;
   steps: Step[];
-  extra: Record<string, unknown>;
 }
 
 export const DAG_DEFAULTS = {

@@ -1,6 +1,6 @@
 // YAML text -> validated, normalised Dag. Pure: no clock, no processes, no file system.
 import { posix as path } from 'node:path';
-import { DAG_DEFAULTS, dagNameProblem, type Dag, type ParamDef, type Step } from '../core/index.ts';
+import { DAG_DEFAULTS, dagNameProblem, type Dag, type Handlers, type ParamDef, type Step } from '../core/index.ts';
 import { isMultiLine, splitWords } from './command.ts';
 import { FieldReader, isPlainMap } from './field-reader.ts';
 import { formatIssue, type Path, type SpecIssue } from './issues.ts';
@@ -8,6 +8,10 @@ import { ROOT_KEYS, STEP_KEYS, closestKey } from './keys.ts';
 import { paramsFromText } from './params.ts';
 import { readConditions, readContinueOn, readRepeatPolicy, readRetryPolicy } from './policies.ts';
 import { readSchedule } from './schedule.ts';
+import { readDotenv, readSecrets } from './secrets.ts';
+import { dropUndefined, readContainer, readMail, readMailOn, readOtel, readRegistryAuths, readRootSsh, readSmtp } from './services.ts';
+import { readExecutor } from './executors.ts';
+import { readStepFields } from './step-fields.ts';
 import { readYaml, type YamlDocument } from './yaml-source.ts';
 import { dependencyIssues } from './graph.ts';
 
@@ -86,12 +90,26 @@ function parseDocument(doc: YamlDocument, options: ParseOptions): { dag?: Dag; i
     maxOutputSize: reader.integer(value, 'maxOutputSize', [], 1) ?? DAG_DEFAULTS.maxOutputSize,
     preconditions: readConditions(reader, value.preconditions, ['preconditions']),
     schedule: readSchedule(reader, value.schedule, ['schedule']),
+    skipIfSuccessful: reader.boolean(value, 'skipIfSuccessful', []) ?? false,
+    restartWaitSec: reader.integer(value, 'restartWaitSec', []) ?? 0,
+    runConfig: readRunConfig(reader, value),
+    secrets: readSecrets(reader, value.secrets),
+    dotenv: readDotenv(reader, value),
+    container: readContainer(reader, value),
+    ssh: readRootSsh(reader, value),
+    registryAuths: readRegistryAuths(reader, value),
+    queue: reader.string(value, 'queue', []),
+    workerSelector: reader.stringMap(value, 'workerSelector', []) ?? {},
+    otel: readOtel(reader, value),
+    mailOn: readMailOn(reader, value),
+    errorMail: readMail(reader, value, 'errorMail'),
+    infoMail: readMail(reader, value, 'infoMail'),
+    smtp: readSmtp(reader, value),
+    handlerOn: {},
     steps: [],
-    extra: {},
   };
-  for (const key of ROOT_KEYS) {
-    if (value[key] !== undefined && !handledRootKeys.has(key)) dag.extra[key] = value[key];
-  }
+  if (dag.container && dag.ssh) reader.report(['ssh'], 'ssh and container cannot both be set at DAG level');
+  dropUndefined(dag);
 
   if (value.steps === undefined || value.steps === null) {
     reader.report(['steps'], 'steps is required');
@@ -101,14 +119,43 @@ function parseDocument(doc: YamlDocument, options: ParseOptions): { dag?: Dag; i
     dag.steps = readSteps(reader, value.steps, dag);
     for (const issue of dependencyIssues(dag.steps)) reader.report(['steps', issue.index, 'depends'], issue.message);
   }
+  dag.handlerOn = readHandlers(reader, value, dag);
   return { dag, issues: reader.issues };
 }
 
-const handledRootKeys = new Set([
-  'name', 'description', 'group', 'tags', 'type', 'params', 'env', 'shell', 'workingDir', 'logDir',
-  'maxActiveRuns', 'maxActiveSteps', 'maxCleanUpTimeSec', 'timeoutSec', 'delaySec', 'histRetentionDays',
-  'maxOutputSize', 'preconditions', 'schedule', 'steps',
-]);
+const HANDLER_NAMES = { init: 'onInit', success: 'onSuccess', failure: 'onFailure', abort: 'onCancel', exit: 'onExit' } as const;
+
+/** handlerOn: each key a step-like map; `cancel` is the deprecated name of `abort`. */
+function readHandlers(reader: FieldReader, root: Record<string, unknown>, dag: Dag): Handlers {
+  const value = reader.map(root, 'handlerOn', [], 'init, success, failure, abort, exit');
+  const handlers: Handlers = {};
+  if (!value) return handlers;
+  reader.knownKeys(value, ['init', 'success', 'failure', 'abort', 'cancel', 'exit'], ['handlerOn']);
+  if (value.abort !== undefined && value.cancel !== undefined) reader.report(['handlerOn', 'cancel'], 'use abort or cancel (its old name), not both');
+  for (const kind of Object.keys(HANDLER_NAMES) as Array<keyof typeof HANDLER_NAMES>) {
+    const key = kind === 'abort' && value.abort === undefined ? 'cancel' : kind;
+    if (value[key] === undefined || value[key] === null) continue;
+    const raw = typeof value[key] === 'string' ? { command: value[key] } : value[key];
+    const named = isPlainMap(raw) && raw.name === undefined ? { ...raw, name: HANDLER_NAMES[kind] } : raw;
+    const step = readStep(reader, named, ['handlerOn', key], dag, 0);
+    if (!step) continue;
+    if (step.explicitDepends) reader.report(['handlerOn', key, 'depends'], 'a handler has no dependencies');
+    delete step.explicitDepends;
+    step.depends = [];
+    handlers[kind] = step;
+  }
+  return handlers;
+}
+
+function readRunConfig(reader: FieldReader, root: Record<string, unknown>): Dag['runConfig'] {
+  const value = reader.map(root, 'runConfig', [], 'disableParamEdit, disableRunIdEdit');
+  if (!value) return { disableParamEdit: false, disableRunIdEdit: false };
+  reader.knownKeys(value, ['disableParamEdit', 'disableRunIdEdit'], ['runConfig']);
+  return {
+    disableParamEdit: reader.boolean(value, 'disableParamEdit', ['runConfig']) ?? false,
+    disableRunIdEdit: reader.boolean(value, 'disableRunIdEdit', ['runConfig']) ?? false,
+  };
+}
 
 function readMaxActiveRuns(reader: FieldReader, value: Record<string, unknown>): number {
   const runs = reader.integer(value, 'maxActiveRuns', [], -1);
@@ -220,13 +267,18 @@ function readStep(
   }
   const commandText = reader.string(value, 'command', at);
   const scriptText = reader.string(value, 'script', at);
-  const executor = readExecutor(reader, value.executor, at);
+  const executor = readExecutor(reader, value.executor, at, {
+    command: commandText, script: scriptText, dagContainer: dag.container !== undefined, dagSsh: dag.ssh !== undefined,
+  });
+  if (value.call !== undefined && value.run !== undefined) reader.report([...at, 'run'], 'use call or run (its old name), not both');
   const call = reader.string(value, 'call', at) ?? reader.string(value, 'run', at);
   if (commandText === undefined && scriptText === undefined && call === undefined && value.executor === undefined) {
     reader.report(at, 'a step needs a command, a script, a call or an executor');
   }
   const multiLine = commandText !== undefined && isMultiLine(commandText);
+  if (value.dir !== undefined && value.workingDir !== undefined) reader.report([...at, 'workingDir'], 'use dir or workingDir, not both');
   const dirText = reader.string(value, 'dir', at) ?? reader.string(value, 'workingDir', at);
+  const dir = dirText ? path.resolve(dag.workingDir, dirText) : dag.workingDir;
   const dependsList = value.depends === undefined ? undefined : reader.stringList(value, 'depends', at) ?? [];
 
   const step: ParsedStep = {
@@ -237,9 +289,9 @@ function readStep(
     script: multiLine ? commandText : scriptText,
     depends: dependsList ?? [],
     explicitDepends: dependsList !== undefined,
-    dir: dirText ? path.resolve(dag.workingDir, dirText) : dag.workingDir,
+    dir,
     shell: readShell(reader, value, at),
-    output: readOutput(reader, value, at),
+    ...readOutput(reader, value, at),
     env: reader.env(value.env, [...at, 'env']),
     signalOnStop: reader.string(value, 'signalOnStop', at) ?? DAG_DEFAULTS.signalOnStop,
     executor,
@@ -247,45 +299,33 @@ function readStep(
     continueOn: readContinueOn(reader, value.continueOn, [...at, 'continueOn']),
     retryPolicy: readRetryPolicy(reader, value.retryPolicy, [...at, 'retryPolicy']),
     repeatPolicy: readRepeatPolicy(reader, value.repeatPolicy, [...at, 'repeatPolicy']),
-    extra: {},
+    ...readStepFields(reader, value, at, dir),
+    call,
   };
+  dropUndefined(step);
+  if (step.parallel && step.call === undefined && executor.type !== 'dag') reader.report([...at, 'parallel'], 'parallel fans out a sub DAG: it needs call');
   if (step.name.trim() === '') reader.report([...at, 'name'], 'must not be empty');
   if (step.id !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(step.id)) {
     reader.report([...at, 'id'], 'must start with a letter or underscore and hold letters, digits and underscores');
   }
   if (!/^(SIG)?[A-Z0-9]+$/.test(step.signalOnStop)) reader.report([...at, 'signalOnStop'], 'must be a signal name such as SIGTERM');
-  for (const key of STEP_KEYS) {
-    if (value[key] !== undefined && !handledStepKeys.has(key)) step.extra[key] = value[key];
-  }
   return step;
 }
 
-const handledStepKeys = new Set([
-  'name', 'id', 'description', 'command', 'script', 'depends', 'dir', 'workingDir', 'shell', 'output',
-  'env', 'signalOnStop', 'executor', 'preconditions', 'continueOn', 'retryPolicy', 'repeatPolicy',
-]);
-
-function readExecutor(reader: FieldReader, value: unknown, at: Path): Step['executor'] {
-  if (value === undefined || value === null) return { type: 'shell', config: {} };
-  if (typeof value === 'string') return { type: value, config: {} };
-  if (isPlainMap(value) && typeof value.type === 'string') {
-    const config = value.config === undefined ? {} : value.config;
-    if (!isPlainMap(config)) reader.report([...at, 'executor', 'config'], 'must be a map');
-    return { type: value.type, config: isPlainMap(config) ? config : {} };
-  }
-  reader.report([...at, 'executor'], 'must be a type name or a map with type and config');
-  return { type: 'shell', config: {} };
-}
-
-function readOutput(reader: FieldReader, value: Record<string, unknown>, at: Path): string | undefined {
+/** output: a variable name, or {name, key, omit}. */
+function readOutput(reader: FieldReader, value: Record<string, unknown>, at: Path): Pick<Step, 'output' | 'outputKey' | 'outputOmit'> {
   const output = value.output;
-  if (output === undefined || output === null) return undefined;
-  const name = typeof output === 'string' ? output : isPlainMap(output) ? output.name : undefined;
+  if (output === undefined || output === null) return {};
+  const map = isPlainMap(output) ? output : undefined;
+  if (map) reader.knownKeys(map, ['name', 'key', 'omit'], [...at, 'output']);
+  const name = typeof output === 'string' ? output : map?.name;
   if (typeof name !== 'string' || !/^\$?[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
-    reader.report([...at, 'output'], 'must be a variable name');
-    return undefined;
+    reader.report(map ? [...at, 'output', 'name'] : [...at, 'output'], 'must be a variable name');
+    return {};
   }
-  return name.replace(/^\$/, '');
+  const key = map ? reader.string(map, 'key', [...at, 'output']) : undefined;
+  const omit = map ? reader.boolean(map, 'omit', [...at, 'output']) : undefined;
+  return dropUndefined({ output: name.replace(/^\$/, ''), outputKey: key, outputOmit: omit });
 }
 
 function generatedName(

@@ -59,6 +59,40 @@ export class FieldReader {
     return out;
   }
 
+  /** One of `allowed`, or the default when absent. */
+  oneOf<T extends string>(map: Record<string, unknown>, key: string, path: Path, allowed: readonly T[], fallback: T): T {
+    const value = this.string(map, key, path);
+    if (value === undefined) return fallback;
+    if ((allowed as readonly string[]).includes(value)) return value as T;
+    this.report([...path, key], `must be one of ${allowed.map((item) => `"${item}"`).join(', ')}`);
+    return fallback;
+  }
+
+  /** A map of strings (numbers and booleans are written as text). */
+  stringMap(map: Record<string, unknown>, key: string, path: Path): Record<string, string> | undefined {
+    const value = map[key];
+    if (value === undefined || value === null) return undefined;
+    if (!isPlainMap(value)) {
+      this.report([...path, key], 'must be a map of strings');
+      return undefined;
+    }
+    const out: Record<string, string> = {};
+    for (const [name, item] of Object.entries(value)) {
+      if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') out[name] = String(item);
+      else this.report([...path, key, name], 'must be a string');
+    }
+    return out;
+  }
+
+  /** A map, or undefined (reported) when the value is something else. */
+  map(map: Record<string, unknown>, key: string, path: Path, what: string): Record<string, unknown> | undefined {
+    const value = map[key];
+    if (value === undefined || value === null) return undefined;
+    if (isPlainMap(value)) return value;
+    this.report([...path, key], `must be a map${what ? ` with ${what}` : ''}`);
+    return undefined;
+  }
+
   /** Reports the keys of `map` that are not in `allowed`, suggesting the closest one. */
   knownKeys(map: Record<string, unknown>, allowed: readonly string[], path: Path): void {
     for (const key of Object.keys(map)) {

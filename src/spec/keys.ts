@@ -15,18 +15,6 @@ export const STEP_KEYS = [
   'signalOnStop', 'timeoutSec', 'executor',
 ] as const;
 
-/**
- * Keys that are valid but whose runtime belongs to a later capability. A run that needs one fails
- * with a message naming it, rather than silently behaving differently from the definition.
- */
-export const ROOT_KEYS_NOT_RUN_YET = new Set([
-  'preconditions', 'secrets', 'container', 'ssh', 'handlerOn', 'mailOn', 'otel',
-]);
-export const STEP_KEYS_NOT_RUN_YET = new Set([
-  'call', 'run', 'parallel', 'preconditions', 'continueOn', 'retryPolicy', 'repeatPolicy', 'stdout',
-  'stderr', 'timeoutSec', 'mailOnError', 'shellPackages',
-]);
-
 export function closestKey(key: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;

@@ -1,7 +1,6 @@
 // The step object shown inside run nodes and DAG details (API spec 2.3).
 import type { Condition, ConditionView, Dag, RepeatPolicy, RepeatPolicyView, Step, StepView } from '../core/index.ts';
 import { splitWords } from './command.ts';
-import { ROOT_KEYS_NOT_RUN_YET, STEP_KEYS_NOT_RUN_YET } from './keys.ts';
 
 export function stepView(step: Step): StepView {
   const view: StepView = { name: step.name, executorConfig: { type: step.executor.type, config: step.executor.config } };
@@ -44,16 +43,33 @@ function repeatPolicyView(policy: RepeatPolicy): RepeatPolicyView {
 
 /** Fields a run of this DAG would need that the runtime does not carry out yet. */
 export function fieldsNotRunYet(dag: Dag): string[] {
-  const fields = Object.keys(dag.extra).filter((key) => ROOT_KEYS_NOT_RUN_YET.has(key));
-  if (dag.preconditions.length > 0) fields.push('preconditions');
+  const root: Array<[string, boolean]> = [
+    ['preconditions', dag.preconditions.length > 0],
+    ['timeoutSec', dag.timeoutSec > 0],
+    ['delaySec', dag.delaySec > 0],
+    ['secrets', dag.secrets.length > 0],
+    ['container', dag.container !== undefined],
+    ['ssh', dag.ssh !== undefined],
+    ['handlerOn', Object.keys(dag.handlerOn).length > 0],
+    ['mailOn', dag.mailOn.failure || dag.mailOn.success],
+    ['otel', dag.otel?.enabled === true],
+  ];
+  const fields = root.filter(([, used]) => used).map(([name]) => name);
   for (const step of dag.steps) {
-    for (const key of Object.keys(step.extra)) {
-      if (STEP_KEYS_NOT_RUN_YET.has(key)) fields.push(`steps.${step.name}.${key}`);
-    }
-    if (step.preconditions.length > 0) fields.push(`steps.${step.name}.preconditions`);
-    for (const key of ['continueOn', 'retryPolicy', 'repeatPolicy'] as const) {
-      if (step[key] !== undefined) fields.push(`steps.${step.name}.${key}`);
-    }
+    const used: Array<[string, boolean]> = [
+      ['preconditions', step.preconditions.length > 0],
+      ['continueOn', step.continueOn !== undefined],
+      ['retryPolicy', step.retryPolicy !== undefined],
+      ['repeatPolicy', step.repeatPolicy !== undefined],
+      ['call', step.call !== undefined],
+      ['parallel', step.parallel !== undefined],
+      ['stdout', step.stdout !== undefined],
+      ['stderr', step.stderr !== undefined],
+      ['timeoutSec', step.timeoutSec !== undefined],
+      ['mailOnError', step.mailOnError],
+      ['shellPackages', step.shellPackages.length > 0],
+    ];
+    for (const [name, isUsed] of used) if (isUsed) fields.push(`steps.${step.name}.${name}`);
     if (step.executor.type !== 'shell' && step.executor.type !== 'command') fields.push(`steps.${step.name}.executor (${step.executor.type})`);
   }
   return fields;

@@ -1,0 +1,112 @@
+// Executor forms and each executor's config (workflow-format section 5): `executor: <type>` or
+// `{type, config}`, validated per type. Their runtimes (but shell) come with later capabilities.
+import type { ExecutorConfig } from '../core/index.ts';
+import { isPlainMap, type FieldReader } from './field-reader.ts';
+import type { Path } from './issues.ts';
+import { SSH_KEYS, readSsh } from './services.ts';
+
+/** The container runtime's name is the container executor's type; `container` is accepted too. */
+export const CONTAINER_TYPES = ['docker', 'container'] as const;
+const WORKFLOW_ACTION_TYPES = ['workflow-action', 'github-action', 'github_action', 'gha'] as const;
+export const EXECUTOR_TYPES = [
+  'shell', 'command', ...CONTAINER_TYPES, 'ssh', 'http', 'archive', 'mail', 'jq', 'dag', ...WORKFLOW_ACTION_TYPES,
+] as const;
+
+const CONFIG_KEYS: Record<string, readonly string[] | undefined> = {
+  docker: ['image', 'containerName', 'pull', 'platform', 'autoRemove', 'container', 'host', 'network', 'exec'],
+  ssh: SSH_KEYS,
+  http: ['headers', 'body', 'query', 'timeout', 'silent', 'skipTLSVerify'],
+  archive: ['source', 'destination', 'include', 'verifyIntegrity'],
+  mail: ['to', 'from', 'subject', 'message', 'attachments', 'contentType'],
+  jq: ['raw'],
+};
+
+export interface ExecutorContext {
+  command?: string;
+  script?: string;
+  /** The DAG has its own container: a step's container config is ignored. */
+  dagContainer: boolean;
+  dagSsh: boolean;
+}
+
+export function readExecutor(reader: FieldReader, value: unknown, at: Path, context: ExecutorContext): ExecutorConfig {
+  if (value === undefined || value === null) return { type: 'shell', config: {} };
+  const path: Path = [...at, 'executor'];
+  let executor: ExecutorConfig;
+  if (typeof value === 'string') {
+    executor = { type: value, config: {} };
+  } else if (isPlainMap(value) && typeof value.type === 'string') {
+    reader.knownKeys(value, ['type', 'config'], path);
+    const config = value.config ?? {};
+    if (!isPlainMap(config)) reader.report([...path, 'config'], 'must be a map');
+    executor = { type: value.type, config: isPlainMap(config) ? config : {} };
+  } else {
+    reader.report(path, 'must be a type name or a map with type and config');
+    return { type: 'shell', config: {} };
+  }
+  if (!(EXECUTOR_TYPES as readonly string[]).includes(executor.type)) {
+    reader.report(isPlainMap(value) ? [...path, 'type'] : path, `unknown executor "${executor.type}"`);
+    return executor;
+  }
+  checkConfig(reader, executor, [...path, 'config'], context);
+  return executor;
+}
+
+function checkConfig(reader: FieldReader, executor: ExecutorConfig, at: Path, context: ExecutorContext): void {
+  const type = (CONTAINER_TYPES as readonly string[]).includes(executor.type) ? 'docker' : executor.type;
+  const config = executor.config;
+  const keys = CONFIG_KEYS[type];
+  if (keys) reader.knownKeys(config, keys, at);
+  switch (type) {
+    case 'docker':
+      if (!context.dagContainer && reader.string(config, 'image', at) === undefined && reader.string(config, 'containerName', at) === undefined) {
+        reader.report(at, 'a container executor needs image or containerName');
+      }
+      if (config.pull !== undefined) reader.oneOf(config, 'pull', at, ['always', 'missing', 'never'], 'missing');
+      reader.boolean(config, 'autoRemove', at);
+      for (const key of ['container', 'host', 'network', 'exec']) reader.map(config, key, at, '');
+      break;
+    case 'ssh': {
+      const ssh = readSsh(reader, config, at);
+      if (!context.dagSsh && ssh.host === undefined) reader.report(at, 'an ssh executor needs a host (here or in the DAG\'s ssh)');
+      break;
+    }
+    case 'http': {
+      const [method, url, ...rest] = (context.command ?? '').trim().split(/\s+/);
+      if (!method || !url || rest.length > 0 || !/^[A-Z]+$/.test(method)) reader.report(at.slice(0, -2), 'an http step\'s command is a method and a URL, such as "GET https://example.com"');
+      reader.stringMap(config, 'headers', at);
+      reader.stringMap(config, 'query', at);
+      reader.string(config, 'body', at);
+      reader.integer(config, 'timeout', at);
+      reader.boolean(config, 'silent', at);
+      reader.boolean(config, 'skipTLSVerify', at);
+      break;
+    }
+    case 'archive': {
+      const operation = context.command?.trim();
+      if (operation !== 'extract' && operation !== 'create' && operation !== 'list') reader.report(at.slice(0, -2), 'an archive step\'s command is extract, create or list');
+      reader.string(config, 'source', at);
+      reader.string(config, 'destination', at);
+      reader.stringList(config, 'include', at);
+      reader.boolean(config, 'verifyIntegrity', at);
+      break;
+    }
+    case 'mail':
+      if ((reader.stringList(config, 'to', at) ?? []).length === 0) reader.report(at, 'a mail step needs to');
+      reader.stringList(config, 'attachments', at);
+      break;
+    case 'jq':
+      if (!context.command) reader.report(at.slice(0, -2), 'a jq step\'s command is the jq expression');
+      if (context.script !== undefined) {
+        try {
+          JSON.parse(context.script);
+        } catch {
+          reader.report(at.slice(0, -2), 'a jq step\'s script must be the input JSON');
+        }
+      }
+      reader.boolean(config, 'raw', at);
+      break;
+    default:
+      break;
+  }
+}
