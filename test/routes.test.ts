@@ -190,6 +190,49 @@ for (const carrier of ['uws', 'node'] as const) {
         'troupe does not run these fields yet: preconditions, steps.poll.preconditions, steps.poll.retryPolicy, steps.poll.repeatPolicy');
     });
 
+    test('validation knows the DAG files a call names; details show handlers, local DAGs and the step fields', async () => {
+      assert.equal((await call('POST', '/dags', { name: 'callee', spec: 'steps:\n  - echo callee\n' })).status, 201);
+      const spec = [
+        'handlerOn:',
+        '  failure: echo failed',
+        '  cancel:',
+        '    command: echo aborted',
+        'steps:',
+        '  - name: fan',
+        '    call: callee',
+        '    params: {A: 1}',
+        '    parallel: {items: [x, y], maxConcurrent: 1}',
+        '  - name: local',
+        '    run: helper',
+        '    params: "B=2"',
+        '  - name: logged',
+        '    command: echo hi',
+        '    stdout: out.log',
+        '    mailOnError: true',
+        '    timeoutSec: 9',
+        '  - name: broken',
+        '    call: nobody',
+        '---',
+        'name: helper',
+        'steps:',
+        '  - echo helping',
+        '',
+      ].join('\n');
+      const validated = await call('POST', '/dags/validate', { spec, name: 'caller' });
+      assert.deepEqual(validated.body.errors, ['steps[3].call (line 19): unknown DAG "nobody": not a local DAG of this file nor a DAG file']);
+      const fixed = spec.replace('call: nobody', 'call: helper');
+      const put = await call('POST', '/dags', { name: 'caller', spec: fixed });
+      assert.equal(put.status, 201);
+      const { body } = await call('GET', '/dags/caller');
+      assert.deepEqual(Object.keys(body.dag.handlerOn), ['failure', 'cancel']);
+      assert.deepEqual([body.dag.handlerOn.cancel.name, body.dag.handlerOn.cancel.command], ['onCancel', 'echo']);
+      const [fan, local, logged] = body.dag.steps;
+      assert.deepEqual([fan.run, fan.call, fan.params, fan.parallel], ['callee', 'callee', '{"A":"1"}', { items: ['x', 'y'], maxConcurrent: 1 }]);
+      assert.deepEqual([local.run, local.params], ['helper', 'B=2']);
+      assert.deepEqual([logged.stdout.endsWith('/out.log'), logged.mailOnError, logged.timeoutSec], [true, true, 9]);
+      assert.deepEqual(body.localDags.map((l: { name: string; errors: string[] }) => [l.name, l.errors]), [['helper', []]]);
+    });
+
     test('rename moves the file, refuses bad or taken names, and keeps run history under the old name', async () => {
       await server.writeDag('torename', 'steps:\n  - echo renamed\n');
       const { body: started } = await call('POST', '/dags/torename/start', { dagRunId: 'before-rename' });

@@ -34,6 +34,8 @@ export interface DagStore {
   remove(fileName: string): Promise<boolean>;
   rename(from: string, to: string): Promise<void>;
   exists(fileName: string): Promise<boolean>;
+  /** For validation, which must answer at once (a `call` names a DAG file). */
+  existsSync(fileName: string): boolean;
 }
 
 /** The most lines one log request returns (http-api.md section 8). */

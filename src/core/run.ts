@@ -13,6 +13,16 @@ export interface StepView {
   script?: string;
   depends?: string[];
   output?: string;
+  /** The sub DAG, under the spec's name (`run`) and Dagu 1.30's (`call`). */
+  run?: string;
+  call?: string;
+  /** Sub DAG parameters as text (a map is shown as JSON). */
+  params?: string;
+  parallel?: { items: unknown[] | string; maxConcurrent?: number };
+  stdout?: string;
+  stderr?: string;
+  mailOnError?: boolean;
+  timeoutSec?: number;
   preconditions?: ConditionView[];
   repeatPolicy?: RepeatPolicyView;
   executorConfig: { type?: string; config: Record<string, unknown> };

@@ -96,7 +96,7 @@ export function dagDetails(dag: Dag) {
     ...dagSummary(dag, dag.name),
     env: dag.env.map(([key, value]) => `${key}=${value}`),
     logDir: dag.logDir ?? '',
-    handlerOn: {},
+    handlerOn: handlersView(dag),
     steps: dag.steps.map(stepView),
     delay: dag.delaySec,
     histRetentionDays: dag.histRetentionDays,
@@ -108,6 +108,13 @@ export function dagDetails(dag: Dag) {
     type: dag.type,
     workingDir: dag.workingDir,
   };
+}
+
+/** handlerOn with Dagu's keys: `cancel` for the abort handler. */
+function handlersView(dag: Dag) {
+  const { init, success, failure, abort, exit } = dag.handlerOn;
+  const entries = Object.entries({ init, success, failure, cancel: abort, exit }).filter(([, step]) => step !== undefined);
+  return Object.fromEntries(entries.map(([key, step]) => [key, stepView(step!)]));
 }
 
 export function localDagsOf(result: ParseResult) {

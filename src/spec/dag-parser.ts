@@ -3,7 +3,7 @@ import { posix as path } from 'node:path';
 import { DAG_DEFAULTS, dagNameProblem, type Dag, type Handlers, type ParamDef, type Step } from '../core/index.ts';
 import { isMultiLine, splitWords } from './command.ts';
 import { FieldReader, isPlainMap } from './field-reader.ts';
-import { formatIssue, type Path, type SpecIssue } from './issues.ts';
+import { formatIssue, pathText, type Path, type SpecIssue } from './issues.ts';
 import { ROOT_KEYS, STEP_KEYS, closestKey } from './keys.ts';
 import { paramsFromText } from './params.ts';
 import { readConditions, readContinueOn, readRepeatPolicy, readRetryPolicy } from './policies.ts';
@@ -24,6 +24,11 @@ export interface ParseOptions {
   nameOverride?: string;
   /** Directory of the DAG file: the default working directory. */
   baseDir: string;
+  /**
+   * Tells whether a DAG file exists, to report a `call` of an unknown DAG. Without it only calls
+   * that name no local DAG and no file can't be told apart, so calls are not checked.
+   */
+  dagExists?: (name: string) => boolean;
 }
 
 export interface ParseResult {
@@ -38,12 +43,45 @@ export function parseDag(text: string, options: ParseOptions): ParseResult {
   const source = readYaml(text);
   const [main, ...locals] = source.documents;
   const result = main && source.issues.length === 0 ? parseDocument(main, options) : { issues: [] as SpecIssue[] };
-  const issues = [...source.issues, ...result.issues];
-  const localDags = locals.map((doc, index) => {
-    const local = parseDocument(doc, { baseDir: options.baseDir, defaultName: `local_${index + 1}` });
-    return { name: local.dag?.name ?? `local_${index + 1}`, dag: local.dag, errors: local.issues.map(formatIssue) };
+  const parsedLocals = locals.map((doc, index) => ({ doc, ...parseDocument(doc, { baseDir: options.baseDir, defaultName: `local_${index + 1}` }) }));
+  const localNames = new Set(parsedLocals.map((local, index) => local.dag?.name ?? `local_${index + 1}`));
+  if (options.dagExists) {
+    const known = (name: string) => localNames.has(name) || options.dagExists!(name);
+    if (result.dag && main) result.issues.push(...unknownCalls(result.dag, main, known));
+    for (const local of parsedLocals) if (local.dag) local.issues.push(...unknownCalls(local.dag, local.doc, known));
+  }
+  const seen = new Set<string>();
+  parsedLocals.forEach((local, index) => {
+    const name = local.dag?.name ?? `local_${index + 1}`;
+    if (seen.has(name)) local.issues.push({ path: 'name', line: local.doc.lineOf(['name']), message: `duplicate local DAG "${name}"` });
+    seen.add(name);
   });
+  const issues = [...source.issues, ...result.issues];
+  const localDags = parsedLocals.map((local, index) => ({
+    name: local.dag?.name ?? `local_${index + 1}`, dag: local.dag, errors: local.issues.map(formatIssue),
+  }));
   return { dag: result.dag, issues, errors: issues.map(formatIssue), localDags };
+}
+
+/** `call` (and the dag executor's command) must name a local DAG of the file or a DAG file. */
+function unknownCalls(dag: Dag, doc: YamlDocument, known: (name: string) => boolean): SpecIssue[] {
+  const issues: SpecIssue[] = [];
+  dag.steps.forEach((step, index) => {
+    const target = step.call ?? (step.executor.type === 'dag' ? step.command : undefined);
+    if (target === undefined || target.includes('$') || known(target.replace(/\.ya?ml$/, ''))) return;
+    const path = stepPathOf(doc, index);
+    issues.push({ path: pathText(path), line: doc.lineOf(path), message: `unknown DAG "${target}": not a local DAG of this file nor a DAG file` });
+  });
+  return issues;
+}
+
+/** The YAML path of the field naming the called DAG of the flat step `index`. */
+function stepPathOf(doc: YamlDocument, index: number): Path {
+  const items = isPlainMap(doc.value) && Array.isArray(doc.value.steps) ? doc.value.steps : [];
+  const at = stepPath(items, index);
+  const raw = at.length === 3 ? (items[at[1] as number] as unknown[])[at[2] as number] : items[at[1] as number];
+  if (!isPlainMap(raw)) return at;
+  return [...at, raw.call !== undefined ? 'call' : raw.run !== undefined ? 'run' : 'command'];
 }
 
 function parseDocument(doc: YamlDocument, options: ParseOptions): { dag?: Dag; issues: SpecIssue[] } {

@@ -16,6 +16,16 @@ export function stepView(step: Step): StepView {
   if (step.script !== undefined) view.script = step.script;
   if (step.depends.length > 0) view.depends = step.depends;
   if (step.output) view.output = step.output;
+  if (step.call !== undefined) {
+    view.run = step.call;
+    view.call = step.call;
+  }
+  if (step.params !== undefined) view.params = typeof step.params === 'string' ? step.params : JSON.stringify(step.params);
+  if (step.parallel) view.parallel = step.parallel;
+  if (step.stdout !== undefined) view.stdout = step.stdout;
+  if (step.stderr !== undefined) view.stderr = step.stderr;
+  if (step.mailOnError) view.mailOnError = true;
+  if (step.timeoutSec !== undefined) view.timeoutSec = step.timeoutSec;
   if (step.preconditions.length > 0) view.preconditions = step.preconditions.map(conditionView);
   if (step.repeatPolicy) view.repeatPolicy = repeatPolicyView(step.repeatPolicy);
   return view;

@@ -1,5 +1,5 @@
 // DagStore over the DAGs directory: one YAML file per DAG, addressed by file name without extension.
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat, writeFile, link, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError, isValidDagName, type DagFile, type DagStore } from '../core/index.ts';
@@ -89,6 +89,12 @@ export class DagFiles implements DagStore {
   private pathOf(fileName: string, ext = '.yaml'): string {
     if (!isValidDagName(fileName)) throw new AppError('bad_request', `invalid DAG file name "${fileName}"`);
     return join(this.dir, `${fileName}${ext}`);
+  }
+
+  /** Whether a DAG file of that name exists; false for names that are not valid DAG names. */
+  existsSync(fileName: string): boolean {
+    if (!isValidDagName(fileName)) return false;
+    return this.candidates(fileName).some((path) => statSync(path, { throwIfNoEntry: false })?.isFile() === true);
   }
 
   private candidates(fileName: string): string[] {

@@ -80,7 +80,7 @@ async function createDag(request: HttpRequest, deps: ApiDeps) {
   if (problem) throw new AppError('bad_request', problem);
   const spec = body.spec ?? minimalSpec();
   if (body.spec !== undefined) {
-    const { errors } = parseDag(spec, { fileName: body.name, baseDir: deps.dags.dir });
+    const { errors } = parseDag(spec, { fileName: body.name, baseDir: deps.dags.dir, dagExists: (name) => deps.dags.existsSync(name) });
     if (errors.length > 0) throw new AppError('bad_request', errors.join('; '), { errors });
   }
   await deps.dags.write(body.name, spec, 'create');
@@ -110,7 +110,7 @@ async function putSpec(request: HttpRequest, deps: ApiDeps) {
   const { fileName } = request.params;
   const body = await parseBody(SpecBody, request.body);
   await requireDag(deps, fileName);
-  const { errors } = parseDag(body.spec, { fileName, baseDir: deps.dags.dir });
+  const { errors } = parseDag(body.spec, { fileName, baseDir: deps.dags.dir, dagExists: (name) => deps.dags.existsSync(name) });
   // Problems are answered with 200 and the file is left as it was (http-api.md 7, rule 4).
   if (errors.length === 0) await deps.dags.write(fileName, body.spec, 'replace');
   return json({ errors });
@@ -126,7 +126,7 @@ async function validateDag(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(ValidateBody, request.body);
   if (body.spec === undefined) return json({ valid: false, errors: ['spec is required'] });
   if (body.name !== undefined && dagNameProblem(body.name)) return json({ valid: false, errors: [`name: ${dagNameProblem(body.name)}`] });
-  const result = parseDag(body.spec, { defaultName: body.name ?? 'validated-dag', baseDir: deps.dags.dir });
+  const result = parseDag(body.spec, { defaultName: body.name ?? 'validated-dag', baseDir: deps.dags.dir, dagExists: (name) => deps.dags.existsSync(name) });
   return json({ valid: result.errors.length === 0, errors: result.errors, ...(result.dag ? { dag: dagDetails(result.dag) } : {}) });
 }
 
