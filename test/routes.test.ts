@@ -233,6 +233,28 @@ for (const carrier of ['uws', 'node'] as const) {
       assert.deepEqual(body.localDags.map((l: { name: string; errors: string[] }) => [l.name, l.errors]), [['helper', []]]);
     });
 
+    test('references reach the step: slices, fallbacks, JSON fields of outputs, step results by id', async () => {
+      await server.writeDag('refs', [
+        'params:',
+        '  - NAME: troupe',
+        'env:',
+        '  - SHORT: ${NAME:0:3}',
+        'steps:',
+        '  - id: make',
+        '    command: |-',
+        '      echo \'{"db": {"host": "h1", "ports": [5432, 5433]}}\'',
+        '    output: CONFIG',
+        '  - name: show',
+        '    command: echo "${CONFIG.db.host}:${CONFIG.db.ports.1} ${make.exitCode} $SHORT ${MISSING:-fallback} ${make.stdout}"',
+        '',
+      ].join('\n'));
+      const { body: started } = await call('POST', '/dags/refs/start', {});
+      const run = await server.waitForRun('refs', started.dagRunId);
+      assert.equal(run.statusLabel, 'succeeded');
+      const log = await call('GET', `/dag-runs/refs/${started.dagRunId}/steps/show/log`);
+      assert.equal(log.body.content, `h1:5433 0 tro fallback ${run.nodes[0].stdout}`);
+    });
+
     test('rename moves the file, refuses bad or taken names, and keeps run history under the old name', async () => {
       await server.writeDag('torename', 'steps:\n  - echo renamed\n');
       const { body: started } = await call('POST', '/dags/torename/start', { dagRunId: 'before-rename' });

@@ -1,10 +1,12 @@
 // A run's plan: the DAG resolved for one run (params, env, log paths), as plain data for the actor.
-import type { Dag, LogStore, StepTask } from '../../core/index.ts';
+import type { Dag, LogStore, NodeRecord, StepTask } from '../../core/index.ts';
 import type { ParamDef } from '../../core/index.ts';
-import { dependencyNames, evaluateEnv, expandVariables, paramsRecord } from '../../spec/index.ts';
+import { dependencyNames, evaluateEnv, expandVariables, paramsRecord, type ExpandScope } from '../../spec/index.ts';
 
 export interface PlannedStep {
   name: string;
+  /** For ${id.exitCode}, ${id.stdout} and ${id.stderr} in later steps. */
+  id?: string;
   depends: number[];
   command?: string;
   script?: string;
@@ -66,6 +68,7 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
       const paths = logs.stepPaths(name, dagRunId, attemptId, index, step.name);
       return {
         name: step.name,
+        id: step.id,
         depends: (names.get(step.name) ?? []).map((dependency) => indexOf.get(dependency)!),
         command: step.command,
         script: step.script,
@@ -83,8 +86,8 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
   };
 }
 
-/** The task for one step, with outputs of earlier steps in scope. */
-export function stepTask(plan: RunPlan, index: number, outputs: Record<string, string>, secrets: string[] = []): StepTask {
+/** The task for one step, with outputs of earlier steps and the results of steps with ids in scope. */
+export function stepTask(plan: RunPlan, index: number, outputs: Record<string, string>, nodes: NodeRecord[] = [], secrets: string[] = []): StepTask {
   const step = plan.steps[index];
   const scope = { ...plan.baseEnv, ...outputs };
   const env: Record<string, string> = {
@@ -94,12 +97,19 @@ export function stepTask(plan: RunPlan, index: number, outputs: Record<string, s
     DAG_RUN_STEP_STDOUT_FILE: step.stdout,
     DAG_RUN_STEP_STDERR_FILE: step.stderr,
   };
-  const lookup = (name: string) => env[name] ?? plan.positional[name];
+  const references: ExpandScope = {
+    get: (name) => env[name] ?? plan.positional[name],
+    step: (id) => {
+      const at = plan.steps.findIndex((candidate) => candidate.id === id);
+      if (at < 0) return undefined;
+      return { exitCode: nodes[at]?.exitCode, stdout: plan.steps[at].stdout, stderr: plan.steps[at].stderr };
+    },
+  };
   return {
     executor: step.executor,
     shell: step.shell,
-    command: step.command === undefined ? undefined : expandVariables(step.command, lookup),
-    script: step.script === undefined ? undefined : expandVariables(step.script, lookup),
+    command: step.command === undefined ? undefined : expandVariables(step.command, references),
+    script: step.script === undefined ? undefined : expandVariables(step.script, references),
     scriptPath: step.scriptPath,
     env,
     workingDir: step.dir,

@@ -73,7 +73,7 @@ export const runMachine = effects.extend({
           id: `step-${index}`,
           input: {
             index,
-            task: stepTask(context.plan, index, context.outputs),
+            task: stepTask(context.plan, index, context.outputs, record.nodes),
             signalOnStop: context.plan.steps[index].signalOnStop,
             cleanupMs: context.plan.maxCleanUpTimeSec * 1000,
           },
