@@ -1,7 +1,8 @@
 // The HTTP API of the foundation, driven over real HTTP against the real server, on both carriers.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
 
@@ -253,6 +254,43 @@ for (const carrier of ['uws', 'node'] as const) {
       assert.equal(run.statusLabel, 'succeeded');
       const log = await call('GET', `/dag-runs/refs/${started.dagRunId}/steps/show/log`);
       assert.equal(log.body.content, `h1:5433 0 tro fallback ${run.nodes[0].stdout}`);
+    });
+
+    test('dotenv files and secrets reach the step; secret values are masked in logs and outputs; a missing secret refuses the run', async () => {
+      process.env.TROUPE_TEST_API_TOKEN = 'tok-123456';
+      await writeFile(join(server.home, 'dags', 'app.env'), 'FROM_FILE=dotenv-value\nPATH=/should/not/win\n');
+      await mkdir(join(server.home, 'dags', 'secrets'), { recursive: true });
+      await writeFile(join(server.home, 'dags', 'secrets', 'db'), 'db-pass-987\n');
+      await server.writeDag('secretive', [
+        'dotenv: app.env',
+        'secrets:',
+        '  - name: API_TOKEN',
+        '    provider: env',
+        '    key: TROUPE_TEST_API_TOKEN',
+        '  - name: DB_PASS',
+        '    provider: file',
+        '    key: secrets/db',
+        'steps:',
+        '  - name: use',
+        '    command: echo "$FROM_FILE token=$API_TOKEN pass=${DB_PASS} path-ok=$(command -v sh >/dev/null && echo yes)"',
+        '    output: SEEN',
+        '',
+      ].join('\n'));
+      const { body: started } = await call('POST', '/dags/secretive/start', {});
+      const run = await server.waitForRun('secretive', started.dagRunId);
+      assert.equal(run.statusLabel, 'succeeded');
+      const log = await call('GET', `/dag-runs/secretive/${started.dagRunId}/steps/use/log`);
+      assert.equal(log.body.content, 'dotenv-value token=******* pass=******* path-ok=yes');
+      const stored = await readFile(run.nodes[0].stdout, 'utf8');
+      assert.equal(stored.includes('tok-123456') || stored.includes('db-pass-987'), false, 'the log file holds no secret');
+
+      await server.writeDag('nosecret', 'secrets:\n  - {name: X, provider: env, key: TROUPE_TEST_NOT_SET}\nsteps:\n  - echo x\n');
+      const refused = await call('POST', '/dags/nosecret/start', {});
+      assert.deepEqual([refused.status, refused.body.code, refused.body.message], [400, 'bad_request', 'secret X: environment variable TROUPE_TEST_NOT_SET is not set']);
+      await server.writeDag('nodotenv', 'dotenv: [missing.env]\nsteps:\n  - echo x\n');
+      const noDotenv = await call('POST', '/dags/nodotenv/start', {});
+      assert.equal(noDotenv.status, 400);
+      assert.match(noDotenv.body.message, /^dotenv file missing.env not found/);
     });
 
     test('rename moves the file, refuses bad or taken names, and keeps run history under the old name', async () => {

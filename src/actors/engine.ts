@@ -7,6 +7,7 @@ import {
 import { fieldsNotRunYet, mergeParams, paramsFromRequest, paramsJson, parseDag, stepView, type ParseResult } from '../spec/index.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
 import { planRun } from './run/plan.ts';
+import { loadRunVariables } from './run/variables.ts';
 import { logLine } from './run/log-line.ts';
 import { runMachine } from './run/run.machine.ts';
 import { admissionError } from './scheduler/admission.ts';
@@ -20,6 +21,8 @@ export interface EngineDeps {
   dispatcher: StepDispatcher;
   /** The server's environment; only the allowed part reaches steps. */
   systemEnv: Record<string, string>;
+  /** Where `env` secrets are read from; the server's whole environment by default. */
+  processEnv?: Record<string, string | undefined>;
   clock?: Clock;
   /** Called when a write to the store fails; the default prints to stderr. */
   onStoreError?: (error: unknown) => void;
@@ -220,6 +223,7 @@ export class Engine {
     const notRunYet = fieldsNotRunYet(dag);
     if (notRunYet.length > 0) throw new AppError('bad_request', `troupe does not run these fields yet: ${notRunYet.join(', ')}`);
     const params = mergeParams(dag.params, paramsFromRequest(options.params ?? ''));
+    const variables = await loadRunVariables(dag, this.deps.dags.dir, this.deps.processEnv ?? process.env);
 
     // From here to the reservation nothing awaits: checks and reservation are one atomic step.
     const key = runKey(name, dagRunId);
@@ -237,7 +241,7 @@ export class Engine {
       } catch (error) {
         throw new AppError('internal_error', `cannot create the log directory of DAG ${name}: ${(error as Error).message}`);
       }
-      const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: this.deps.systemEnv, logs: this.deps.logs });
+      const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: this.deps.systemEnv, logs: this.deps.logs, variables });
       const now = this.clock.now();
       const record: RunRecord = {
         name, dagRunId, attemptId,

@@ -6,3 +6,4 @@ export { expandVariables, evaluateEnv, filterSystemEnv, type ExpandScope } from 
 export { paramsFromRequest, mergeParams, paramsJson, paramsList, paramsRecord } from './params.ts';
 export { dependencyNames } from './graph.ts';
 export { stepView, conditionView, fieldsNotRunYet, minimalSpec, exampleSpec } from './step-view.ts';
+export { parseDotenv } from './dotenv.ts';

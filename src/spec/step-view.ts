@@ -57,7 +57,6 @@ export function fieldsNotRunYet(dag: Dag): string[] {
     ['preconditions', dag.preconditions.length > 0],
     ['timeoutSec', dag.timeoutSec > 0],
     ['delaySec', dag.delaySec > 0],
-    ['secrets', dag.secrets.length > 0],
     ['container', dag.container !== undefined],
     ['ssh', dag.ssh !== undefined],
     ['handlerOn', Object.keys(dag.handlerOn).length > 0],

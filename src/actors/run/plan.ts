@@ -33,6 +33,8 @@ export interface RunPlan {
   baseEnv: Record<string, string>;
   /** Positional parameters ("1", "2"...): referenced as $1 but not exported. */
   positional: Record<string, string>;
+  /** Values to mask in logs and captured output. */
+  secrets: string[];
   steps: PlannedStep[];
 }
 
@@ -44,17 +46,21 @@ export interface PlanInput {
   params: ParamDef[];
   systemEnv: Record<string, string>;
   logs: LogStore;
+  /** From dotenv files and secret providers, read when the run starts. */
+  variables?: { dotenv: Record<string, string>; secrets: Record<string, string> };
 }
 
-export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, logs }: PlanInput): RunPlan {
+export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, logs, variables }: PlanInput): RunPlan {
   const logPath = logs.runLogPath(name, dagRunId, attemptId);
   const record = paramsRecord(params);
   const named: Record<string, string> = {};
   const positional: Record<string, string> = {};
   for (const [key, value] of Object.entries(record)) (/^[0-9]+$/.test(key) ? positional : named)[key] = value;
   const builtins = { DAG_NAME: name, DAG_RUN_ID: dagRunId, DAG_RUN_LOG_FILE: logPath };
-  const scope = { ...systemEnv, ...builtins, ...named };
-  const baseEnv = { ...scope, ...evaluateEnv(dag.env, { ...scope, ...positional }) };
+  // dotenv files < the allowed system variables < built-ins and params < the DAG's env < secrets;
+  // a step's own env comes last (2.1, 2.2).
+  const scope = { ...variables?.dotenv, ...systemEnv, ...builtins, ...named };
+  const baseEnv = { ...scope, ...evaluateEnv(dag.env, { ...scope, ...positional }), ...variables?.secrets };
   const indexOf = new Map(dag.steps.map((step, index) => [step.name, index]));
   const names = dependencyNames(dag.steps);
   return {
@@ -64,6 +70,7 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
     maxOutputSize: dag.maxOutputSize,
     baseEnv,
     positional,
+    secrets: Object.values(variables?.secrets ?? {}).filter((value) => value !== ''),
     steps: dag.steps.map((step, index) => {
       const paths = logs.stepPaths(name, dagRunId, attemptId, index, step.name);
       return {
@@ -87,7 +94,7 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
 }
 
 /** The task for one step, with outputs of earlier steps and the results of steps with ids in scope. */
-export function stepTask(plan: RunPlan, index: number, outputs: Record<string, string>, nodes: NodeRecord[] = [], secrets: string[] = []): StepTask {
+export function stepTask(plan: RunPlan, index: number, outputs: Record<string, string>, nodes: NodeRecord[] = []): StepTask {
   const step = plan.steps[index];
   const scope = { ...plan.baseEnv, ...outputs };
   const env: Record<string, string> = {
@@ -117,6 +124,6 @@ export function stepTask(plan: RunPlan, index: number, outputs: Record<string, s
     stderrPath: step.stderr,
     captureOutput: step.output !== undefined,
     maxOutputSize: plan.maxOutputSize,
-    secrets,
+    secrets: plan.secrets,
   };
 }

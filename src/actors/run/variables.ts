@@ -1,0 +1,58 @@
+// Variables a run gets from outside its definition: dotenv files (2.1) and secrets (2.2), read when
+// the run starts. Secret values are handed to the executor for masking and are never stored.
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
+import { AppError, type Dag } from '../../core/index.ts';
+import { parseDotenv } from '../../spec/index.ts';
+
+export interface RunVariables {
+  /** From the dotenv files in order: later files override earlier ones. */
+  dotenv: Record<string, string>;
+  secrets: Record<string, string>;
+}
+
+/**
+ * `dagDir` is the DAG file's directory: secret files are looked for under workingDir, then there.
+ * A missing `.env` (the default) is skipped; a dotenv file named in the definition must exist.
+ */
+export async function loadRunVariables(dag: Dag, dagDir: string, processEnv: Record<string, string | undefined>): Promise<RunVariables> {
+  const dotenv: Record<string, string> = {};
+  for (const file of dag.dotenv) {
+    const path = isAbsolute(file) ? file : join(dag.workingDir, file);
+    const text = await readOptional(path);
+    if (text === undefined) {
+      if (file === '.env') continue;
+      throw new AppError('bad_request', `dotenv file ${file} not found (looked for ${path})`);
+    }
+    const { entries, problems } = parseDotenv(text);
+    if (problems.length > 0) throw new AppError('bad_request', `dotenv file ${path}: ${problems.join('; ')}`);
+    for (const [key, value] of entries) dotenv[key] = value;
+  }
+  const secrets: Record<string, string> = {};
+  for (const secret of dag.secrets) {
+    if (secret.provider === 'env') {
+      const value = processEnv[secret.key];
+      if (value === undefined) throw new AppError('bad_request', `secret ${secret.name}: environment variable ${secret.key} is not set`);
+      secrets[secret.name] = value;
+      continue;
+    }
+    const candidates = isAbsolute(secret.key) ? [secret.key] : [join(dag.workingDir, secret.key), join(dagDir, secret.key)];
+    let value: string | undefined;
+    for (const path of candidates) {
+      value = await readOptional(path);
+      if (value !== undefined) break;
+    }
+    if (value === undefined) throw new AppError('bad_request', `secret ${secret.name}: file ${secret.key} not found`);
+    secrets[secret.name] = value.replace(/\r?\n$/, '');
+  }
+  return { dotenv, secrets };
+}
+
+async function readOptional(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
