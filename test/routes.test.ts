@@ -293,6 +293,33 @@ for (const carrier of ['uws', 'node'] as const) {
       assert.match(noDotenv.body.message, /^dotenv file missing.env not found/);
     });
 
+    test('backtick commands in env values and param defaults run once at start; request params are never run', async () => {
+      await server.writeDag('ticks', [
+        'params:',
+        '  - STAMP: "`echo p-$DAG_NAME`"',
+        '  - GIVEN: plain',
+        'env:',
+        '  - FIRST: "`printf one`"',
+        '  - SECOND: "${FIRST}-`echo two`"',
+        'steps:',
+        '  - name: show',
+        '    command: echo "$STAMP $FIRST $SECOND"',
+        '  - name: given',
+        '    command: printenv GIVEN',
+        '',
+      ].join('\n'));
+      const { body: started } = await call('POST', '/dags/ticks/start', { params: 'GIVEN="`echo injected`"' });
+      const run = await server.waitForRun('ticks', started.dagRunId);
+      assert.equal(run.statusLabel, 'succeeded');
+      const log = await call('GET', `/dag-runs/ticks/${started.dagRunId}/steps/show/log`);
+      assert.equal(log.body.content, 'p-ticks one one-two');
+      const given = await call('GET', `/dag-runs/ticks/${started.dagRunId}/steps/given/log`);
+      assert.equal(given.body.content, '`echo injected`', 'a request param reaches the step as it was sent');
+      await server.writeDag('badtick', 'env:\n  - X: "`exit 3`"\nsteps:\n  - echo x\n');
+      const refused = await call('POST', '/dags/badtick/start', {});
+      assert.deepEqual([refused.status, refused.body.message], [400, 'env X: command `exit 3` failed: exit status 3']);
+    });
+
     test('rename moves the file, refuses bad or taken names, and keeps run history under the old name', async () => {
       await server.writeDag('torename', 'steps:\n  - echo renamed\n');
       const { body: started } = await call('POST', '/dags/torename/start', { dagRunId: 'before-rename' });

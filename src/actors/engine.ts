@@ -6,7 +6,8 @@ import {
 } from '../core/index.ts';
 import { fieldsNotRunYet, mergeParams, paramsFromRequest, paramsJson, parseDag, stepView, type ParseResult } from '../spec/index.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
-import { planRun } from './run/plan.ts';
+import { planRun, positionalParams, runScope } from './run/plan.ts';
+import { commandRunner, evaluateEnvWithCommands, paramDefaultsWithCommands } from './run/substitution.ts';
 import { loadRunVariables } from './run/variables.ts';
 import { logLine } from './run/log-line.ts';
 import { runMachine } from './run/run.machine.ts';
@@ -222,8 +223,7 @@ export class Engine {
     if (idProblem) throw new AppError('bad_request', idProblem);
     const notRunYet = fieldsNotRunYet(dag);
     if (notRunYet.length > 0) throw new AppError('bad_request', `troupe does not run these fields yet: ${notRunYet.join(', ')}`);
-    const params = mergeParams(dag.params, paramsFromRequest(options.params ?? ''));
-    const variables = await loadRunVariables(dag, this.deps.dags.dir, this.deps.processEnv ?? process.env);
+    const requested = paramsFromRequest(options.params ?? '');
 
     // From here to the reservation nothing awaits: checks and reservation are one atomic step.
     const key = runKey(name, dagRunId);
@@ -235,13 +235,22 @@ export class Engine {
     if (refused) throw refused;
     this.reserved.set(key, this.clock.now());
     try {
+      // Reserved first: a refused start runs none of the definition's commands.
+      const variables = await loadRunVariables(dag, this.deps.dags.dir, this.deps.processEnv ?? process.env);
+      const runCommand = commandRunner(this.deps.dispatcher, dag.workingDir, dag.shell, dag.maxOutputSize);
+      const defaults = await paramDefaultsWithCommands(dag.params, { ...variables.dotenv, ...this.deps.systemEnv, DAG_NAME: name, DAG_RUN_ID: dagRunId }, runCommand);
+      const params = mergeParams(defaults, requested);
       const attemptId = newAttemptId();
       try {
         this.deps.logs.prepare(name);
       } catch (error) {
         throw new AppError('internal_error', `cannot create the log directory of DAG ${name}: ${(error as Error).message}`);
       }
-      const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: this.deps.systemEnv, logs: this.deps.logs, variables });
+      const logPath = this.deps.logs.runLogPath(name, dagRunId, attemptId);
+      const dagEnv = dag.env.some(([, value]) => value.includes('`'))
+        ? await evaluateEnvWithCommands(dag.env, { ...runScope({ dag, name, dagRunId, params, systemEnv: this.deps.systemEnv, variables, logPath }), ...positionalParams(params) }, runCommand)
+        : undefined;
+      const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: this.deps.systemEnv, logs: this.deps.logs, variables, dagEnv });
       const now = this.clock.now();
       const record: RunRecord = {
         name, dagRunId, attemptId,
@@ -256,6 +265,8 @@ export class Engine {
         ...(fileName ? { fileName } : {}),
       };
       // The first record is durable before the caller hears the id; the actor's writes follow in order.
+      // The awaits above leave room for a shutdown to begin: such a run is refused, never half-started.
+      if (this.closing) throw new AppError('internal_error', 'the server is shutting down');
       const saved = this.deps.runs.save(record);
       void this.deps.runs.saveSpec(name, dagRunId, specText);
       this.scheduler.send({ type: 'run.admit', input: { record, plan } });

@@ -84,8 +84,9 @@ export interface StepTask {
   scriptPath: string;
   env: Record<string, string>;
   workingDir: string;
-  stdoutPath: string;
-  stderrPath: string;
+  /** Log files of the step's output; absent for a substitution, whose output is only captured. */
+  stdoutPath?: string;
+  stderrPath?: string;
   captureOutput: boolean;
   maxOutputSize: number;
   /** Values to mask as ******* in logs and captured output. */

@@ -1,6 +1,5 @@
 // A run's plan: the DAG resolved for one run (params, env, log paths), as plain data for the actor.
-import type { Dag, LogStore, NodeRecord, StepTask } from '../../core/index.ts';
-import type { ParamDef } from '../../core/index.ts';
+import type { Dag, LogStore, NodeRecord, ParamDef, StepTask } from '../../core/index.ts';
 import { dependencyNames, evaluateEnv, expandVariables, paramsRecord, type ExpandScope } from '../../spec/index.ts';
 
 export interface PlannedStep {
@@ -48,19 +47,15 @@ export interface PlanInput {
   logs: LogStore;
   /** From dotenv files and secret providers, read when the run starts. */
   variables?: { dotenv: Record<string, string>; secrets: Record<string, string> };
+  /** The DAG's env already evaluated (with its backtick commands run); else evaluated here. */
+  dagEnv?: Record<string, string>;
 }
 
-export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, logs, variables }: PlanInput): RunPlan {
+export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, logs, variables, dagEnv }: PlanInput): RunPlan {
   const logPath = logs.runLogPath(name, dagRunId, attemptId);
-  const record = paramsRecord(params);
-  const named: Record<string, string> = {};
-  const positional: Record<string, string> = {};
-  for (const [key, value] of Object.entries(record)) (/^[0-9]+$/.test(key) ? positional : named)[key] = value;
-  const builtins = { DAG_NAME: name, DAG_RUN_ID: dagRunId, DAG_RUN_LOG_FILE: logPath };
-  // dotenv files < the allowed system variables < built-ins and params < the DAG's env < secrets;
-  // a step's own env comes last (2.1, 2.2).
-  const scope = { ...variables?.dotenv, ...systemEnv, ...builtins, ...named };
-  const baseEnv = { ...scope, ...evaluateEnv(dag.env, { ...scope, ...positional }), ...variables?.secrets };
+  const positional = positionalParams(params);
+  const scope = runScope({ dag, name, dagRunId, logPath, params, systemEnv, variables });
+  const baseEnv = { ...scope, ...(dagEnv ?? evaluateEnv(dag.env, { ...scope, ...positional })), ...variables?.secrets };
   const indexOf = new Map(dag.steps.map((step, index) => [step.name, index]));
   const names = dependencyNames(dag.steps);
   return {
@@ -91,6 +86,21 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
       };
     }),
   };
+}
+
+/** Positional parameters under "1", "2"...: referenced as $1 but not exported. */
+export function positionalParams(params: ParamDef[]): Record<string, string> {
+  return Object.fromEntries(Object.entries(paramsRecord(params)).filter(([key]) => /^[0-9]+$/.test(key)));
+}
+
+/**
+ * What the DAG's env is evaluated against: dotenv files < the allowed system variables <
+ * built-ins and named params. The DAG's env and the secrets go on top, a step's own env last.
+ */
+export function runScope(input: Pick<PlanInput, 'dag' | 'name' | 'dagRunId' | 'params' | 'systemEnv' | 'variables'> & { logPath: string }): Record<string, string> {
+  const named = Object.fromEntries(Object.entries(paramsRecord(input.params)).filter(([key]) => !/^[0-9]+$/.test(key)));
+  const builtins = { DAG_NAME: input.name, DAG_RUN_ID: input.dagRunId, DAG_RUN_LOG_FILE: input.logPath };
+  return { ...input.variables?.dotenv, ...input.systemEnv, ...builtins, ...named };
 }
 
 /** The task for one step, with outputs of earlier steps and the results of steps with ids in scope. */

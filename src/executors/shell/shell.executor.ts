@@ -89,10 +89,10 @@ class LazyLog {
   private fd: number | undefined;
   private failed = false;
 
-  constructor(private readonly path: string) {}
+  constructor(private readonly path: string | undefined) {}
 
   write(data: string | Buffer): void {
-    if (data.length === 0 || this.failed) return;
+    if (data.length === 0 || this.failed || this.path === undefined) return;
     try {
       this.fd ??= openSync(this.path, 'a');
       if (typeof data === 'string') writeSync(this.fd, data);

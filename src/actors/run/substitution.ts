@@ -1,0 +1,63 @@
+// Backtick command substitution at run start: DAG env values and param defaults whose text holds
+// `command`s get the commands' trimmed output. The commands run as tasks on the pool, with the
+// variables defined so far; a command that fails refuses the run, naming it.
+import { AppError, type ParamDef, type StepDispatcher } from '../../core/index.ts';
+import { backtickCommands, expandVariables, substituteBackticks } from '../../spec/index.ts';
+
+export type RunCommand = (command: string, env: Record<string, string>) => Promise<string>;
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** A substitution runner on the pool: captured output only, no log files. */
+export function commandRunner(dispatcher: StepDispatcher, workingDir: string, shell: string[] | undefined, maxOutputSize: number): RunCommand {
+  return async (command, env) => {
+    const result = await dispatcher.dispatch({
+      executor: { type: 'shell', config: {} }, shell, command, scriptPath: '', env: exportable(env), workingDir,
+      captureOutput: true, maxOutputSize, secrets: [],
+    }).result;
+    if (result.kind === 'error') throw new AppError('bad_request', `command \`${command}\` could not run: ${result.message}`);
+    if (result.exitCode !== 0 || result.error) throw new AppError('bad_request', `command \`${command}\` failed: ${result.error ?? `exit status ${result.exitCode}`}`);
+    return result.output ?? '';
+  };
+}
+
+/** Like evaluateEnv, running the backtick commands of each value in order. */
+export async function evaluateEnvWithCommands(
+  entries: Array<[string, string]>,
+  base: Record<string, string>,
+  run: RunCommand,
+): Promise<Record<string, string>> {
+  const scope = { ...base };
+  const result: Record<string, string> = {};
+  for (const [key, template] of entries) {
+    const value = await substitute(expandVariables(template, (name) => scope[name]), scope, run, `env ${key}`);
+    scope[key] = value;
+    result[key] = value;
+  }
+  return result;
+}
+
+/** The definition's param defaults with their backtick commands run (request values are never run). */
+export async function paramDefaultsWithCommands(params: ParamDef[], env: Record<string, string>, run: RunCommand): Promise<ParamDef[]> {
+  const out: ParamDef[] = [];
+  for (const param of params) out.push({ ...param, value: await substitute(param.value, env, run, `param ${param.name ?? param.value}`) });
+  return out;
+}
+
+async function substitute(value: string, env: Record<string, string>, run: RunCommand, what: string): Promise<string> {
+  const commands = backtickCommands(value);
+  if (commands.length === 0) return value;
+  const outputs: string[] = [];
+  for (const command of commands) {
+    try {
+      outputs.push(await run(command, env));
+    } catch (error) {
+      throw new AppError('bad_request', `${what}: ${(error as Error).message}`);
+    }
+  }
+  return substituteBackticks(value, outputs);
+}
+
+function exportable(env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([key]) => ENV_NAME.test(key)));
+}
