@@ -236,7 +236,7 @@ export class Engine {
     this.reserved.set(key, this.clock.now());
     try {
       // Reserved first: a refused start runs none of the definition's commands.
-      const variables = await loadRunVariables(dag, this.deps.dags.dir, this.deps.processEnv ?? process.env);
+      const variables = loadRunVariables(dag, this.deps.dags.dir, this.deps.processEnv ?? process.env);
       const runCommand = commandRunner(this.deps.dispatcher, dag.workingDir, dag.shell, dag.maxOutputSize);
       const defaults = await paramDefaultsWithCommands(dag.params, { ...variables.dotenv, ...this.deps.systemEnv, DAG_NAME: name, DAG_RUN_ID: dagRunId }, runCommand);
       const params = mergeParams(defaults, requested);

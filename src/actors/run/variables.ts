@@ -1,6 +1,6 @@
 // Variables a run gets from outside its definition: dotenv files (2.1) and secrets (2.2), read when
 // the run starts. Secret values are handed to the executor for masking and are never stored.
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { AppError, type Dag } from '../../core/index.ts';
 import { parseDotenv } from '../../spec/index.ts';
@@ -15,11 +15,11 @@ export interface RunVariables {
  * `dagDir` is the DAG file's directory: secret files are looked for under workingDir, then there.
  * A missing `.env` (the default) is skipped; a dotenv file named in the definition must exist.
  */
-export async function loadRunVariables(dag: Dag, dagDir: string, processEnv: Record<string, string | undefined>): Promise<RunVariables> {
+export function loadRunVariables(dag: Dag, dagDir: string, processEnv: Record<string, string | undefined>): RunVariables {
   const dotenv: Record<string, string> = {};
   for (const file of dag.dotenv) {
     const path = isAbsolute(file) ? file : join(dag.workingDir, file);
-    const text = await readOptional(path);
+    const text = readOptional(path);
     if (text === undefined) {
       if (file === '.env') continue;
       throw new AppError('bad_request', `dotenv file ${file} not found (looked for ${path})`);
@@ -39,7 +39,7 @@ export async function loadRunVariables(dag: Dag, dagDir: string, processEnv: Rec
     const candidates = isAbsolute(secret.key) ? [secret.key] : [join(dag.workingDir, secret.key), join(dagDir, secret.key)];
     let value: string | undefined;
     for (const path of candidates) {
-      value = await readOptional(path);
+      value = readOptional(path);
       if (value !== undefined) break;
     }
     if (value === undefined) throw new AppError('bad_request', `secret ${secret.name}: file ${secret.key} not found`);
@@ -48,9 +48,10 @@ export async function loadRunVariables(dag: Dag, dagDir: string, processEnv: Rec
   return { dotenv, secrets };
 }
 
-async function readOptional(path: string): Promise<string | undefined> {
+/** Small files read at once: a start should not wait on thread-pool round trips for them. */
+function readOptional(path: string): string | undefined {
   try {
-    return await readFile(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
