@@ -320,6 +320,39 @@ for (const carrier of ['uws', 'node'] as const) {
       assert.deepEqual([refused.status, refused.body.message], [400, 'env X: command `exit 3` failed: exit status 3']);
     });
 
+    test('what a step sees: exactly the allowed environment, built-ins, params, dotenv order, its directory and arguments', async () => {
+      process.env.NOT_FOR_STEPS = 'hidden';
+      await mkdir(join(server.home, 'dags', 'work', 'sub'), { recursive: true });
+      await writeFile(join(server.home, 'dags', 'work', 'one.env'), 'SHARED=from-one\nONLY_ONE=1\n');
+      await writeFile(join(server.home, 'dags', 'work', 'two.env'), 'SHARED=from-two\n');
+      await server.writeDag('sees', [
+        'workingDir: work',
+        'dotenv: [one.env, two.env]',
+        'params: "first second NAMED=value"',
+        'env:',
+        '  - DAG_LEVEL: dag',
+        'steps:',
+        '  - name: look',
+        '    dir: sub',
+        '    env:',
+        '      - STEP_LEVEL: step',
+        '    command: printf "%s|" "$(pwd)" "$1" "$2" "$NAMED" "$DAG_NAME" "$DAG_RUN_STEP_NAME" "$SHARED" "$ONLY_ONE"; env | cut -d= -f1 | sort | tr "\\n" " "',
+        '',
+      ].join('\n'));
+      const { body: started } = await call('POST', '/dags/sees/start', { params: 'NAMED=override' });
+      const run = await server.waitForRun('sees', started.dagRunId);
+      assert.equal(run.statusLabel, 'succeeded');
+      const log = (await call('GET', `/dag-runs/sees/${started.dagRunId}/steps/look/log`)).body.content as string;
+      const [shown, names] = [log.slice(0, log.lastIndexOf('|') + 1), log.slice(log.lastIndexOf('|') + 1).trim().split(' ')];
+      assert.equal(shown, `${join(server.home, 'dags', 'work', 'sub')}|first|second|override|sees|look|from-two|1|`);
+      const expected = ['DAG_LEVEL', 'DAG_NAME', 'DAG_RUN_ID', 'DAG_RUN_LOG_FILE', 'DAG_RUN_STEP_NAME', 'DAG_RUN_STEP_STDERR_FILE',
+        'DAG_RUN_STEP_STDOUT_FILE', 'NAMED', 'ONLY_ONE', 'SHARED', 'STEP_LEVEL', 'PATH', 'HOME'];
+      for (const name of expected) assert.ok(names.includes(name), `${name} is visible`);
+      assert.equal(names.includes('NOT_FOR_STEPS'), false, 'the server environment does not leak');
+      const allowed = new Set([...expected, 'PATH', 'HOME', 'LANG', 'TZ', 'SHELL', 'PWD', 'SHLVL', '_', 'OLDPWD']);
+      assert.deepEqual(names.filter((name) => !allowed.has(name) && !/^(TROUPE_|LC_|DAG_)/.test(name)), []);
+    });
+
     test('rename moves the file, refuses bad or taken names, and keeps run history under the old name', async () => {
       await server.writeDag('torename', 'steps:\n  - echo renamed\n');
       const { body: started } = await call('POST', '/dags/torename/start', { dagRunId: 'before-rename' });
