@@ -293,7 +293,7 @@ for (const carrier of ['uws', 'node'] as const) {
       assert.match(noDotenv.body.message, /^dotenv file missing.env not found/);
     });
 
-    test('backtick commands in env values and param defaults run once at start; request params are never run', async () => {
+    test('backtick commands in env values and param defaults run once at start, a step\'s own when it starts; request params are never run', async () => {
       await server.writeDag('ticks', [
         'params:',
         '  - STAMP: "`echo p-$DAG_NAME`"',
@@ -315,6 +315,29 @@ for (const carrier of ['uws', 'node'] as const) {
       assert.equal(log.body.content, 'p-ticks one one-two');
       const given = await call('GET', `/dag-runs/ticks/${started.dagRunId}/steps/given/log`);
       assert.equal(given.body.content, '`echo injected`', 'a request param reaches the step as it was sent');
+      await server.writeDag('steptick', [
+        'env:',
+        '  - BASE: base',
+        'steps:',
+        '  - name: first',
+        '    command: echo one',
+        '    output: ONE',
+        '  - name: second',
+        '    env:',
+        '      - MINE: "`echo $BASE-$ONE`"',
+        '      - THEN: "${MINE}!"',
+        '    command: echo "$MINE $THEN"',
+        '  - name: broken',
+        '    env:',
+        '      - BAD: "`exit 4`"',
+        '    command: echo never',
+        '',
+      ].join('\n'));
+      const { body: stepRun } = await call('POST', '/dags/steptick/start', {});
+      const finished = await server.waitForRun('steptick', stepRun.dagRunId);
+      assert.deepEqual(finished.nodes.map((node: { statusLabel: string }) => node.statusLabel), ['succeeded', 'succeeded', 'failed']);
+      assert.equal((await call('GET', `/dag-runs/steptick/${stepRun.dagRunId}/steps/second/log`)).body.content, 'base-one base-one!');
+      assert.equal(finished.nodes[2].error, 'env BAD: command `exit 4` failed: exit status 4');
       await server.writeDag('badtick', 'env:\n  - X: "`exit 3`"\nsteps:\n  - echo x\n');
       const refused = await call('POST', '/dags/badtick/start', {});
       assert.deepEqual([refused.status, refused.body.message], [400, 'env X: command `exit 3` failed: exit status 3']);

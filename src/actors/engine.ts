@@ -3,10 +3,11 @@ import { createActor, fromCallback, type Actor } from 'xstate';
 import {
   AppError, NodeStatus, RunStatus, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, isoTime, systemClock, uuidv7,
   type Clock, type Dag, type DagFile, type DagStore, type LogStore, type NodeRecord, type RunRecord, type RunStore, type StepDispatcher,
+  type StepHandle, type StepResult, type StepTask,
 } from '../core/index.ts';
 import { fieldsNotRunYet, mergeParams, paramsFromRequest, paramsJson, parseDag, stepView, type ParseResult } from '../spec/index.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
-import { planRun, positionalParams, runScope } from './run/plan.ts';
+import { planRun, positionalParams, runScope, stepTaskWithCommands } from './run/plan.ts';
 import { commandRunner, evaluateEnvWithCommands, paramDefaultsWithCommands } from './run/substitution.ts';
 import { loadRunVariables } from './run/variables.ts';
 import { logLine } from './run/log-line.ts';
@@ -61,11 +62,30 @@ export class Engine {
     const onStoreError = deps.onStoreError ?? ((error) => console.error('troupe: store write failed:', error));
     const dispatcher = deps.dispatcher;
     const executeStep = fromCallback<{ type: 'step.stop' }, ExecutorInput>(({ input, sendBack, receive }) => {
-      const handle = dispatcher.dispatch(input.task);
+      let handle: StepHandle | undefined;
+      let stopped = false;
       receive((event) => {
-        if (event.type === 'step.stop') handle.stop(input.signalOnStop, input.cleanupMs);
+        if (event.type !== 'step.stop') return;
+        stopped = true;
+        handle?.stop(input.signalOnStop, input.cleanupMs);
       });
-      void handle.result.then((result) => sendBack({ type: 'step.exited', result, at: this.clock.now() }));
+      const finish = (result: StepResult) => sendBack({ type: 'step.exited', result, at: this.clock.now() });
+      const dispatch = (task: StepTask) => {
+        handle = dispatcher.dispatch(task);
+        if (stopped) handle.stop(input.signalOnStop, input.cleanupMs);
+        void handle.result.then(finish);
+      };
+      if (input.task) {
+        dispatch(input.task);
+        return;
+      }
+      // The step's env runs backtick commands first, on the pool; a failing one fails the step.
+      const pending = input.pending!;
+      const step = pending.plan.steps[pending.index];
+      void stepTaskWithCommands(pending, commandRunner(dispatcher, step.dir, step.shell, pending.plan.maxOutputSize)).then(
+        (task) => (stopped ? finish({ kind: 'error', code: 'stopped', message: 'stopped before its process started' }) : dispatch(task)),
+        (error: Error) => finish({ kind: 'error', code: 'env_failed', message: error.message }),
+      );
     });
     const run = runMachine.provide({
       actors: { step: stepMachine.provide({ actors: { executeStep } }) },

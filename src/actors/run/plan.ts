@@ -1,6 +1,7 @@
 // A run's plan: the DAG resolved for one run (params, env, log paths), as plain data for the actor.
 import type { Dag, LogStore, NodeRecord, ParamDef, StepTask } from '../../core/index.ts';
 import { dependencyNames, evaluateEnv, expandVariables, paramsRecord, type ExpandScope } from '../../spec/index.ts';
+import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
 
 export interface PlannedStep {
   name: string;
@@ -103,13 +104,38 @@ export function runScope(input: Pick<PlanInput, 'dag' | 'name' | 'dagRunId' | 'p
   return { ...input.variables?.dotenv, ...input.systemEnv, ...builtins, ...named };
 }
 
+/** The data a step's task is built from when its env runs backtick commands (plain data). */
+export interface PendingTask {
+  plan: RunPlan;
+  index: number;
+  outputs: Record<string, string>;
+  nodes: NodeRecord[];
+}
+
+/** Whether a step's own env holds backtick commands: its task is then built when it starts. */
+export function needsCommands(plan: RunPlan, index: number): boolean {
+  return plan.steps[index].env.some(([, value]) => value.includes('`'));
+}
+
 /** The task for one step, with outputs of earlier steps and the results of steps with ids in scope. */
 export function stepTask(plan: RunPlan, index: number, outputs: Record<string, string>, nodes: NodeRecord[] = []): StepTask {
-  const step = plan.steps[index];
   const scope = { ...plan.baseEnv, ...outputs };
+  return taskWithEnv(plan, index, nodes, scope, evaluateEnv(plan.steps[index].env, { ...scope, ...plan.positional }));
+}
+
+/** stepTask for a step whose env runs backtick commands, which run on the pool in order. */
+export async function stepTaskWithCommands(pending: PendingTask, run: RunCommand): Promise<StepTask> {
+  const { plan, index, outputs, nodes } = pending;
+  const scope = { ...plan.baseEnv, ...outputs };
+  const stepEnv = await evaluateEnvWithCommands(plan.steps[index].env, { ...scope, ...plan.positional }, run);
+  return taskWithEnv(plan, index, nodes, scope, stepEnv);
+}
+
+function taskWithEnv(plan: RunPlan, index: number, nodes: NodeRecord[], scope: Record<string, string>, stepEnv: Record<string, string>): StepTask {
+  const step = plan.steps[index];
   const env: Record<string, string> = {
     ...scope,
-    ...evaluateEnv(step.env, { ...scope, ...plan.positional }),
+    ...stepEnv,
     DAG_RUN_STEP_NAME: step.name,
     DAG_RUN_STEP_STDOUT_FILE: step.stdout,
     DAG_RUN_STEP_STDERR_FILE: step.stderr,

@@ -4,7 +4,7 @@
 import { enqueueActions, sendParent, setup } from 'xstate';
 import { NodeStatus, RunStatus, isoTime, type RunRecord } from '../../core/index.ts';
 import { stepMachine, type StepFinishedEvent } from '../step/step.machine.ts';
-import { stepTask, type RunPlan } from './plan.ts';
+import { needsCommands, stepTask, type RunPlan } from './plan.ts';
 import { allSettled, anyRunning, blockedSteps, finalStatus, readySteps } from './progress.ts';
 import { endRun, finishStep, runStartedLine, startSteps, type RunState } from './run-updates.ts';
 
@@ -73,7 +73,9 @@ export const runMachine = effects.extend({
           id: `step-${index}`,
           input: {
             index,
-            task: stepTask(context.plan, index, context.outputs, record.nodes),
+            ...(needsCommands(context.plan, index)
+              ? { pending: { plan: context.plan, index, outputs: context.outputs, nodes: record.nodes } }
+              : { task: stepTask(context.plan, index, context.outputs, record.nodes) }),
             signalOnStop: context.plan.steps[index].signalOnStop,
             cleanupMs: context.plan.maxCleanUpTimeSec * 1000,
           },

@@ -2,10 +2,13 @@
 // Retries, repeats and timeouts (a later capability) belong here.
 import { fromCallback, sendParent, sendTo, setup } from 'xstate';
 import type { StepResult, StepTask } from '../../core/index.ts';
+import type { PendingTask } from '../run/plan.ts';
 
 export interface StepInput {
   index: number;
-  task: StepTask;
+  /** The task; absent while the step's env has backtick commands to run first (`pending`). */
+  task?: StepTask;
+  pending?: PendingTask;
   signalOnStop: string;
   cleanupMs: number;
 }
@@ -22,7 +25,8 @@ export interface StepFinishedEvent {
 }
 
 export interface ExecutorInput {
-  task: StepTask;
+  task?: StepTask;
+  pending?: PendingTask;
   signalOnStop: string;
   cleanupMs: number;
 }
@@ -48,7 +52,7 @@ export const stepMachine = setup({
       invoke: {
         id: 'executor',
         src: 'executeStep',
-        input: ({ context }) => ({ task: context.task, signalOnStop: context.signalOnStop, cleanupMs: context.cleanupMs }),
+        input: ({ context }) => ({ task: context.task, pending: context.pending, signalOnStop: context.signalOnStop, cleanupMs: context.cleanupMs }),
       },
       on: {
         'step.stop': { actions: sendTo('executor', { type: 'step.stop' }) },
