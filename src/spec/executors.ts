@@ -52,6 +52,38 @@ export function readExecutor(reader: FieldReader, value: unknown, at: Path, cont
   return executor;
 }
 
+/** The container executor's nested settings (5.1): container, host, network and exec. */
+function checkContainerParts(reader: FieldReader, config: Record<string, unknown>, at: Path): void {
+  const container = reader.map(config, 'container', at, 'env, workingDir, exposedPorts');
+  if (container) {
+    reader.knownKeys(container, ['env', 'workingDir', 'exposedPorts'], [...at, 'container']);
+    reader.stringList(container, 'env', [...at, 'container']);
+    reader.string(container, 'workingDir', [...at, 'container']);
+    reader.map(container, 'exposedPorts', [...at, 'container'], 'port/protocol keys');
+  }
+  const host = reader.map(config, 'host', at, 'binds, portBindings');
+  if (host) {
+    reader.knownKeys(host, ['binds', 'portBindings'], [...at, 'host']);
+    reader.stringList(host, 'binds', [...at, 'host']);
+    const bindings = reader.map(host, 'portBindings', [...at, 'host'], 'port/protocol keys');
+    for (const [port, list] of Object.entries(bindings ?? {})) {
+      if (!Array.isArray(list)) reader.report([...at, 'host', 'portBindings', port], 'must be a list of {hostIP, hostPort}');
+    }
+  }
+  const network = reader.map(config, 'network', at, 'EndpointsConfig');
+  if (network) {
+    reader.knownKeys(network, ['EndpointsConfig'], [...at, 'network']);
+    reader.map(network, 'EndpointsConfig', [...at, 'network'], 'network names');
+  }
+  const exec = reader.map(config, 'exec', at, 'user, workingDir, env');
+  if (exec) {
+    reader.knownKeys(exec, ['user', 'workingDir', 'env'], [...at, 'exec']);
+    reader.string(exec, 'user', [...at, 'exec']);
+    reader.string(exec, 'workingDir', [...at, 'exec']);
+    reader.stringList(exec, 'env', [...at, 'exec']);
+  }
+}
+
 function checkConfig(reader: FieldReader, executor: ExecutorConfig, at: Path, context: ExecutorContext): void {
   const type = (CONTAINER_TYPES as readonly string[]).includes(executor.type) ? 'docker' : executor.type;
   const config = executor.config;
@@ -63,8 +95,9 @@ function checkConfig(reader: FieldReader, executor: ExecutorConfig, at: Path, co
         reader.report(at, 'a container executor needs image or containerName');
       }
       if (config.pull !== undefined) reader.oneOf(config, 'pull', at, ['always', 'missing', 'never'], 'missing');
+      reader.string(config, 'platform', at);
       reader.boolean(config, 'autoRemove', at);
-      for (const key of ['container', 'host', 'network', 'exec']) reader.map(config, key, at, '');
+      checkContainerParts(reader, config, at);
       break;
     case 'ssh': {
       const ssh = readSsh(reader, config, at);
@@ -93,6 +126,7 @@ function checkConfig(reader: FieldReader, executor: ExecutorConfig, at: Path, co
     }
     case 'mail':
       if ((reader.stringList(config, 'to', at) ?? []).length === 0) reader.report(at, 'a mail step needs to');
+      for (const key of ['from', 'subject', 'message', 'contentType']) reader.string(config, key, at);
       reader.stringList(config, 'attachments', at);
       break;
     case 'jq':
