@@ -2,14 +2,14 @@
 import { posix as path } from 'node:path';
 import { DAG_DEFAULTS, dagNameProblem, type Dag, type Handlers, type ParamDef, type Step } from '../core/index.ts';
 import { isMultiLine, splitWords } from './command.ts';
-import { FieldReader, isPlainMap } from './field-reader.ts';
+import { FieldReader, dropUndefined, isPlainMap } from './field-reader.ts';
 import { formatIssue, pathText, type Path, type SpecIssue } from './issues.ts';
 import { ROOT_KEYS, STEP_KEYS, closestKey } from './keys.ts';
 import { paramsFromText } from './params.ts';
 import { readConditions, readContinueOn, readRepeatPolicy, readRetryPolicy } from './policies.ts';
 import { readSchedule } from './schedule.ts';
 import { readDotenv, readSecrets } from './secrets.ts';
-import { dropUndefined, readContainer, readMail, readMailOn, readOtel, readRegistryAuths, readRootSsh, readSmtp } from './services.ts';
+import { readContainer, readMail, readMailOn, readOtel, readRegistryAuths, readRootSsh, readSmtp } from './services.ts';
 import { readExecutor } from './executors.ts';
 import { readStepFields } from './step-fields.ts';
 import { readYaml, type YamlDocument } from './yaml-source.ts';

@@ -154,3 +154,9 @@ export class FieldReader {
 export function isPlainMap(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
+
+/** The object without its undefined properties, so that models compare and print cleanly. */
+export function dropUndefined<T extends object>(value: T): T {
+  for (const key of Object.keys(value) as Array<keyof T>) if (value[key] === undefined) delete value[key];
+  return value;
+}

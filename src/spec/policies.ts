@@ -1,7 +1,8 @@
 // Conditions and step policies (workflow-format 2.6 to 2.9): read, validated and normalised.
 import type { Condition, ContinueOn, RepeatPolicy, RetryPolicy } from '../core/index.ts';
-import { FieldReader, isPlainMap } from './field-reader.ts';
+import { dropUndefined, isPlainMap, type FieldReader } from './field-reader.ts';
 import type { Path } from './issues.ts';
+import { checkRegExp } from './services.ts';
 
 const CONDITION_KEYS = ['condition', 'expected', 'command', 'error', 'negate'] as const;
 const CONTINUE_ON_KEYS = ['failure', 'skipped', 'exitCode', 'output', 'markSuccess'] as const;
@@ -36,7 +37,7 @@ export function readConditions(reader: FieldReader, value: unknown, at: Path): C
     if (condition.condition !== undefined && condition.command !== undefined) reader.report(path, 'use condition or command, not both');
     if (condition.expected !== undefined && condition.condition === undefined) reader.report([...path, 'expected'], 'needs a condition to compare');
     checkPattern(reader, condition.expected, [...path, 'expected']);
-    conditions.push(withoutUndefined(condition));
+    conditions.push(dropUndefined(condition));
   });
   return conditions;
 }
@@ -74,7 +75,7 @@ export function readRetryPolicy(reader: FieldReader, value: unknown, at: Path): 
     return undefined;
   }
   reader.knownKeys(value, RETRY_KEYS, at);
-  return withoutUndefined({
+  return dropUndefined({
     limit: reader.integer(value, 'limit', at) ?? 0,
     intervalSec: reader.integer(value, 'intervalSec', at) ?? 0,
     backoff: readBackoff(reader, value, at),
@@ -98,7 +99,7 @@ export function readRepeatPolicy(reader: FieldReader, value: unknown, at: Path):
   const mode = readRepeatMode(reader, value.repeat, { condition, expected, exitCode }, [...at, 'repeat']);
   if (!mode) return undefined;
   const limit = reader.integer(value, 'limit', at, 1);
-  return withoutUndefined({
+  return dropUndefined({
     repeat: mode,
     condition,
     expected,
@@ -165,15 +166,5 @@ function readExitCodes(reader: FieldReader, map: Record<string, unknown>, at: Pa
 
 /** A `re:` value must be a valid regular expression. */
 function checkPattern(reader: FieldReader, value: string | undefined, at: Path): void {
-  if (value === undefined || !value.startsWith('re:')) return;
-  try {
-    new RegExp(value.slice(3));
-  } catch (error) {
-    reader.report(at, `invalid regular expression: ${(error as Error).message}`);
-  }
-}
-
-function withoutUndefined<T extends object>(value: T): T {
-  for (const key of Object.keys(value) as Array<keyof T>) if (value[key] === undefined) delete value[key];
-  return value;
+  if (value !== undefined && value.startsWith('re:')) checkRegExp(reader, value.slice(3), at);
 }

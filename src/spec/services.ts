@@ -1,7 +1,7 @@
 // Root fields for the services a run may use (workflow-format 2.1, 2.3, 2.4): container, ssh,
 // registry credentials, mail, SMTP and tracing. Read and validated now; their runtimes come later.
 import type { ContainerSpec, MailSpec, OtelSpec, SmtpSpec, SshSpec } from '../core/index.ts';
-import type { FieldReader } from './field-reader.ts';
+import { dropUndefined, type FieldReader } from './field-reader.ts';
 import type { Path } from './issues.ts';
 
 const CONTAINER_KEYS = [
@@ -147,9 +147,4 @@ export function checkRegExp(reader: FieldReader, pattern: string, at: Path): voi
   } catch (error) {
     reader.report(at, `invalid regular expression: ${(error as Error).message}`);
   }
-}
-
-export function dropUndefined<T extends object>(value: T): T {
-  for (const key of Object.keys(value) as Array<keyof T>) if (value[key] === undefined) delete value[key];
-  return value;
 }

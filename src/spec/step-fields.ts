@@ -2,9 +2,8 @@
 // sub DAG parameters and fan-out.
 import { posix as path } from 'node:path';
 import type { Step } from '../core/index.ts';
-import { isPlainMap, type FieldReader } from './field-reader.ts';
+import { dropUndefined, isPlainMap, type FieldReader } from './field-reader.ts';
 import type { Path } from './issues.ts';
-import { dropUndefined } from './services.ts';
 
 type StepFields = Pick<Step, 'stdout' | 'stderr' | 'shellPackages' | 'mailOnError' | 'timeoutSec' | 'params' | 'parallel'>;
 
