@@ -376,6 +376,18 @@ for (const carrier of ['uws', 'node'] as const) {
       assert.deepEqual(names.filter((name) => !allowed.has(name) && !/^(TROUPE_|LC_|DAG_)/.test(name)), []);
     });
 
+    test('a DAG with its own logDir keeps its logs there, resolved against its working directory', async () => {
+      await server.writeDag('ownlogs', 'logDir: custom-logs\nsteps:\n  - name: say\n    command: echo kept\n');
+      const { body: started } = await call('POST', '/dags/ownlogs/start', {});
+      const run = await server.waitForRun('ownlogs', started.dagRunId);
+      const dir = join(server.home, 'dags', 'custom-logs', 'ownlogs');
+      assert.equal(run.log.startsWith(`${dir}/`), true);
+      assert.equal(run.nodes[0].stdout.startsWith(`${dir}/`), true);
+      assert.equal(await readFile(run.nodes[0].stdout, 'utf8'), 'kept\n');
+      assert.match(await readFile(run.log, 'utf8'), /DAG run finished/);
+      assert.equal((await call('GET', '/dags/ownlogs')).body.dag.logDir, join(server.home, 'dags', 'custom-logs'));
+    });
+
     test('rename moves the file, refuses bad or taken names, and keeps run history under the old name', async () => {
       await server.writeDag('torename', 'steps:\n  - echo renamed\n');
       const { body: started } = await call('POST', '/dags/torename/start', { dagRunId: 'before-rename' });

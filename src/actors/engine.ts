@@ -262,11 +262,11 @@ export class Engine {
       const params = mergeParams(defaults, requested);
       const attemptId = newAttemptId();
       try {
-        this.deps.logs.prepare(name);
+        this.deps.logs.prepare(name, dag.logDir);
       } catch (error) {
         throw new AppError('internal_error', `cannot create the log directory of DAG ${name}: ${(error as Error).message}`);
       }
-      const logPath = this.deps.logs.runLogPath(name, dagRunId, attemptId);
+      const logPath = this.deps.logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
       const dagEnv = dag.env.some(([, value]) => value.includes('`'))
         ? await evaluateEnvWithCommands(dag.env, { ...runScope({ dag, name, dagRunId, params, systemEnv: this.deps.systemEnv, variables, logPath }), ...positionalParams(params) }, runCommand)
         : undefined;

@@ -64,11 +64,12 @@ export interface StepLogPaths {
 }
 
 export interface LogStore {
-  dagDir(name: string): string;
-  runLogPath(name: string, dagRunId: string, attemptId: string): string;
-  stepPaths(name: string, dagRunId: string, attemptId: string, index: number, stepName: string): StepLogPaths;
+  /** `logDir`: the DAG's own log directory, when its definition sets one. */
+  dagDir(name: string, logDir?: string): string;
+  runLogPath(name: string, dagRunId: string, attemptId: string, logDir?: string): string;
+  stepPaths(name: string, dagRunId: string, attemptId: string, index: number, stepName: string, logDir?: string): StepLogPaths;
   /** Makes sure the DAG's log folder exists before a run writes there; throws when it cannot. */
-  prepare(name: string): void;
+  prepare(name: string, logDir?: string): void;
   /** Appends lines in call order. */
   appendRunLog(path: string, line: string): void;
   closeRunLog(path: string): Promise<void>;

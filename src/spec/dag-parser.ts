@@ -118,7 +118,7 @@ function parseDocument(doc: YamlDocument, options: ParseOptions): { dag?: Dag; i
     env: reader.env(value.env, ['env']),
     shell: readShell(reader, value, []),
     workingDir,
-    logDir: reader.string(value, 'logDir', []),
+    logDir: resolvedDir(reader.string(value, 'logDir', []), workingDir),
     maxActiveRuns: readMaxActiveRuns(reader, value),
     maxActiveSteps: reader.integer(value, 'maxActiveSteps', [], 1) ?? DAG_DEFAULTS.maxActiveSteps,
     maxCleanUpTimeSec: reader.integer(value, 'maxCleanUpTimeSec', []) ?? DAG_DEFAULTS.maxCleanUpTimeSec,
@@ -193,6 +193,11 @@ function readRunConfig(reader: FieldReader, root: Record<string, unknown>): Dag[
     disableParamEdit: reader.boolean(value, 'disableParamEdit', ['runConfig']) ?? false,
     disableRunIdEdit: reader.boolean(value, 'disableRunIdEdit', ['runConfig']) ?? false,
   };
+}
+
+/** A directory of the definition, resolved against the DAG's working directory. */
+function resolvedDir(text: string | undefined, workingDir: string): string | undefined {
+  return text ? path.resolve(workingDir, text) : undefined;
 }
 
 function readMaxActiveRuns(reader: FieldReader, value: Record<string, unknown>): number {

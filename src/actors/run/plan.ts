@@ -53,7 +53,7 @@ export interface PlanInput {
 }
 
 export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, logs, variables, dagEnv }: PlanInput): RunPlan {
-  const logPath = logs.runLogPath(name, dagRunId, attemptId);
+  const logPath = logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
   const positional = positionalParams(params);
   const scope = runScope({ dag, name, dagRunId, logPath, params, systemEnv, variables });
   const baseEnv = { ...scope, ...(dagEnv ?? evaluateEnv(dag.env, { ...scope, ...positional })), ...variables?.secrets };
@@ -68,7 +68,7 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
     positional,
     secrets: Object.values(variables?.secrets ?? {}).filter((value) => value !== ''),
     steps: dag.steps.map((step, index) => {
-      const paths = logs.stepPaths(name, dagRunId, attemptId, index, step.name);
+      const paths = logs.stepPaths(name, dagRunId, attemptId, index, step.name, dag.logDir);
       return {
         name: step.name,
         id: step.id,
