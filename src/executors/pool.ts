@@ -23,10 +23,12 @@ export class PiscinaDispatcher implements StepDispatcher {
   constructor(options: PoolOptions = {}) {
     this.pool = new Piscina({
       filename: workerFile.href,
-      minThreads: options.minThreads ?? 1,
+      // Threads start with the first steps and then stay: a server that has run nothing holds none
+      // (about 10 MB each), and a busy one never pays a thread's start-up twice.
+      minThreads: options.minThreads ?? 0,
       maxThreads: options.maxThreads ?? 2,
       concurrentTasksPerWorker: options.concurrentTasksPerWorker ?? 512,
-      idleTimeout: 30_000,
+      idleTimeout: 2_147_483_647, // the largest timer Node allows (24.8 days); larger ones fire at once
       // 'sync' blocks a worker's event loop while it waits for the next task, which delays the
       // process events of the steps it already holds.
       atomics: 'disabled',
