@@ -1,8 +1,9 @@
 // Request body schemas (TypeBox). TypeBox and the compiled validators load with the first request
-// that carries a body: importing TypeBox costs about 25 MB of RSS here (measured: a bare Node 20
-// process 39 MB, after `import 'typebox/compile'` 68 MB), which a server that only runs scheduled or
-// embedded work never needs. Unknown fields are accepted: Dagu clients send extras.
+// that carries a body, from the bundle `npm ci` makes (vendor/typebox.mjs, see
+// scripts/bundle-typebox.mjs): the package's ~700 modules cost ~190 ms and ~29 MB to load, the
+// bundle ~15 ms and ~8 MB (measured). Unknown fields are accepted: Dagu clients send extras.
 import type { Static, TSchema } from 'typebox';
+import { existsSync } from 'node:fs';
 import { AppError } from '../core/index.ts';
 
 type TypeBuilder = (typeof import('typebox'))['Type'];
@@ -37,10 +38,19 @@ export const InlineRunBody = bodySchema((Type) => Type.Object({
 let typebox: Promise<{ Type: TypeBuilder; Compile: (typeof import('typebox/compile'))['Compile'] }> | undefined;
 const compiled = new Map<BodySchema<TSchema>, Validator>();
 
+/** vendor/ sits at the package root, two levels above src/http and dist/http. */
+const bundle = new URL('../../vendor/typebox.mjs', import.meta.url);
+
+async function loadTypebox(): Promise<{ Type: TypeBuilder; Compile: (typeof import('typebox/compile'))['Compile'] }> {
+  if (existsSync(bundle)) return (await import(bundle.href)) as { Type: TypeBuilder; Compile: (typeof import('typebox/compile'))['Compile'] };
+  const [{ Type }, { Compile }] = await Promise.all([import('typebox'), import('typebox/compile')]);
+  return { Type, Compile };
+}
+
 async function validatorOf(schema: BodySchema<TSchema>): Promise<Validator> {
   const ready = compiled.get(schema);
   if (ready) return ready;
-  typebox ??= Promise.all([import('typebox'), import('typebox/compile')]).then(([{ Type }, { Compile }]) => ({ Type, Compile }));
+  typebox ??= loadTypebox();
   const { Type, Compile } = await typebox;
   const validator = compiled.get(schema) ?? Compile(schema.build(Type));
   compiled.set(schema, validator);
