@@ -5,6 +5,9 @@ import { fork, type ChildProcess } from 'node:child_process';
 import type { StepResult, StepTask } from '../core/index.ts';
 import type { ControlMessage, ControlPort, HostReply, HostRequest } from './protocol.ts';
 
+/** How long an ended group may stay on the host's list when no other step starts. */
+const UNWATCH_DELAY_MS = 50;
+
 const hostFile = new URL(import.meta.url.endsWith('.ts') ? './step-host.ts' : './step-host.js', import.meta.url);
 
 export class HostClient {
@@ -18,6 +21,9 @@ export class HostClient {
   private readonly groups = new Map<number, number>();
   /** Groups of steps this worker started itself, named to the host. */
   private readonly watched = new Set<number>();
+  /** Ended groups not yet told to the host. */
+  private readonly ended: number[] = [];
+  private unwatchTimer: NodeJS.Timeout | undefined;
   /** Resolves when the current host has said `ready`. */
   private listening: Promise<void> | undefined;
   private isListening = false;
@@ -43,12 +49,18 @@ export class HostClient {
   /** The host stops this group if the server disappears while it runs. Not awaited. */
   watch(pid: number): void {
     this.watched.add(pid);
-    this.send({ type: 'watch', pid });
+    const ended = this.ended.length > 0 ? this.ended.splice(0) : undefined;
+    this.send(ended ? { type: 'watch', pid, ended } : { type: 'watch', pid });
   }
 
+  /** The group ended: told to the host with the next `watch`, or within UNWATCH_DELAY_MS. */
   unwatch(pid: number): void {
     this.watched.delete(pid);
-    this.send({ type: 'unwatch', pid });
+    this.ended.push(pid);
+    this.unwatchTimer ??= setTimeout(() => {
+      this.unwatchTimer = undefined;
+      if (this.ended.length > 0) this.send({ type: 'unwatch', pids: this.ended.splice(0) });
+    }, UNWATCH_DELAY_MS).unref();
   }
 
   /** Sends once the host listens; messages keep their order. A host that died gets nothing. */

@@ -22,12 +22,16 @@ export type ExecutorFn = (task: WorkerTask) => Promise<StepResult>;
 /** How a worker starts shell steps: itself with posix_spawn, or through its host with child_process. */
 export type SpawnMode = 'posix_spawn' | 'child_process';
 
-/** Worker thread -> step host. `watch`/`unwatch` name the groups to stop if the server disappears. */
+/**
+ * Worker thread -> step host. `watch`/`unwatch` name the groups to stop if the server disappears;
+ * groups that ended ride along with the next `watch` (one message per step), or follow on their own
+ * shortly after when no step starts.
+ */
 export type HostRequest =
   | { type: 'run'; id: number; task: StepTask }
   | { type: 'stop'; id: number; signal: string; cleanupMs: number }
-  | { type: 'watch'; pid: number }
-  | { type: 'unwatch'; pid: number };
+  | { type: 'watch'; pid: number; ended?: number[] }
+  | { type: 'unwatch'; pids: number[] };
 
 /** Step host -> worker thread. `ready` comes first: nothing is sent to a host before it listens. */
 export type HostReply =

@@ -34,9 +34,10 @@ process.on('message', (message: HostRequest) => {
     const stop: ControlMessage = { type: 'stop', signal: message.signal, cleanupMs: message.cleanupMs };
     controls.get(message.id)?.emit('message', stop);
   } else if (message.type === 'watch') {
+    for (const pid of message.ended ?? []) watched.delete(pid);
     watched.add(message.pid);
   } else if (message.type === 'unwatch') {
-    watched.delete(message.pid);
+    for (const pid of message.pids) watched.delete(pid);
   }
 });
 
