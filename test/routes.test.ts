@@ -388,6 +388,25 @@ for (const carrier of ['uws', 'node'] as const) {
       assert.equal((await call('GET', '/dags/ownlogs')).body.dag.logDir, join(server.home, 'dags', 'custom-logs'));
     });
 
+    test('continueOn: allowed failures let later steps run (partially succeeded), markSuccess records success', async () => {
+      const cases: Array<[string, string, string, string[]]> = [
+        ['cont-exit', 'continueOn:\n      exitCode: [3]', 'partially_succeeded', ['failed', 'succeeded']],
+        ['cont-output', 'continueOn:\n      output: ["re:^WARN"]', 'partially_succeeded', ['failed', 'succeeded']],
+        ['cont-short', 'continueOn: failed', 'partially_succeeded', ['failed', 'succeeded']],
+        ['cont-mark', 'continueOn:\n      failure: true\n      markSuccess: true', 'succeeded', ['succeeded', 'succeeded']],
+        ['cont-none', 'continueOn:\n      exitCode: [4]', 'failed', ['failed', 'aborted']],
+      ];
+      for (const [name, continueOn, runStatus, nodeStatuses] of cases) {
+        await server.writeDag(name, `steps:\n  - name: flaky\n    command: echo "WARN low disk"; exit 3\n    ${continueOn}\n  - name: after\n    command: echo after\n`);
+        const { body } = await call('POST', `/dags/${name}/start`, {});
+        const run = await server.waitForRun(name, body.dagRunId);
+        assert.deepEqual([run.statusLabel, run.nodes.map((node: { statusLabel: string }) => node.statusLabel)], [runStatus, nodeStatuses], name);
+      }
+      await server.writeDag('cont-last', 'steps:\n  - name: only\n    command: exit 1\n    continueOn: failed\n');
+      const { body } = await call('POST', '/dags/cont-last/start', {});
+      assert.equal((await server.waitForRun('cont-last', body.dagRunId)).statusLabel, 'failed', 'an allowed failure with nothing after it fails the run');
+    });
+
     test('rename moves the file, refuses bad or taken names, and keeps run history under the old name', async () => {
       await server.writeDag('torename', 'steps:\n  - echo renamed\n');
       const { body: started } = await call('POST', '/dags/torename/start', { dagRunId: 'before-rename' });

@@ -67,7 +67,6 @@ export function fieldsNotRunYet(dag: Dag): string[] {
   for (const step of dag.steps) {
     const used: Array<[string, boolean]> = [
       ['preconditions', step.preconditions.length > 0],
-      ['continueOn', step.continueOn !== undefined],
       ['retryPolicy', step.retryPolicy !== undefined],
       ['repeatPolicy', step.repeatPolicy !== undefined],
       ['call', step.call !== undefined],

@@ -1,5 +1,5 @@
 // A run's plan: the DAG resolved for one run (params, env, log paths), as plain data for the actor.
-import type { Dag, LogStore, NodeRecord, ParamDef, StepTask } from '../../core/index.ts';
+import type { ContinueOn, Dag, LogStore, NodeRecord, ParamDef, StepTask } from '../../core/index.ts';
 import { dependencyNames, evaluateEnv, expandVariables, paramsRecord, type ExpandScope } from '../../spec/index.ts';
 import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
 
@@ -14,6 +14,7 @@ export interface PlannedStep {
   dir: string;
   env: Array<[string, string]>;
   output?: string;
+  continueOn?: ContinueOn;
   signalOnStop: string;
   executor: { type: string; config: Record<string, unknown> };
   stdout: string;
@@ -79,6 +80,7 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
         dir: step.dir,
         env: step.env,
         output: step.output,
+        continueOn: step.continueOn,
         signalOnStop: step.signalOnStop,
         executor: step.executor,
         stdout: paths.stdout,
@@ -158,7 +160,8 @@ function taskWithEnv(plan: RunPlan, index: number, nodes: NodeRecord[], scope: R
     workingDir: step.dir,
     stdoutPath: step.stdout,
     stderrPath: step.stderr,
-    captureOutput: step.output !== undefined,
+    // continueOn.output matches against the captured stdout.
+    captureOutput: step.output !== undefined || (step.continueOn?.output.length ?? 0) > 0,
     maxOutputSize: plan.maxOutputSize,
     secrets: plan.secrets,
   };

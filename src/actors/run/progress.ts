@@ -9,22 +9,30 @@ export interface StepDeps {
 const isDone = (status: NodeStatus) =>
   status === NodeStatus.Succeeded || status === NodeStatus.Failed || status === NodeStatus.Aborted || status === NodeStatus.Skipped;
 
-/** Not-started steps whose dependencies all succeeded, in definition order, up to the free slots. */
-export function readySteps(steps: StepDeps[], nodes: NodeRecord[], maxActiveSteps: number): number[] {
+/**
+ * Not-started steps whose dependencies all succeeded (or failed or were skipped in a way their
+ * continueOn allows: `continued`), in definition order, up to the free slots.
+ */
+export function readySteps(steps: StepDeps[], nodes: NodeRecord[], maxActiveSteps: number, continued: readonly number[] = []): number[] {
   let running = 0;
   for (const node of nodes) if (node.status === NodeStatus.Running) running++;
   const free = Math.max(maxActiveSteps - running, 0);
   const ready: number[] = [];
   for (let index = 0; index < steps.length && ready.length < free; index++) {
     if (nodes[index].status !== NodeStatus.NotStarted) continue;
-    if (steps[index].depends.every((dependency) => nodes[dependency].status === NodeStatus.Succeeded)) ready.push(index);
+    const satisfied = (dependency: number) => nodes[dependency].status === NodeStatus.Succeeded || continued.includes(dependency);
+    if (steps[index].depends.every(satisfied)) ready.push(index);
   }
   return ready;
 }
 
-/** Not-started steps that can never run because a dependency failed or was aborted: index -> that dependency. */
-export function blockedSteps(steps: StepDeps[], nodes: NodeRecord[]): Map<number, number> {
-  const blocked = new Map<number, number>();
+/**
+ * Not-started steps that can never run: index -> the dependency that stops them and what they
+ * become. Downstream of a failure or an abort they are aborted; downstream of a skip, skipped
+ * (Dagu's rule), unless continueOn let that dependency's outcome through (`continued`).
+ */
+export function blockedSteps(steps: StepDeps[], nodes: NodeRecord[], continued: readonly number[] = []): Map<number, { culprit: number; status: NodeStatus }> {
+  const blocked = new Map<number, { culprit: number; status: NodeStatus }>();
   const status = nodes.map((node) => node.status);
   // Definition order is a topological order for chains; repeat until nothing changes for graphs.
   let changed = true;
@@ -32,13 +40,14 @@ export function blockedSteps(steps: StepDeps[], nodes: NodeRecord[]): Map<number
     changed = false;
     steps.forEach((step, index) => {
       if (status[index] !== NodeStatus.NotStarted || blocked.has(index)) return;
-      const culprit = step.depends.find((dependency) =>
-        status[dependency] === NodeStatus.Failed || status[dependency] === NodeStatus.Aborted || status[dependency] === NodeStatus.Skipped);
-      if (culprit !== undefined) {
-        blocked.set(index, culprit);
-        status[index] = NodeStatus.Aborted;
-        changed = true;
-      }
+      const stops = (dependency: number) => !continued.includes(dependency) &&
+        (status[dependency] === NodeStatus.Failed || status[dependency] === NodeStatus.Aborted || status[dependency] === NodeStatus.Skipped);
+      const culprit = step.depends.find(stops);
+      if (culprit === undefined) return;
+      const becomes = status[culprit] === NodeStatus.Skipped ? NodeStatus.Skipped : NodeStatus.Aborted;
+      blocked.set(index, { culprit, status: becomes });
+      status[index] = becomes;
+      changed = true;
     });
   }
   return blocked;
@@ -52,9 +61,17 @@ export function anyRunning(nodes: NodeRecord[]): boolean {
   return nodes.some((node) => node.status === NodeStatus.Running);
 }
 
-/** The status of a run whose nodes are all settled, or that was stopped. */
-export function finalStatus(nodes: NodeRecord[], stopped: boolean): RunStatus {
+/**
+ * The status of a run whose nodes are all settled, or that was stopped (COMPAT.md): failed when a
+ * failure was not allowed by continueOn, or was allowed but nothing depends on it; partially
+ * succeeded when every failure was allowed and let later steps run; succeeded otherwise.
+ */
+export function finalStatus(nodes: NodeRecord[], stopped: boolean, steps: StepDeps[] = [], continued: readonly number[] = []): RunStatus {
   if (stopped) return RunStatus.Aborted;
-  if (nodes.some((node) => node.status === NodeStatus.Failed || node.status === NodeStatus.Aborted)) return RunStatus.Failed;
-  return RunStatus.Succeeded;
+  const failures = nodes.map((node, index) => ({ node, index }))
+    .filter(({ node }) => node.status === NodeStatus.Failed || node.status === NodeStatus.Aborted);
+  if (failures.length === 0) return RunStatus.Succeeded;
+  const hasDependents = (index: number) => steps.some((step) => step.depends.includes(index));
+  const forgiven = failures.every(({ node, index }) => node.status === NodeStatus.Failed && continued.includes(index) && hasDependents(index));
+  return forgiven ? RunStatus.PartiallySucceeded : RunStatus.Failed;
 }

@@ -3,6 +3,7 @@ import { NodeStatus, isoTime, nodeStatusLabel, runStatusLabel, type NodeRecord, 
 import type { StepFinishedEvent } from '../step/step.machine.ts';
 import { logLine } from './log-line.ts';
 import type { RunPlan } from './plan.ts';
+import { failureContinues } from './continue-on.ts';
 import { blockedSteps, readySteps } from './progress.ts';
 
 export interface RunState {
@@ -10,6 +11,8 @@ export interface RunState {
   plan: RunPlan;
   outputs: Record<string, string>;
   stopRequested: boolean;
+  /** Steps whose failure or skip their continueOn lets through to their dependents. */
+  continued: number[];
 }
 
 const runFields = (record: RunRecord) => ({ dag: record.name, 'run-id': record.dagRunId, 'attempt-id': record.attemptId });
@@ -18,17 +21,19 @@ const runFields = (record: RunRecord) => ({ dag: record.name, 'run-id': record.d
 export function startSteps(state: RunState, at: number): { record: RunRecord; started: number[]; lines: string[] } {
   const { plan } = state;
   const nodes = state.record.nodes.slice();
-  for (const [index, culprit] of blockedSteps(plan.steps, nodes)) {
-    nodes[index] = { ...nodes[index], status: NodeStatus.Aborted, error: `upstream step "${plan.steps[culprit].name}" did not succeed` };
+  for (const [index, { culprit, status }] of blockedSteps(plan.steps, nodes, state.continued)) {
+    const upstream = plan.steps[culprit].name;
+    const error = status === NodeStatus.Skipped ? `upstream step "${upstream}" was skipped` : `upstream step "${upstream}" did not succeed`;
+    nodes[index] = { ...nodes[index], status, error };
   }
-  const started = readySteps(plan.steps, nodes, plan.maxActiveSteps);
+  const started = readySteps(plan.steps, nodes, plan.maxActiveSteps, state.continued);
   for (const index of started) nodes[index] = { ...nodes[index], status: NodeStatus.Running, startedAt: isoTime(at) };
   const record = { ...state.record, nodes };
   const lines = started.map((index) => logLine(at, 'INFO', 'Step started', { ...runFields(record), step: plan.steps[index].name }));
   return { record, started, lines };
 }
 
-export function finishStep(state: RunState, event: StepFinishedEvent): { record: RunRecord; outputs: Record<string, string>; line: string } {
+export function finishStep(state: RunState, event: StepFinishedEvent): { record: RunRecord; outputs: Record<string, string>; continued: number[]; line: string } {
   const { index, result, at } = event;
   const step = state.plan.steps[index];
   const node = state.record.nodes[index];
@@ -42,7 +47,15 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
     updated.exitCode = result.exitCode;
     updated.error = result.error ?? '';
     updated.status = result.exitCode === 0 && !result.error ? NodeStatus.Succeeded : failed;
-    if (step.output && result.output !== undefined && updated.status === NodeStatus.Succeeded) outputs[step.output] = result.output;
+  }
+  let continued = state.continued;
+  if (updated.status === NodeStatus.Failed && failureContinues(step.continueOn, result)) {
+    continued = [...continued, index];
+    if (step.continueOn?.markSuccess) updated.status = NodeStatus.Succeeded;
+  }
+  // A failure that continues still hands its output on: later steps may test it.
+  if (step.output && result.kind === 'ok' && result.output !== undefined && (updated.status === NodeStatus.Succeeded || continued.includes(index))) {
+    outputs[step.output] = result.output;
   }
   const nodes = state.record.nodes.slice();
   nodes[index] = updated;
@@ -50,7 +63,7 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
   const line = logLine(at, updated.status === NodeStatus.Succeeded ? 'INFO' : 'ERROR', 'Step finished', {
     ...runFields(record), step: step.name, status: nodeStatusLabel(updated.status), ...(updated.error ? { error: updated.error } : {}),
   });
-  return { record, outputs, line };
+  return { record, outputs, continued, line };
 }
 
 export function endRun(state: RunState, status: RunStatus, at: number): { record: RunRecord; line: string } {

@@ -33,6 +33,11 @@ function eventTime(event: { type: string; at?: number }, context: RunContext): n
   return event.at ?? Date.parse(context.record.startedAt);
 }
 
+/** The status the run ends with, from its nodes (progress.ts). */
+function runOutcome(context: RunContext): RunStatus {
+  return finalStatus(context.record.nodes, context.stopRequested, context.plan.steps, context.continued);
+}
+
 const effects = setup({
   types: {
     context: {} as RunContext,
@@ -49,11 +54,12 @@ const effects = setup({
     beginsAtOnce: ({ context }) => context.record.status === RunStatus.Running,
     allSettled: ({ context }) => allSettled(context.record.nodes),
     hasStepsToStart: ({ context }) =>
-      readySteps(context.plan.steps, context.record.nodes, context.plan.maxActiveSteps).length > 0 ||
-      blockedSteps(context.plan.steps, context.record.nodes).size > 0,
+      readySteps(context.plan.steps, context.record.nodes, context.plan.maxActiveSteps, context.continued).length > 0 ||
+      blockedSteps(context.plan.steps, context.record.nodes, context.continued).size > 0,
     noneRunning: ({ context }) => !anyRunning(context.record.nodes),
-    endsAborted: ({ context }) => finalStatus(context.record.nodes, context.stopRequested) === RunStatus.Aborted,
-    endsFailed: ({ context }) => finalStatus(context.record.nodes, context.stopRequested) === RunStatus.Failed,
+    endsAborted: ({ context }) => runOutcome(context) === RunStatus.Aborted,
+    endsFailed: ({ context }) => runOutcome(context) === RunStatus.Failed,
+    endsPartially: ({ context }) => runOutcome(context) === RunStatus.PartiallySucceeded,
   },
 });
 
@@ -84,8 +90,8 @@ export const runMachine = effects.extend({
     })),
     recordStepResult: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'step.finished') return;
-      const { record, outputs, line } = finishStep(context, event);
-      enqueue.assign({ record, outputs });
+      const { record, outputs, continued, line } = finishStep(context, event);
+      enqueue.assign({ record, outputs, continued });
       enqueue({ type: 'persist', params: { record } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
     })),
@@ -96,7 +102,7 @@ export const runMachine = effects.extend({
       });
     })),
     recordRunEnd: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
-      const status = finalStatus(context.record.nodes, context.stopRequested);
+      const status = runOutcome(context);
       const { record, line } = endRun(context, status, eventTime(event, context));
       enqueue.assign({ record });
       enqueue({ type: 'persist', params: { record } });
@@ -107,7 +113,7 @@ export const runMachine = effects.extend({
 }).createMachine({
   id: 'dagRun',
   initial: 'queued',
-  context: ({ input }) => ({ ...input, outputs: {}, stopRequested: false }),
+  context: ({ input }) => ({ ...input, outputs: {}, stopRequested: false, continued: [] }),
   on: {
     'step.finished': { actions: 'recordStepResult' },
   },
@@ -141,10 +147,12 @@ export const runMachine = effects.extend({
       always: [
         { guard: 'endsAborted', target: 'aborted' },
         { guard: 'endsFailed', target: 'failed' },
+        { guard: 'endsPartially', target: 'partiallySucceeded' },
         { target: 'succeeded' },
       ],
     },
     succeeded: { type: 'final', entry: 'recordRunEnd' },
+    partiallySucceeded: { type: 'final', entry: 'recordRunEnd' },
     failed: { type: 'final', entry: 'recordRunEnd' },
     aborted: { type: 'final', entry: 'recordRunEnd' },
   },
