@@ -187,8 +187,7 @@ for (const carrier of ['uws', 'node'] as const) {
       const started = await call('POST', '/dags/policies/start', {});
       assert.equal(started.status, 400);
       assert.equal(started.body.code, 'bad_request');
-      assert.equal(started.body.message,
-        'troupe does not run these fields yet: preconditions, steps.poll.preconditions, steps.poll.retryPolicy, steps.poll.repeatPolicy');
+      assert.equal(started.body.message, 'troupe does not run these fields yet: steps.poll.retryPolicy, steps.poll.repeatPolicy');
     });
 
     test('validation knows the DAG files a call names; details show handlers, local DAGs and the step fields', async () => {
@@ -405,6 +404,56 @@ for (const carrier of ['uws', 'node'] as const) {
       await server.writeDag('cont-last', 'steps:\n  - name: only\n    command: exit 1\n    continueOn: failed\n');
       const { body } = await call('POST', '/dags/cont-last/start', {});
       assert.equal((await server.waitForRun('cont-last', body.dagRunId)).statusLabel, 'failed', 'an allowed failure with nothing after it fails the run');
+    });
+
+    test('preconditions: a step whose condition does not hold is skipped; a DAG-level one aborts the run before any step', async () => {
+      await server.writeDag('conds', [
+        'params:',
+        '  - MODE: prod',
+        'steps:',
+        '  - name: runs',
+        '    command: echo ran',
+        '    preconditions:',
+        '      - condition: "$MODE"',
+        '        expected: "re:^pr"',
+        '      - test -d /',
+        '  - name: skipped',
+        '    command: echo never',
+        '    preconditions:',
+        '      - condition: "`echo $MODE`"',
+        '        expected: dev',
+        '        error: only in dev',
+        '    depends: []',
+        '  - name: negated',
+        '    command: echo negated ran',
+        '    preconditions:',
+        '      - command: test -f /definitely/missing',
+        '        negate: true',
+        '    depends: []',
+        '  - name: downstream',
+        '    command: echo never either',
+        '    depends: [skipped]',
+        '  - name: tolerant',
+        '    command: echo tolerant ran',
+        '    depends: [skipped]',
+        '    preconditions: "true"',
+        '',
+      ].join('\n').replace('steps:', 'type: graph\nsteps:').replace("    depends: [skipped]\n    preconditions", "    depends: [negated]\n    preconditions"));
+      const { body } = await call('POST', '/dags/conds/start', {});
+      const run = await server.waitForRun('conds', body.dagRunId);
+      assert.deepEqual(run.nodes.map((node: { step: { name: string }; statusLabel: string }) => [node.step.name, node.statusLabel]), [
+        ['runs', 'succeeded'], ['skipped', 'skipped'], ['negated', 'succeeded'], ['downstream', 'skipped'], ['tolerant', 'succeeded'],
+      ]);
+      assert.equal(run.nodes[1].error, 'only in dev');
+      assert.equal(run.statusLabel, 'succeeded');
+
+      await server.writeDag('dagcond', 'preconditions:\n  - condition: "`echo closed`"\n    expected: open\nsteps:\n  - echo never\n');
+      const { body: aborted } = await call('POST', '/dags/dagcond/start', {});
+      const abortedRun = await server.waitForRun('dagcond', aborted.dagRunId);
+      assert.deepEqual([abortedRun.statusLabel, abortedRun.nodes[0].statusLabel], ['aborted', 'not_started']);
+      assert.equal(abortedRun.error, undefined, 'the run summary has no error field');
+      const log = await call('GET', `/dag-runs/dagcond/${aborted.dagRunId}/log`);
+      assert.match(log.body.content, /msg="Precondition not met" .*error="precondition not met: \\"`echo closed`\\" is \\"closed\\", expected \\"open\\""/);
     });
 
     test('rename moves the file, refuses bad or taken names, and keeps run history under the old name', async () => {

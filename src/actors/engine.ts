@@ -1,20 +1,21 @@
 // The engine facade: start, stop and observe runs. The only way into the actors from outside.
-import { createActor, fromCallback, type Actor } from 'xstate';
+import { createActor, type Actor } from 'xstate';
 import {
   AppError, NodeStatus, RunStatus, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, isoTime, systemClock, uuidv7,
   type Clock, type Dag, type DagFile, type DagStore, type LogStore, type NodeRecord, type RunRecord, type RunStore, type StepDispatcher,
-  type StepHandle, type StepResult, type StepTask,
 } from '../core/index.ts';
 import { fieldsNotRunYet, mergeParams, paramsFromRequest, paramsJson, parseDag, stepView, type ParseResult } from '../spec/index.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
-import { planRun, positionalParams, runScope, stepTaskWithCommands } from './run/plan.ts';
-import { commandRunner, evaluateEnvWithCommands, paramDefaultsWithCommands } from './run/substitution.ts';
+import { planRun, positionalParams, runScope } from './run/plan.ts';
+import { commandProbe, commandRunner, evaluateEnvWithCommands, paramDefaultsWithCommands } from './run/substitution.ts';
+import { checkConditions } from './run/conditions.ts';
+import { executeStepOn } from './step/execute-step.ts';
 import { loadRunVariables } from './run/variables.ts';
 import { logLine } from './run/log-line.ts';
 import { runMachine } from './run/run.machine.ts';
 import { admissionError } from './scheduler/admission.ts';
 import { schedulerMachine } from './scheduler/scheduler.machine.ts';
-import { stepMachine, type ExecutorInput } from './step/step.machine.ts';
+import { stepMachine } from './step/step.machine.ts';
 
 export interface EngineDeps {
   runs: RunStore;
@@ -61,32 +62,7 @@ export class Engine {
     this.clock = deps.clock ?? systemClock;
     const onStoreError = deps.onStoreError ?? ((error) => console.error('troupe: store write failed:', error));
     const dispatcher = deps.dispatcher;
-    const executeStep = fromCallback<{ type: 'step.stop' }, ExecutorInput>(({ input, sendBack, receive }) => {
-      let handle: StepHandle | undefined;
-      let stopped = false;
-      receive((event) => {
-        if (event.type !== 'step.stop') return;
-        stopped = true;
-        handle?.stop(input.signalOnStop, input.cleanupMs);
-      });
-      const finish = (result: StepResult) => sendBack({ type: 'step.exited', result, at: this.clock.now() });
-      const dispatch = (task: StepTask) => {
-        handle = dispatcher.dispatch(task);
-        if (stopped) handle.stop(input.signalOnStop, input.cleanupMs);
-        void handle.result.then(finish);
-      };
-      if (input.task) {
-        dispatch(input.task);
-        return;
-      }
-      // The step's env runs backtick commands first, on the pool; a failing one fails the step.
-      const pending = input.pending!;
-      const step = pending.plan.steps[pending.index];
-      void stepTaskWithCommands(pending, commandRunner(dispatcher, step.dir, step.shell, pending.plan.maxOutputSize)).then(
-        (task) => (stopped ? finish({ kind: 'error', code: 'stopped', message: 'stopped before its process started' }) : dispatch(task)),
-        (error: Error) => finish({ kind: 'error', code: 'env_failed', message: error.message }),
-      );
-    });
+    const executeStep = executeStepOn(dispatcher, this.clock);
     const run = runMachine.provide({
       actors: { step: stepMachine.provide({ actors: { executeStep } }) },
       actions: {
@@ -285,6 +261,11 @@ export class Engine {
         ...(fileName ? { fileName } : {}),
       };
       // The first record is durable before the caller hears the id; the actor's writes follow in order.
+      if (dag.preconditions.length > 0) {
+        const probe = commandProbe(this.deps.dispatcher, dag.workingDir, dag.shell, dag.maxOutputSize);
+        const verdict = await checkConditions(dag.preconditions, plan.baseEnv, probe);
+        if (!verdict.holds) return await this.recordUnmet(record, specText, verdict.message);
+      }
       // The awaits above leave room for a shutdown to begin: such a run is refused, never half-started.
       if (this.closing) throw new AppError('internal_error', 'the server is shutting down');
       const saved = this.deps.runs.save(record);
@@ -295,6 +276,20 @@ export class Engine {
     } finally {
       this.reserved.delete(key);
     }
+  }
+
+  /** A DAG-level precondition did not hold: the run is recorded aborted, its steps not started (COMPAT.md). */
+  private async recordUnmet(record: RunRecord, specText: string, message: string): Promise<{ dagRunId: string }> {
+    const now = this.clock.now();
+    const fields = { dag: record.name, 'run-id': record.dagRunId, 'attempt-id': record.attemptId };
+    this.deps.logs.appendRunLog(record.log, logLine(now, 'ERROR', 'Precondition not met', { ...fields, error: message }));
+    this.deps.logs.appendRunLog(record.log, logLine(now, 'INFO', 'DAG run finished', { ...fields, status: 'aborted' }));
+    await Promise.all([
+      this.deps.runs.save({ ...record, status: RunStatus.Aborted, finishedAt: isoTime(now), error: message }),
+      this.deps.runs.saveSpec(record.name, record.dagRunId, specText),
+      this.deps.logs.closeRunLog(record.log),
+    ]);
+    return { dagRunId: record.dagRunId };
   }
 
   private reservedCount(name: string): number {

@@ -96,7 +96,9 @@ export interface StepTask {
 
 export type StepResult =
   | { kind: 'ok'; exitCode: number; signal?: string; output?: string; error?: string }
-  | { kind: 'error'; code: string; message: string };
+  | { kind: 'error'; code: string; message: string }
+  /** A precondition did not hold: the step did not run (the engine's verdict, never an executor's). */
+  | { kind: 'skipped'; message: string };
 
 export interface StepHandle {
   readonly result: Promise<StepResult>;

@@ -54,7 +54,6 @@ function repeatPolicyView(policy: RepeatPolicy): RepeatPolicyView {
 /** Fields a run of this DAG would need that the runtime does not carry out yet. */
 export function fieldsNotRunYet(dag: Dag): string[] {
   const root: Array<[string, boolean]> = [
-    ['preconditions', dag.preconditions.length > 0],
     ['timeoutSec', dag.timeoutSec > 0],
     ['delaySec', dag.delaySec > 0],
     ['container', dag.container !== undefined],
@@ -66,7 +65,6 @@ export function fieldsNotRunYet(dag: Dag): string[] {
   const fields = root.filter(([, used]) => used).map(([name]) => name);
   for (const step of dag.steps) {
     const used: Array<[string, boolean]> = [
-      ['preconditions', step.preconditions.length > 0],
       ['retryPolicy', step.retryPolicy !== undefined],
       ['repeatPolicy', step.repeatPolicy !== undefined],
       ['call', step.call !== undefined],

@@ -1,5 +1,5 @@
 // A run's plan: the DAG resolved for one run (params, env, log paths), as plain data for the actor.
-import type { ContinueOn, Dag, LogStore, NodeRecord, ParamDef, StepTask } from '../../core/index.ts';
+import type { Condition, ContinueOn, Dag, LogStore, NodeRecord, ParamDef, StepTask } from '../../core/index.ts';
 import { dependencyNames, evaluateEnv, expandVariables, paramsRecord, type ExpandScope } from '../../spec/index.ts';
 import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
 
@@ -14,6 +14,7 @@ export interface PlannedStep {
   dir: string;
   env: Array<[string, string]>;
   output?: string;
+  preconditions: Condition[];
   continueOn?: ContinueOn;
   signalOnStop: string;
   executor: { type: string; config: Record<string, unknown> };
@@ -80,6 +81,7 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
         dir: step.dir,
         env: step.env,
         output: step.output,
+        preconditions: step.preconditions,
         continueOn: step.continueOn,
         signalOnStop: step.signalOnStop,
         executor: step.executor,

@@ -40,7 +40,10 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
   const updated: NodeRecord = { ...node, finishedAt: isoTime(at), doneCount: node.doneCount + 1 };
   const outputs = { ...state.outputs };
   const failed = state.stopRequested ? NodeStatus.Aborted : NodeStatus.Failed;
-  if (result.kind === 'error') {
+  if (result.kind === 'skipped') {
+    updated.status = NodeStatus.Skipped;
+    updated.error = result.message;
+  } else if (result.kind === 'error') {
     updated.status = failed;
     updated.error = result.message;
   } else {
@@ -49,6 +52,7 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
     updated.status = result.exitCode === 0 && !result.error ? NodeStatus.Succeeded : failed;
   }
   let continued = state.continued;
+  if (updated.status === NodeStatus.Skipped && step.continueOn?.skipped) continued = [...continued, index];
   if (updated.status === NodeStatus.Failed && failureContinues(step.continueOn, result)) {
     continued = [...continued, index];
     if (step.continueOn?.markSuccess) updated.status = NodeStatus.Succeeded;

@@ -79,6 +79,7 @@ export const runMachine = effects.extend({
           id: `step-${index}`,
           input: {
             index,
+            preconditions: context.plan.steps[index].preconditions,
             ...(needsCommands(context.plan, index)
               ? { pending: { plan: context.plan, index, outputs: context.outputs, nodes: record.nodes } }
               : { task: stepTask(context.plan, index, context.outputs, record.nodes) }),

@@ -1,21 +1,29 @@
 // Backtick command substitution at run start: DAG env values and param defaults whose text holds
 // `command`s get the commands' trimmed output. The commands run as tasks on the pool, with the
 // variables defined so far; a command that fails refuses the run, naming it.
-import { AppError, type ParamDef, type StepDispatcher } from '../../core/index.ts';
+import { AppError, type ParamDef, type StepDispatcher, type StepResult } from '../../core/index.ts';
 import { backtickCommands, expandVariables, substituteBackticks } from '../../spec/index.ts';
 
 export type RunCommand = (command: string, env: Record<string, string>) => Promise<string>;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** A substitution runner on the pool: captured output only, no log files. */
+/** Runs a command on the pool for its exit code and trimmed stdout: no log files. */
+export type ProbeCommand = (command: string, env: Record<string, string>) => Promise<StepResult>;
+
+export function commandProbe(dispatcher: StepDispatcher, workingDir: string, shell: string[] | undefined, maxOutputSize: number): ProbeCommand {
+  return (command, env) => dispatcher.dispatch({
+    executor: { type: 'shell', config: {} }, shell, command, scriptPath: '', env: exportable(env), workingDir,
+    captureOutput: true, maxOutputSize, secrets: [],
+  }).result;
+}
+
+/** A substitution runner on the pool: the command's output, or an error naming it. */
 export function commandRunner(dispatcher: StepDispatcher, workingDir: string, shell: string[] | undefined, maxOutputSize: number): RunCommand {
+  const probe = commandProbe(dispatcher, workingDir, shell, maxOutputSize);
   return async (command, env) => {
-    const result = await dispatcher.dispatch({
-      executor: { type: 'shell', config: {} }, shell, command, scriptPath: '', env: exportable(env), workingDir,
-      captureOutput: true, maxOutputSize, secrets: [],
-    }).result;
-    if (result.kind === 'error') throw new AppError('bad_request', `command \`${command}\` could not run: ${result.message}`);
+    const result = await probe(command, env);
+    if (result.kind !== 'ok') throw new AppError('bad_request', `command \`${command}\` could not run: ${result.message}`);
     if (result.exitCode !== 0 || result.error) throw new AppError('bad_request', `command \`${command}\` failed: ${result.error ?? `exit status ${result.exitCode}`}`);
     return result.output ?? '';
   };

@@ -1,11 +1,13 @@
 // A step actor: runs its task through the executor actor and reports the result to its run.
 // Retries, repeats and timeouts (a later capability) belong here.
 import { fromCallback, sendParent, sendTo, setup } from 'xstate';
-import type { StepResult, StepTask } from '../../core/index.ts';
+import type { Condition, StepResult, StepTask } from '../../core/index.ts';
 import type { PendingTask } from '../run/plan.ts';
 
 export interface StepInput {
   index: number;
+  /** Checked before the process starts; one that does not hold skips the step. */
+  preconditions: Condition[];
   /** The task; absent while the step's env has backtick commands to run first (`pending`). */
   task?: StepTask;
   pending?: PendingTask;
@@ -25,6 +27,7 @@ export interface StepFinishedEvent {
 }
 
 export interface ExecutorInput {
+  preconditions: Condition[];
   task?: StepTask;
   pending?: PendingTask;
   signalOnStop: string;
@@ -52,7 +55,10 @@ export const stepMachine = setup({
       invoke: {
         id: 'executor',
         src: 'executeStep',
-        input: ({ context }) => ({ task: context.task, pending: context.pending, signalOnStop: context.signalOnStop, cleanupMs: context.cleanupMs }),
+        input: ({ context }) => ({
+          preconditions: context.preconditions, task: context.task, pending: context.pending,
+          signalOnStop: context.signalOnStop, cleanupMs: context.cleanupMs,
+        }),
       },
       on: {
         'step.stop': { actions: sendTo('executor', { type: 'step.stop' }) },

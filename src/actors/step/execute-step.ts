@@ -1,0 +1,50 @@
+// The executor actor a step invokes: checks the step's preconditions, builds its task when its env
+// runs backtick commands, and dispatches it to the pool, all through the pool. It hears `step.stop`
+// at any point and reports one `step.exited`.
+import { fromCallback } from 'xstate';
+import type { Clock, StepDispatcher, StepHandle, StepResult, StepTask } from '../../core/index.ts';
+import { checkConditions } from '../run/conditions.ts';
+import { stepTaskWithCommands } from '../run/plan.ts';
+import { commandProbe, commandRunner } from '../run/substitution.ts';
+import type { ExecutorInput } from './step.machine.ts';
+
+export function executeStepOn(dispatcher: StepDispatcher, clock: Clock) {
+  return fromCallback<{ type: 'step.stop' }, ExecutorInput>(({ input, sendBack, receive }) => {
+    let handle: StepHandle | undefined;
+    let stopped = false;
+    receive((event) => {
+      if (event.type !== 'step.stop') return;
+      stopped = true;
+      handle?.stop(input.signalOnStop, input.cleanupMs);
+    });
+    const finish = (result: StepResult) => sendBack({ type: 'step.exited', result, at: clock.now() });
+    const dispatch = (task: StepTask) => {
+      handle = dispatcher.dispatch(task);
+      if (stopped) handle.stop(input.signalOnStop, input.cleanupMs);
+      void handle.result.then(finish);
+    };
+    // The common case goes straight to the pool.
+    if (input.task && input.preconditions.length === 0) {
+      dispatch(input.task);
+      return;
+    }
+    const start = async (task: StepTask) => {
+      if (input.preconditions.length > 0) {
+        const probe = commandProbe(dispatcher, task.workingDir, task.shell, task.maxOutputSize);
+        const verdict = await checkConditions(input.preconditions, task.env, probe);
+        if (!verdict.holds) return finish({ kind: 'skipped', message: verdict.message });
+      }
+      if (stopped) return finish({ kind: 'error', code: 'stopped', message: 'stopped before its process started' });
+      dispatch(task);
+    };
+    const prepared = input.task
+      ? Promise.resolve(input.task)
+      : stepTaskWithCommands(input.pending!, commandRunner(dispatcher, input.pending!.plan.steps[input.pending!.index].dir,
+        input.pending!.plan.steps[input.pending!.index].shell, input.pending!.plan.maxOutputSize));
+    void prepared.then(
+      (task) => start(task).catch((error: Error) => finish({ kind: 'error', code: 'precondition_failed', message: error.message })),
+      // A backtick command of the step's env failed: the step fails, naming it.
+      (error: Error) => finish({ kind: 'error', code: 'env_failed', message: error.message }),
+    );
+  });
+}
