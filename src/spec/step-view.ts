@@ -54,8 +54,6 @@ function repeatPolicyView(policy: RepeatPolicy): RepeatPolicyView {
 /** Fields a run of this DAG would need that the runtime does not carry out yet. */
 export function fieldsNotRunYet(dag: Dag): string[] {
   const root: Array<[string, boolean]> = [
-    ['timeoutSec', dag.timeoutSec > 0],
-    ['delaySec', dag.delaySec > 0],
     ['container', dag.container !== undefined],
     ['ssh', dag.ssh !== undefined],
     ['handlerOn', Object.keys(dag.handlerOn).length > 0],
@@ -65,13 +63,10 @@ export function fieldsNotRunYet(dag: Dag): string[] {
   const fields = root.filter(([, used]) => used).map(([name]) => name);
   for (const step of dag.steps) {
     const used: Array<[string, boolean]> = [
-      ['retryPolicy', step.retryPolicy !== undefined],
-      ['repeatPolicy', step.repeatPolicy !== undefined],
       ['call', step.call !== undefined],
       ['parallel', step.parallel !== undefined],
       ['stdout', step.stdout !== undefined],
       ['stderr', step.stderr !== undefined],
-      ['timeoutSec', step.timeoutSec !== undefined],
       ['mailOnError', step.mailOnError],
       ['shellPackages', step.shellPackages.length > 0],
     ];

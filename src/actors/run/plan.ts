@@ -1,5 +1,5 @@
 // A run's plan: the DAG resolved for one run (params, env, log paths), as plain data for the actor.
-import type { Condition, ContinueOn, Dag, LogStore, NodeRecord, ParamDef, StepTask } from '../../core/index.ts';
+import type { Condition, ContinueOn, Dag, LogStore, NodeRecord, ParamDef, RepeatPolicy, RetryPolicy, StepTask } from '../../core/index.ts';
 import { dependencyNames, evaluateEnv, expandVariables, paramsRecord, type ExpandScope } from '../../spec/index.ts';
 import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
 
@@ -16,6 +16,10 @@ export interface PlannedStep {
   output?: string;
   preconditions: Condition[];
   continueOn?: ContinueOn;
+  /** The step's own deadline; the step fails when it passes. */
+  timeoutSec?: number;
+  retryPolicy?: RetryPolicy;
+  repeatPolicy?: RepeatPolicy;
   signalOnStop: string;
   executor: { type: string; config: Record<string, unknown> };
   stdout: string;
@@ -30,6 +34,10 @@ export interface RunPlan {
   logPath: string;
   maxActiveSteps: number;
   maxCleanUpTimeSec: number;
+  /** The run's deadline from its start; 0: none. */
+  timeoutSec: number;
+  /** The wait before the first step; 0: none. */
+  delaySec: number;
   maxOutputSize: number;
   /** Variables every step sees: the filtered system env, built-ins, params and the DAG's env. */
   baseEnv: Record<string, string>;
@@ -65,6 +73,8 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
     name, dagRunId, attemptId, logPath,
     maxActiveSteps: dag.maxActiveSteps,
     maxCleanUpTimeSec: dag.maxCleanUpTimeSec,
+    timeoutSec: dag.timeoutSec,
+    delaySec: dag.delaySec,
     maxOutputSize: dag.maxOutputSize,
     baseEnv,
     positional,
@@ -83,6 +93,9 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
         output: step.output,
         preconditions: step.preconditions,
         continueOn: step.continueOn,
+        timeoutSec: step.timeoutSec,
+        retryPolicy: step.retryPolicy,
+        repeatPolicy: step.repeatPolicy,
         signalOnStop: step.signalOnStop,
         executor: step.executor,
         stdout: paths.stdout,

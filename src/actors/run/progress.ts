@@ -62,11 +62,13 @@ export function anyRunning(nodes: NodeRecord[]): boolean {
 }
 
 /**
- * The status of a run whose nodes are all settled, or that was stopped (COMPAT.md): failed when a
+ * The status of a run whose nodes are all settled, or that was stopped or timed out (COMPAT.md):
+ * a timeout fails the run, a stop aborts it. Otherwise failed when a
  * failure was not allowed by continueOn, or was allowed but nothing depends on it; partially
  * succeeded when every failure was allowed and let later steps run; succeeded otherwise.
  */
-export function finalStatus(nodes: NodeRecord[], stopped: boolean, steps: StepDeps[] = [], continued: readonly number[] = []): RunStatus {
+export function finalStatus(nodes: NodeRecord[], stopped: boolean, steps: StepDeps[] = [], continued: readonly number[] = [], timedOut = false): RunStatus {
+  if (timedOut) return RunStatus.Failed;
   if (stopped) return RunStatus.Aborted;
   const failures = nodes.map((node, index) => ({ node, index }))
     .filter(({ node }) => node.status === NodeStatus.Failed || node.status === NodeStatus.Aborted);

@@ -1,6 +1,6 @@
 // Pure updates of a run's record: what each transition changes and the run-log line it writes.
-import { NodeStatus, isoTime, nodeStatusLabel, runStatusLabel, type NodeRecord, type RunRecord, type RunStatus } from '../../core/index.ts';
-import type { StepFinishedEvent } from '../step/step.machine.ts';
+import { NodeStatus, isoTime, nodeStatusLabel, runStatusLabel, type NodeRecord, type RunRecord, type RunStatus, type StepResult } from '../../core/index.ts';
+import type { StepFinishedEvent, StepRerunEvent } from '../step/step.machine.ts';
 import { logLine } from './log-line.ts';
 import type { RunPlan } from './plan.ts';
 import { failureContinues } from './continue-on.ts';
@@ -13,6 +13,10 @@ export interface RunState {
   stopRequested: boolean;
   /** Steps whose failure or skip their continueOn lets through to their dependents. */
   continued: number[];
+  /** The DAG's timeoutSec expired: its running steps were stopped and the run fails. */
+  timedOut: boolean;
+  /** delaySec has passed: the first steps start after it. */
+  delayed: boolean;
 }
 
 const runFields = (record: RunRecord) => ({ dag: record.name, 'run-id': record.dagRunId, 'attempt-id': record.attemptId });
@@ -68,6 +72,27 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
     ...runFields(record), step: step.name, status: nodeStatusLabel(updated.status), ...(updated.error ? { error: updated.error } : {}),
   });
   return { record, outputs, continued, line };
+}
+
+/** A retry starts (retryCount) or a repeat's execution ended (doneCount); the node stays running. */
+export function rerunStep(state: RunState, event: StepRerunEvent): { record: RunRecord; line: string } {
+  const node = state.record.nodes[event.index];
+  const updated: NodeRecord = event.kind === 'retry'
+    ? { ...node, retryCount: event.count, error: resultError(event.result) }
+    : { ...node, doneCount: event.count };
+  const nodes = state.record.nodes.slice();
+  nodes[event.index] = updated;
+  const record = { ...state.record, nodes };
+  const step = state.plan.steps[event.index].name;
+  const line = event.kind === 'retry'
+    ? logLine(event.at, 'WARN', 'Step retrying', { ...runFields(record), step, attempt: String(event.count), error: updated.error })
+    : logLine(event.at, 'INFO', 'Step repeating', { ...runFields(record), step, executions: String(event.count) });
+  return { record, line };
+}
+
+function resultError(result: StepResult): string {
+  if (result.kind === 'ok') return result.error ?? '';
+  return result.message;
 }
 
 export function endRun(state: RunState, status: RunStatus, at: number): { record: RunRecord; line: string } {

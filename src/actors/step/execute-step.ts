@@ -1,6 +1,7 @@
-// The executor actor a step invokes: checks the step's preconditions, builds its task when its env
-// runs backtick commands, and dispatches it to the pool, all through the pool. It hears `step.stop`
-// at any point and reports one `step.exited`.
+// The executor actor a step invokes for each execution: checks the step's preconditions, builds its
+// task when its env runs backtick commands, dispatches it to the pool and, for a repeatPolicy with a
+// condition, tests it afterwards; all through the pool. It hears `step.stop` at any point and reports
+// one `step.exited`.
 import { fromCallback } from 'xstate';
 import type { Clock, StepDispatcher, StepHandle, StepResult, StepTask } from '../../core/index.ts';
 import { checkConditions } from '../run/conditions.ts';
@@ -17,11 +18,18 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock) {
       stopped = true;
       handle?.stop(input.signalOnStop, input.cleanupMs);
     });
-    const finish = (result: StepResult) => sendBack({ type: 'step.exited', result, at: clock.now() });
+    const finish = (result: StepResult, repeatConditionHolds?: boolean) =>
+      sendBack({ type: 'step.exited', result, at: clock.now(), ...(repeatConditionHolds === undefined ? {} : { repeatConditionHolds }) });
     const dispatch = (task: StepTask) => {
       handle = dispatcher.dispatch(task);
       if (stopped) handle.stop(input.signalOnStop, input.cleanupMs);
-      void handle.result.then(finish);
+      void handle.result.then(async (result) => {
+        // repeatPolicy's condition is tested after each execution, with the step's variables.
+        if (!input.repeatCondition || stopped) return finish(result);
+        const probe = commandProbe(dispatcher, task.workingDir, task.shell, task.maxOutputSize);
+        const verdict = await checkConditions([{ ...input.repeatCondition, negate: false }], task.env, probe).catch(() => ({ holds: false }));
+        finish(result, verdict.holds);
+      });
     };
     // The common case goes straight to the pool.
     if (input.task && input.preconditions.length === 0) {

@@ -1,27 +1,53 @@
-// A step actor: runs its task through the executor actor and reports the result to its run.
-// Retries, repeats and timeouts (a later capability) belong here.
-import { fromCallback, sendParent, sendTo, setup } from 'xstate';
-import type { Condition, StepResult, StepTask } from '../../core/index.ts';
+// A step actor: runs its task through the executor actor, again for each retry and repeat, stops it
+// at its timeout, and reports its executions to its run. Decisions live in policies.ts; waits are
+// XState delays, so the actor system's clock drives them.
+import { assign, enqueueActions, fromCallback, sendParent, sendTo, setup } from 'xstate';
+import type { Condition, RepeatPolicy, RetryPolicy, StepResult, StepTask } from '../../core/index.ts';
 import type { PendingTask } from '../run/plan.ts';
+import { shouldRepeat, shouldRetry, waitMs } from './policies.ts';
 
 export interface StepInput {
   index: number;
-  /** Checked before the process starts; one that does not hold skips the step. */
+  /** Checked before the first execution; one that does not hold skips the step. */
   preconditions: Condition[];
   /** The task; absent while the step's env has backtick commands to run first (`pending`). */
   task?: StepTask;
   pending?: PendingTask;
   signalOnStop: string;
   cleanupMs: number;
+  timeoutSec?: number;
+  retryPolicy?: RetryPolicy;
+  repeatPolicy?: RepeatPolicy;
+}
+
+export interface StepContext extends StepInput {
+  retries: number;
+  executions: number;
+  timedOut: boolean;
+  stopped: boolean;
+  /** The last execution's result, reported when the step ends. */
+  last?: StepResult;
 }
 
 export type StepEvent =
-  | { type: 'step.stop' }
-  | { type: 'step.exited'; result: StepResult; at: number };
+  /** `at`: when the stop was asked for, for the record of a step stopped between executions. */
+  | { type: 'step.stop'; at?: number }
+  | { type: 'step.exited'; result: StepResult; at: number; repeatConditionHolds?: boolean };
 
 export interface StepFinishedEvent {
   type: 'step.finished';
   index: number;
+  result: StepResult;
+  at: number;
+}
+
+/** An execution that will be followed by another: a retry (after a failure) or a repeat. */
+export interface StepRerunEvent {
+  type: 'step.rerun';
+  index: number;
+  kind: 'retry' | 'repeat';
+  /** Retries started so far, or executions done so far. */
+  count: number;
   result: StepResult;
   at: number;
 }
@@ -32,6 +58,8 @@ export interface ExecutorInput {
   pending?: PendingTask;
   signalOnStop: string;
   cleanupMs: number;
+  /** Evaluated after the execution for repeatPolicy (`while`/`until`). */
+  repeatCondition?: Pick<Condition, 'condition' | 'expected'>;
 }
 
 /** Replaced by the engine with one that dispatches to the worker pool. */
@@ -39,36 +67,106 @@ export const executeStepPlaceholder = fromCallback<{ type: 'step.stop' }, Execut
   throw new Error('executeStep must be provided by the engine');
 });
 
+/** The result reported for an execution the step's timeout stopped. */
+function timedOutResult(context: StepContext, result: StepResult): StepResult {
+  if (!context.timedOut) return result;
+  const exitCode = result.kind === 'ok' ? result.exitCode : 124;
+  return { kind: 'ok', exitCode, error: `step timed out after ${context.timeoutSec}s` };
+}
+
 export const stepMachine = setup({
   types: {
-    context: {} as StepInput,
+    context: {} as StepContext,
     events: {} as StepEvent,
     input: {} as StepInput,
   },
   actors: { executeStep: executeStepPlaceholder },
+  delays: {
+    stepTimeout: ({ context }) => Math.min((context.timeoutSec ?? 0) * 1000, 2_147_483_647),
+    retryWait: ({ context }) => (context.retryPolicy ? waitMs(context.retryPolicy, context.retries - 1) : 0),
+    repeatWait: ({ context }) => (context.repeatPolicy ? waitMs(context.repeatPolicy, context.executions - 1) : 0),
+  },
+  actions: {
+    // A stop between executions: the step ends with the stop.
+    reportStopped: sendParent(({ context, event }): StepFinishedEvent => ({
+      type: 'step.finished', index: context.index, at: (event.type === 'step.stop' ? event.at : undefined) ?? Date.now(),
+      result: { kind: 'error', code: 'stopped', message: 'stopped between executions' },
+    })),
+  },
+  guards: {
+    hasTimeout: ({ context }) => (context.timeoutSec ?? 0) > 0,
+    retries: ({ context, event }) => event.type === 'step.exited' && !context.stopped &&
+      shouldRetry(context.retryPolicy, timedOutResult(context, event.result), context.retries),
+    repeats: ({ context, event }) => event.type === 'step.exited' && !context.stopped && !context.timedOut &&
+      shouldRepeat(context.repeatPolicy, event.result, context.executions + 1, event.repeatConditionHolds),
+  },
 }).createMachine({
   id: 'step',
   initial: 'running',
-  context: ({ input }) => input,
+  context: ({ input }) => ({ ...input, retries: 0, executions: 0, timedOut: false, stopped: false }),
   states: {
     running: {
+      entry: assign({ timedOut: false }),
       invoke: {
         id: 'executor',
         src: 'executeStep',
         input: ({ context }) => ({
-          preconditions: context.preconditions, task: context.task, pending: context.pending,
-          signalOnStop: context.signalOnStop, cleanupMs: context.cleanupMs,
+          // Preconditions decide once, before the first execution.
+          preconditions: context.retries === 0 && context.executions === 0 ? context.preconditions : [],
+          task: context.task, pending: context.pending, signalOnStop: context.signalOnStop, cleanupMs: context.cleanupMs,
+          ...(context.repeatPolicy?.condition !== undefined
+            ? { repeatCondition: { condition: context.repeatPolicy.condition, expected: context.repeatPolicy.expected } }
+            : {}),
         }),
       },
-      on: {
-        'step.stop': { actions: sendTo('executor', { type: 'step.stop' }) },
-        'step.exited': {
-          target: 'done',
-          actions: sendParent(({ context, event }): StepFinishedEvent => ({
-            type: 'step.finished', index: context.index, result: event.result, at: event.at,
-          })),
+      after: {
+        stepTimeout: {
+          guard: 'hasTimeout',
+          actions: [assign({ timedOut: true }), sendTo('executor', { type: 'step.stop' })],
         },
       },
+      on: {
+        'step.stop': { actions: [assign({ stopped: true }), sendTo('executor', { type: 'step.stop' })] },
+        'step.exited': [
+          {
+            guard: 'retries',
+            target: 'waiting',
+            actions: enqueueActions(({ context, event, enqueue }) => {
+              enqueue.assign({ retries: context.retries + 1, last: event.result });
+              enqueue(sendParent({
+                type: 'step.rerun', index: context.index, kind: 'retry', count: context.retries + 1,
+                result: timedOutResult(context, event.result), at: event.at,
+              } satisfies StepRerunEvent));
+            }),
+          },
+          {
+            guard: 'repeats',
+            target: 'pausing',
+            actions: enqueueActions(({ context, event, enqueue }) => {
+              enqueue.assign({ executions: context.executions + 1, last: event.result });
+              enqueue(sendParent({
+                type: 'step.rerun', index: context.index, kind: 'repeat', count: context.executions + 1, result: event.result, at: event.at,
+              } satisfies StepRerunEvent));
+            }),
+          },
+          {
+            target: 'done',
+            actions: sendParent(({ context, event }): StepFinishedEvent => ({
+              type: 'step.finished', index: context.index, result: timedOutResult(context, event.result), at: event.at,
+            })),
+          },
+        ],
+      },
+    },
+    // Between a failure and its retry.
+    waiting: {
+      after: { retryWait: 'running' },
+      on: { 'step.stop': { target: 'done', actions: 'reportStopped' } },
+    },
+    // Between two executions of a repeat.
+    pausing: {
+      after: { repeatWait: 'running' },
+      on: { 'step.stop': { target: 'done', actions: 'reportStopped' } },
     },
     done: { type: 'final' },
   },

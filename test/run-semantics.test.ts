@@ -1,0 +1,90 @@
+// Run semantics over HTTP on the real server: retries, repeats, timeouts and the initial delay, with
+// real processes and the server's own timestamps.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startTestServer, type TestServer } from './helpers.ts';
+
+let server: TestServer;
+before(async () => { server = await startTestServer('uws'); });
+after(() => server.close());
+
+async function run(name: string, spec: string): Promise<any> {
+  await server.writeDag(name, spec);
+  const { body } = await server.call('POST', `/dags/${name}/start`, {});
+  return server.waitForRun(name, body.dagRunId);
+}
+
+test('retryPolicy: a failing step runs again up to the limit, counting retries; the exit code filter decides', async () => {
+  const counter = join(server.home, 'retry-count');
+  const flaky = await run('retry-flaky', [
+    'steps:',
+    '  - name: flaky',
+    `    command: n=$(cat ${counter} 2>/dev/null || echo 0); n=$((n+1)); echo $n > ${counter}; echo "try $n"; [ $n -ge 3 ]`,
+    '    retryPolicy: {limit: 5, intervalSec: 0}',
+    '',
+  ].join('\n'));
+  assert.deepEqual([flaky.statusLabel, flaky.nodes[0].statusLabel, flaky.nodes[0].retryCount], ['succeeded', 'succeeded', 2]);
+  assert.equal(await readFile(flaky.nodes[0].stdout, 'utf8'), 'try 1\ntry 2\ntry 3\n', 'every attempt writes to the step log');
+
+  const exhausted = await run('retry-exhausted', 'steps:\n  - name: never\n    command: exit 7\n    retryPolicy: {limit: 2, intervalSec: 0}\n');
+  assert.deepEqual([exhausted.statusLabel, exhausted.nodes[0].retryCount, exhausted.nodes[0].error], ['failed', 2, 'exit status 7']);
+
+  const filtered = await run('retry-filtered', 'steps:\n  - name: other\n    command: exit 3\n    retryPolicy: {limit: 4, intervalSec: 0, exitCode: [75]}\n');
+  assert.deepEqual([filtered.statusLabel, filtered.nodes[0].retryCount], ['failed', 0]);
+});
+
+test('repeatPolicy: while and until on exit codes and conditions, up to the limit, counting executions', async () => {
+  const counter = join(server.home, 'repeat-count');
+  const until = await run('repeat-until', [
+    'steps:',
+    '  - name: poll',
+    `    command: n=$(cat ${counter} 2>/dev/null || echo 0); n=$((n+1)); echo $n > ${counter}; [ $n -ge 3 ]`,
+    '    repeatPolicy: {repeat: until, exitCode: [0], intervalSec: 0}',
+    '',
+  ].join('\n'));
+  assert.deepEqual([until.statusLabel, until.nodes[0].doneCount], ['succeeded', 3]);
+
+  const limited = await run('repeat-limit', 'steps:\n  - name: tick\n    command: echo tick\n    repeatPolicy: {repeat: true, limit: 4, intervalSec: 0}\n');
+  assert.deepEqual([limited.statusLabel, limited.nodes[0].doneCount], ['succeeded', 4]);
+  assert.equal(await readFile(limited.nodes[0].stdout, 'utf8'), 'tick\ntick\ntick\ntick\n');
+
+  const file = join(server.home, 'repeat-flag');
+  const whileCondition = await run('repeat-while', [
+    'steps:',
+    '  - name: drain',
+    `    command: n=$(cat ${file} 2>/dev/null || echo 0); echo $((n+1)) > ${file}`,
+    '    repeatPolicy:',
+    '      repeat: while',
+    `      condition: "\`cat ${file}\`"`,
+    '      expected: "re:^[12]$"',
+    '      intervalSec: 0',
+    '',
+  ].join('\n'));
+  assert.deepEqual([whileCondition.statusLabel, whileCondition.nodes[0].doneCount], ['succeeded', 3], 'runs while the file holds 1 or 2');
+});
+
+test('timeouts: a step past its timeoutSec fails and the run goes on its rules; a DAG past its own fails with running steps aborted', async () => {
+  const step = await run('step-timeout', 'type: graph\nsteps:\n  - name: slow\n    command: sleep 30\n    timeoutSec: 1\n  - name: quick\n    command: echo quick\n');
+  assert.deepEqual([step.statusLabel, step.nodes[0].statusLabel, step.nodes[0].error, step.nodes[1].statusLabel],
+    ['failed', 'failed', 'step timed out after 1s', 'succeeded']);
+  const elapsed = Date.parse(step.nodes[0].finishedAt) - Date.parse(step.nodes[0].startedAt);
+  assert.ok(elapsed >= 1000 && elapsed < 10_000, `stopped at its timeout (${elapsed} ms)`);
+
+  const dag = await run('dag-timeout', 'timeoutSec: 1\nsteps:\n  - name: long\n    command: sleep 30\n  - name: next\n    command: echo never\n');
+  assert.deepEqual([dag.statusLabel, dag.nodes[0].statusLabel, dag.nodes[1].statusLabel], ['failed', 'aborted', 'not_started']);
+  const log = await server.call('GET', `/dag-runs/dag-timeout/${dag.dagRunId}/log`);
+  assert.match(log.body.content, /msg="DAG run timed out" .* timeout=1s/);
+});
+
+test('delaySec holds the first step back; the run shows running meanwhile', async () => {
+  await server.writeDag('delayed', 'delaySec: 1\nsteps:\n  - name: later\n    command: echo later\n');
+  const { body } = await server.call('POST', '/dags/delayed/start', {});
+  const early = (await server.call('GET', `/dag-runs/delayed/${body.dagRunId}`)).body.dagRun;
+  assert.deepEqual([early.statusLabel, early.nodes[0].statusLabel], ['running', 'not_started']);
+  const done = await server.waitForRun('delayed', body.dagRunId);
+  const waited = Date.parse(done.nodes[0].startedAt) - Date.parse(done.startedAt);
+  assert.ok(waited >= 1000, `the first step started ${waited} ms after the run`);
+  assert.equal(done.statusLabel, 'succeeded');
+});
