@@ -27,6 +27,11 @@ export interface EngineDeps {
   /** Where `env` secrets are read from; the server's whole environment by default. */
   processEnv?: Record<string, string | undefined>;
   clock?: Clock;
+  /**
+   * What the actors' timers (delaySec, timeouts, retry and repeat waits) run on; Node's timers by
+   * default. Tests pass XState's SimulatedClock (with `clock` reading the same time) and never sleep.
+   */
+  timers?: { setTimeout(fn: (...args: unknown[]) => void, ms: number): unknown; clearTimeout(id: unknown): void };
   /** Called when a write to the store fails; the default prints to stderr. */
   onStoreError?: (error: unknown) => void;
 }
@@ -104,7 +109,7 @@ export class Engine {
         },
       },
     });
-    this.scheduler = createActor(scheduler);
+    this.scheduler = createActor(scheduler, deps.timers ? { clock: deps.timers } : {});
     this.events.attach(this.scheduler.system);
   }
 
