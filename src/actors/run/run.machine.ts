@@ -60,7 +60,7 @@ const effects = setup({
   },
   delays: {
     runDelay: ({ context }) => context.plan.delaySec * 1000,
-    dagTimeout: ({ context }) => timerMs(context.plan.timeoutSec),
+    dagTimeout: ({ context }) => (context.plan.timeoutSec > 0 ? timerMs(context.plan.timeoutSec) : 2_147_483_647),
   },
   guards: {
     beginsAtOnce: ({ context }) => context.record.status === RunStatus.Running,

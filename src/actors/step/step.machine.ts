@@ -67,6 +67,9 @@ export const executeStepPlaceholder = fromCallback<{ type: 'step.stop' }, Execut
   throw new Error('executeStep must be provided by the engine');
 });
 
+/** Node's largest timer. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /** The result reported for an execution the step's timeout stopped. */
 function timedOutResult(context: StepContext, result: StepResult): StepResult {
   if (!context.timedOut) return result;
@@ -82,7 +85,9 @@ export const stepMachine = setup({
   },
   actors: { executeStep: executeStepPlaceholder },
   delays: {
-    stepTimeout: ({ context }) => Math.min((context.timeoutSec ?? 0) * 1000, 2_147_483_647),
+    // Without a timeout the timer is set beyond reach (and cleared with the state) rather than at 0,
+    // which would fire an event through the machine on every execution.
+    stepTimeout: ({ context }) => ((context.timeoutSec ?? 0) > 0 ? Math.min(context.timeoutSec! * 1000, MAX_TIMER_MS) : MAX_TIMER_MS),
     retryWait: ({ context }) => (context.retryPolicy ? waitMs(context.retryPolicy, context.retries - 1) : 0),
     repeatWait: ({ context }) => (context.repeatPolicy ? waitMs(context.repeatPolicy, context.executions - 1) : 0),
   },
