@@ -88,3 +88,38 @@ test('delaySec holds the first step back; the run shows running meanwhile', asyn
   assert.ok(waited >= 1000, `the first step started ${waited} ms after the run`);
   assert.equal(done.statusLabel, 'succeeded');
 });
+
+test('the outputs document: camelCase keys, key and omit, the later step wins, secrets masked, latest; unknown runs are 404', async () => {
+  process.env.TROUPE_TEST_OUT_SECRET = 's3cr3t-value';
+  const finished = await run('outs', [
+    'secrets:',
+    '  - {name: TOKEN, provider: env, key: TROUPE_TEST_OUT_SECRET}',
+    'steps:',
+    '  - name: count',
+    '    command: echo 42',
+    '    output: TOTAL_COUNT',
+    '  - name: renamed',
+    '    command: echo custom',
+    '    output: {name: RAW, key: myKey}',
+    '  - name: hidden',
+    '    command: echo hidden',
+    '    output: {name: PRIVATE, omit: true}',
+    '  - name: leak',
+    '    command: echo "token=$TOKEN private=$PRIVATE"',
+    '    output: TOTAL_COUNT',
+    '',
+  ].join('\n'));
+  assert.equal(finished.statusLabel, 'succeeded');
+  const document = (await server.call('GET', `/dag-runs/outs/${finished.dagRunId}/outputs`)).body;
+  assert.deepEqual(document, {
+    metadata: { dagName: 'outs', dagRunId: finished.dagRunId, attemptId: document.metadata.attemptId, status: 'succeeded', completedAt: finished.finishedAt, params: '' },
+    outputs: { totalCount: 'token=******* private=hidden', myKey: 'custom' },
+  });
+  assert.match(document.metadata.attemptId, /^[0-9a-f]{6}$/);
+  assert.deepEqual((await server.call('GET', '/dag-runs/outs/latest/outputs')).body, document);
+
+  const none = await run('no-outs', 'steps:\n  - echo nothing\n');
+  assert.deepEqual((await server.call('GET', `/dag-runs/no-outs/${none.dagRunId}/outputs`)).body.outputs, {});
+  const missing = await server.call('GET', '/dag-runs/no-outs/nope/outputs');
+  assert.deepEqual([missing.status, missing.body.code], [404, 'not_found']);
+});

@@ -80,6 +80,11 @@ export interface RunRecord {
   /** File name of the stored DAG the run came from; absent for inline specs. */
   fileName?: string;
   error?: string;
+  /**
+   * The outputs document (workflow-format 7.6): output key -> trimmed stdout, secrets already masked,
+   * the later step winning; absent until a step with an output finishes.
+   */
+  outputs?: Record<string, string>;
   /** Milliseconds since the epoch at creation: the order of listings. */
   createdAtMs: number;
 }

@@ -1,5 +1,5 @@
 // Records and models -> the API's JSON shapes (http-api.md section 2).
-import { nodeStatusLabel, runStatusLabel, type Dag, type NodeRecord, type RunRecord } from '../core/index.ts';
+import { RunStatus, nodeStatusLabel, runStatusLabel, type Dag, type NodeRecord, type RunRecord } from '../core/index.ts';
 import { conditionView, paramsJson, paramsList, stepView, type ParseResult } from '../spec/index.ts';
 
 export function runSummary(record: RunRecord) {
@@ -66,6 +66,29 @@ export function runDetailsParts(record: RunRecord): Buffer[] {
   });
   parts.push(NODES_CLOSE);
   return parts;
+}
+
+/** metadata.status of the outputs document: succeeded, failed or aborted; empty while the run is active. */
+function outcomeLabel(status: RunStatus): string {
+  if (status === RunStatus.Succeeded || status === RunStatus.PartiallySucceeded) return 'succeeded';
+  if (status === RunStatus.Failed) return 'failed';
+  if (status === RunStatus.Aborted) return 'aborted';
+  return '';
+}
+
+/** The run outputs document (API 2.11). */
+export function outputsDocument(record: RunRecord) {
+  return {
+    metadata: {
+      dagName: record.name,
+      dagRunId: record.dagRunId,
+      attemptId: record.attemptId,
+      status: outcomeLabel(record.status),
+      completedAt: record.finishedAt,
+      params: record.params,
+    },
+    outputs: record.outputs ?? {},
+  };
 }
 
 /** The summary of a DAG that has never run: its name and status 0, the other fields empty. */

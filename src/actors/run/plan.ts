@@ -14,6 +14,8 @@ export interface PlannedStep {
   dir: string;
   env: Array<[string, string]>;
   output?: string;
+  /** The output's key in the outputs document; absent when `omit` keeps it out. */
+  outputKey?: string;
   preconditions: Condition[];
   continueOn?: ContinueOn;
   /** The step's own deadline; the step fails when it passes. */
@@ -91,6 +93,7 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
         dir: step.dir,
         env: step.env,
         output: step.output,
+        outputKey: step.output !== undefined && !step.outputOmit ? step.outputKey ?? outputKeyOf(step.output) : undefined,
         preconditions: step.preconditions,
         continueOn: step.continueOn,
         timeoutSec: step.timeoutSec,
@@ -104,6 +107,13 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
       };
     }),
   };
+}
+
+/** The default key of an output in the outputs document: TOTAL_COUNT becomes totalCount. */
+export function outputKeyOf(name: string): string {
+  if (!name.includes('_') && /[a-z]/.test(name)) return name;
+  const [first, ...rest] = name.toLowerCase().split('_').filter(Boolean);
+  return (first ?? '') + rest.map((part) => part[0].toUpperCase() + part.slice(1)).join('');
 }
 
 /** Positional parameters under "1", "2"...: referenced as $1 but not exported. */

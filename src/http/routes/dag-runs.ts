@@ -1,7 +1,7 @@
 // /dags/{fileName}/start and /dag-runs: starting, listing, reading and stopping runs.
 import { AppError, isRunStatus, type RunFilter, type RunRecord } from '../../core/index.ts';
 import type { Router } from '../router.ts';
-import { runDetailsParts, runSummary } from '../present.ts';
+import { outputsDocument, runDetailsParts, runSummary } from '../present.ts';
 import { intParam, stringParam } from '../query.ts';
 import { InlineRunBody, StartBody, parseBody } from '../schemas.ts';
 import { empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
@@ -66,6 +66,11 @@ async function stopRun(request: HttpRequest, deps: ApiDeps) {
   return empty(200);
 }
 
+/** The outputs document (API 2.11): `latest` allowed; a run without outputs has `outputs: {}`. */
+function getRunOutputs(request: HttpRequest, deps: ApiDeps) {
+  return json(outputsDocument(deps.engine.findRun(request.params.name, request.params.dagRunId)));
+}
+
 function getRunSpec(request: HttpRequest, deps: ApiDeps) {
   const record = deps.engine.findRun(request.params.name, request.params.dagRunId);
   const spec = deps.runs.getSpec(record.name, record.dagRunId);
@@ -81,5 +86,6 @@ export function dagRunRoutes(router: Router): void {
     .add('GET', '/dag-runs/:name', listRunsOfName)
     .add('GET', '/dag-runs/:name/:dagRunId', getRun)
     .add('GET', '/dag-runs/:name/:dagRunId/spec', getRunSpec)
+    .add('GET', '/dag-runs/:name/:dagRunId/outputs', getRunOutputs)
     .add('POST', '/dag-runs/:name/:dagRunId/stop', stopRun);
 }
