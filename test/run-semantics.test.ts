@@ -123,3 +123,57 @@ test('the outputs document: camelCase keys, key and omit, the later step wins, s
   const missing = await server.call('GET', '/dag-runs/no-outs/nope/outputs');
   assert.deepEqual([missing.status, missing.body.code], [404, 'not_found']);
 });
+
+const stepLog = async (name: string, dagRunId: string, path: string) => readFile(path, 'utf8').catch(() => '');
+
+test('lifecycle handlers: init before the steps, the outcome handler, exit last, with DAG_RUN_STATUS; handler nodes in details', async () => {
+  const handlers = [
+    'handlerOn:',
+    '  init: echo "init $DAG_RUN_STATUS"',
+    '  success: echo "success $DAG_RUN_STATUS"',
+    '  failure: echo "failure $DAG_RUN_STATUS"',
+    '  cancel: echo "abort $DAG_RUN_STATUS"',
+    '  exit: echo "exit $DAG_RUN_STATUS $DAG_NAME $DAG_RUN_ID"',
+  ].join('\n');
+  const ok = await run('handled-ok', `${handlers}\nsteps:\n  - name: work\n    command: echo work\n`);
+  assert.equal(ok.statusLabel, 'succeeded');
+  assert.deepEqual([ok.onInit.statusLabel, ok.onSuccess.statusLabel, ok.onFailure.statusLabel, ok.onCancel.statusLabel, ok.onExit.statusLabel],
+    ['succeeded', 'succeeded', 'not_started', 'not_started', 'succeeded']);
+  assert.deepEqual([ok.onInit.step.name, ok.onExit.step.name], ['onInit', 'onExit']);
+  assert.equal(await stepLog('handled-ok', ok.dagRunId, ok.onInit.stdout), 'init running\n');
+  assert.equal(await stepLog('handled-ok', ok.dagRunId, ok.onSuccess.stdout), 'success succeeded\n');
+  assert.equal(await stepLog('handled-ok', ok.dagRunId, ok.onExit.stdout), `exit succeeded handled-ok ${ok.dagRunId}\n`);
+  assert.ok(Date.parse(ok.onInit.finishedAt) <= Date.parse(ok.nodes[0].startedAt), 'init ends before the first step starts');
+  assert.ok(Date.parse(ok.nodes[0].finishedAt) <= Date.parse(ok.onSuccess.startedAt));
+  assert.ok(Date.parse(ok.onSuccess.finishedAt) <= Date.parse(ok.onExit.startedAt), 'exit runs last');
+
+  const failed = await run('handled-fail', `${handlers}\nsteps:\n  - name: work\n    command: exit 2\n`);
+  assert.deepEqual([failed.statusLabel, failed.onSuccess.statusLabel, failed.onFailure.statusLabel], ['failed', 'not_started', 'succeeded']);
+  assert.equal(await stepLog('handled-fail', failed.dagRunId, failed.onExit.stdout), `exit failed handled-fail ${failed.dagRunId}\n`);
+
+  const initFails = await run('handled-init', `${handlers.replace('echo "init $DAG_RUN_STATUS"', 'exit 1')}\nsteps:\n  - name: work\n    command: echo never\n`);
+  assert.deepEqual([initFails.statusLabel, initFails.nodes[0].statusLabel, initFails.onInit.statusLabel, initFails.onCancel.statusLabel, initFails.onExit.statusLabel],
+    ['aborted', 'not_started', 'failed', 'not_started', 'succeeded'], 'a failed init aborts the run; only exit runs');
+  assert.equal(await stepLog('handled-init', initFails.dagRunId, initFails.onExit.stdout), `exit aborted handled-init ${initFails.dagRunId}\n`);
+
+  const badExit = await run('handled-badexit', 'handlerOn:\n  exit: exit 3\nsteps:\n  - echo fine\n');
+  assert.deepEqual([badExit.statusLabel, badExit.onExit.statusLabel], ['failed', 'failed'], 'a failing handler fails the run');
+});
+
+test('stopping a run runs its abort handler and then its exit handler', async () => {
+  await server.writeDag('handled-stop', 'handlerOn:\n  abort: echo "abort $DAG_RUN_STATUS"\n  exit: echo "exit $DAG_RUN_STATUS"\nsteps:\n  - name: long\n    command: sleep 30\n');
+  const { body } = await server.call('POST', '/dags/handled-stop/start', {});
+  await server.waitForRun('handled-stop', body.dagRunId, (run) => run.nodes[0].status === 1);
+  assert.equal((await server.call('POST', `/dag-runs/handled-stop/${body.dagRunId}/stop`)).status, 200);
+  const stopped = await server.waitForRun('handled-stop', body.dagRunId);
+  assert.deepEqual([stopped.statusLabel, stopped.nodes[0].statusLabel, stopped.onCancel.statusLabel, stopped.onExit.statusLabel],
+    ['aborted', 'aborted', 'succeeded', 'succeeded']);
+  assert.equal(await readFile(stopped.onCancel.stdout, 'utf8'), 'abort aborted\n');
+});
+
+test('a DAG-level precondition that does not hold aborts the run with its steps not started, and the exit handler still runs', async () => {
+  const unmet = await run('unmet-exit', 'preconditions:\n  - "false"\nhandlerOn:\n  failure: echo never\n  exit: echo "exit $DAG_RUN_STATUS"\nsteps:\n  - echo never\n');
+  assert.deepEqual([unmet.statusLabel, unmet.nodes[0].statusLabel, unmet.onFailure.statusLabel, unmet.onExit.statusLabel],
+    ['aborted', 'not_started', 'not_started', 'succeeded']);
+  assert.equal(await readFile(unmet.onExit.stdout, 'utf8'), 'exit aborted\n');
+});

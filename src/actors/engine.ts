@@ -1,7 +1,7 @@
 // The engine facade: start, stop and observe runs. The only way into the actors from outside.
 import { createActor, type Actor } from 'xstate';
 import {
-  AppError, NodeStatus, RunStatus, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, isoTime, systemClock, uuidv7,
+  AppError, HANDLER_NODE_NAMES, NodeStatus, RunStatus, type HandlerKind, type Step, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, isoTime, systemClock, uuidv7,
   type Clock, type Dag, type DagFile, type DagStore, type LogStore, type NodeRecord, type RunRecord, type RunStore, type StepDispatcher,
 } from '../core/index.ts';
 import { fieldsNotRunYet, mergeParams, paramsFromRequest, paramsJson, parseDag, stepView, type ParseResult } from '../spec/index.ts';
@@ -258,43 +258,33 @@ export class Engine {
         rootDAGRunName: name, rootDAGRunId: dagRunId, parentDAGRunName: '', parentDAGRunId: '',
         status: RunStatus.Running, queuedAt: '', startedAt: isoTime(now), finishedAt: '',
         log: plan.logPath, params: paramsJson(params), createdAtMs: now,
-        nodes: dag.steps.map((step, index): NodeRecord => ({
-          step: stepView(step), stdout: plan.steps[index].stdout, stderr: plan.steps[index].stderr,
-          startedAt: '', finishedAt: '', status: NodeStatus.NotStarted, retryCount: 0, doneCount: 0, error: '',
-          subRuns: [], subRunsRepeated: [],
-        })),
+        nodes: dag.steps.map((step, index) => newNode(step, plan.steps[index])),
+        ...(Object.keys(plan.handlers).length > 0 ? {
+          handlers: Object.fromEntries(Object.entries(plan.handlers).map(([kind, planned]) => [
+            HANDLER_NODE_NAMES[kind as HandlerKind], newNode(dag.handlerOn[kind as HandlerKind]!, planned!),
+          ])),
+        } : {}),
         ...(fileName ? { fileName } : {}),
       };
       // The first record is durable before the caller hears the id; the actor's writes follow in order.
+      // A DAG-level precondition that does not hold aborts the run before its steps; the exit
+      // handler still runs (COMPAT.md): the run actor takes it from there.
+      let unmet: string | undefined;
       if (dag.preconditions.length > 0) {
         const probe = commandProbe(this.deps.dispatcher, dag.workingDir, dag.shell, dag.maxOutputSize);
         const verdict = await checkConditions(dag.preconditions, plan.baseEnv, probe);
-        if (!verdict.holds) return await this.recordUnmet(record, specText, verdict.message);
+        if (!verdict.holds) unmet = verdict.message;
       }
       // The awaits above leave room for a shutdown to begin: such a run is refused, never half-started.
       if (this.closing) throw new AppError('internal_error', 'the server is shutting down');
       const saved = this.deps.runs.save(record);
       void this.deps.runs.saveSpec(name, dagRunId, specText);
-      this.scheduler.send({ type: 'run.admit', input: { record, plan } });
+      this.scheduler.send({ type: 'run.admit', input: { record, plan, ...(unmet ? { unmet } : {}) } });
       await saved;
       return { dagRunId };
     } finally {
       this.reserved.delete(key);
     }
-  }
-
-  /** A DAG-level precondition did not hold: the run is recorded aborted, its steps not started (COMPAT.md). */
-  private async recordUnmet(record: RunRecord, specText: string, message: string): Promise<{ dagRunId: string }> {
-    const now = this.clock.now();
-    const fields = { dag: record.name, 'run-id': record.dagRunId, 'attempt-id': record.attemptId };
-    this.deps.logs.appendRunLog(record.log, logLine(now, 'ERROR', 'Precondition not met', { ...fields, error: message }));
-    this.deps.logs.appendRunLog(record.log, logLine(now, 'INFO', 'DAG run finished', { ...fields, status: 'aborted' }));
-    await Promise.all([
-      this.deps.runs.save({ ...record, status: RunStatus.Aborted, finishedAt: isoTime(now), error: message }),
-      this.deps.runs.saveSpec(record.name, record.dagRunId, specText),
-      this.deps.logs.closeRunLog(record.log),
-    ]);
-    return { dagRunId: record.dagRunId };
   }
 
   private reservedCount(name: string): number {
@@ -326,6 +316,15 @@ export class Engine {
     }
     await Promise.all(writes);
   }
+}
+
+/** A node not started yet, for a step of the definition and its plan. */
+function newNode(step: Step, planned: { stdout: string; stderr: string }): NodeRecord {
+  return {
+    step: stepView(step), stdout: planned.stdout, stderr: planned.stderr,
+    startedAt: '', finishedAt: '', status: NodeStatus.NotStarted, retryCount: 0, doneCount: 0, error: '',
+    subRuns: [], subRunsRepeated: [],
+  };
 }
 
 function runKey(name: string, dagRunId: string): string {

@@ -61,6 +61,16 @@ export interface NodeRecord {
   subRunsRepeated: Array<{ dagRunId: string; params: string }>;
 }
 
+/** Handler nodes as run details name them (COMPAT.md). */
+export type HandlerNodeName = 'onInit' | 'onSuccess' | 'onFailure' | 'onCancel' | 'onExit';
+
+/** The handler kinds of the definition (`abort` is the canonical name of `cancel`). */
+export type HandlerKind = 'init' | 'success' | 'failure' | 'abort' | 'exit';
+
+export const HANDLER_NODE_NAMES: Record<HandlerKind, HandlerNodeName> = {
+  init: 'onInit', success: 'onSuccess', failure: 'onFailure', abort: 'onCancel', exit: 'onExit',
+};
+
 export interface RunRecord {
   name: string;
   dagRunId: string;
@@ -85,6 +95,8 @@ export interface RunRecord {
    * the later step winning; absent until a step with an output finishes.
    */
   outputs?: Record<string, string>;
+  /** Nodes of the lifecycle handlers the definition has, by their API names. */
+  handlers?: Partial<Record<HandlerNodeName, NodeRecord>>;
   /** Milliseconds since the epoch at creation: the order of listings. */
   createdAtMs: number;
 }

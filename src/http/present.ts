@@ -1,5 +1,5 @@
 // Records and models -> the API's JSON shapes (http-api.md section 2).
-import { RunStatus, nodeStatusLabel, runStatusLabel, type Dag, type NodeRecord, type RunRecord } from '../core/index.ts';
+import { RunStatus, nodeStatusLabel, runStatusLabel, type Dag, type HandlerNodeName, type NodeRecord, type RunRecord } from '../core/index.ts';
 import { conditionView, paramsJson, paramsList, stepView, type ParseResult } from '../spec/index.ts';
 
 export function runSummary(record: RunRecord) {
@@ -38,14 +38,21 @@ export function nodeView(node: NodeRecord) {
 }
 
 export function runDetails(record: RunRecord) {
-  return { ...runSummary(record), nodes: record.nodes.map(nodeView), preconditions: [] as unknown[] };
+  return { ...runSummary(record), nodes: record.nodes.map(nodeView), ...handlerViews(record), preconditions: [] as unknown[] };
+}
+
+/** Handler nodes (COMPAT.md): each handler's node, or null when the definition has none. */
+function handlerViews(record: RunRecord) {
+  const node = (name: HandlerNodeName) => (record.handlers?.[name] ? nodeView(record.handlers[name]!) : null);
+  return { onInit: node('onInit'), onSuccess: node('onSuccess'), onFailure: node('onFailure'), onCancel: node('onCancel'), onExit: node('onExit') };
 }
 
 /** JSON of each node record: a transition replaces the nodes it changes and keeps the others. */
 const nodeJson = new WeakMap<NodeRecord, Buffer>();
 const COMMA = Buffer.from(',');
 const NODES_OPEN = Buffer.from(',"nodes":[');
-const NODES_CLOSE = Buffer.from('],"preconditions":[]}');
+const NODES_CLOSE = Buffer.from('],');
+const PRECONDITIONS_CLOSE = Buffer.from('"preconditions":[]}');
 
 /**
  * `JSON.stringify(runDetails(record))` as pieces of bytes, encoding only the nodes that changed
@@ -64,7 +71,7 @@ export function runDetailsParts(record: RunRecord): Buffer[] {
     if (index > 0) parts.push(COMMA);
     parts.push(bytes);
   });
-  parts.push(NODES_CLOSE);
+  parts.push(NODES_CLOSE, Buffer.from(JSON.stringify(handlerViews(record)).slice(1, -1)), COMMA, PRECONDITIONS_CLOSE);
   return parts;
 }
 

@@ -56,7 +56,6 @@ export function fieldsNotRunYet(dag: Dag): string[] {
   const root: Array<[string, boolean]> = [
     ['container', dag.container !== undefined],
     ['ssh', dag.ssh !== undefined],
-    ['handlerOn', Object.keys(dag.handlerOn).length > 0],
     ['mailOn', dag.mailOn.failure || dag.mailOn.success],
     ['otel', dag.otel?.enabled === true],
   ];

@@ -1,5 +1,5 @@
 // A run's plan: the DAG resolved for one run (params, env, log paths), as plain data for the actor.
-import type { Condition, ContinueOn, Dag, LogStore, NodeRecord, ParamDef, RepeatPolicy, RetryPolicy, StepTask } from '../../core/index.ts';
+import { HANDLER_NODE_NAMES, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepTask } from '../../core/index.ts';
 import { dependencyNames, evaluateEnv, expandVariables, paramsRecord, type ExpandScope } from '../../spec/index.ts';
 import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
 
@@ -48,6 +48,8 @@ export interface RunPlan {
   /** Values to mask in logs and captured output. */
   secrets: string[];
   steps: PlannedStep[];
+  /** The lifecycle handlers the definition has (section 6). */
+  handlers: Partial<Record<HandlerKind, PlannedStep>>;
 }
 
 export interface PlanInput {
@@ -81,31 +83,37 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
     baseEnv,
     positional,
     secrets: Object.values(variables?.secrets ?? {}).filter((value) => value !== ''),
-    steps: dag.steps.map((step, index) => {
-      const paths = logs.stepPaths(name, dagRunId, attemptId, index, step.name, dag.logDir);
-      return {
-        name: step.name,
-        id: step.id,
-        depends: (names.get(step.name) ?? []).map((dependency) => indexOf.get(dependency)!),
-        command: step.command,
-        script: step.script,
-        shell: step.shell ?? dag.shell,
-        dir: step.dir,
-        env: step.env,
-        output: step.output,
-        outputKey: step.output !== undefined && !step.outputOmit ? step.outputKey ?? outputKeyOf(step.output) : undefined,
-        preconditions: step.preconditions,
-        continueOn: step.continueOn,
-        timeoutSec: step.timeoutSec,
-        retryPolicy: step.retryPolicy,
-        repeatPolicy: step.repeatPolicy,
-        signalOnStop: step.signalOnStop,
-        executor: step.executor,
-        stdout: paths.stdout,
-        stderr: paths.stderr,
-        scriptPath: paths.script,
-      };
-    }),
+    steps: dag.steps.map((step, index) => planStep(step, dag, logs.stepPaths(name, dagRunId, attemptId, index, step.name, dag.logDir), names.get(step.name), indexOf)),
+    // Handler logs are numbered 000, before the steps'.
+    handlers: Object.fromEntries(Object.entries(dag.handlerOn).map(([kind, step]) => [
+      kind, planStep(step!, dag, logs.stepPaths(name, dagRunId, attemptId, -1, HANDLER_NODE_NAMES[kind as HandlerKind], dag.logDir), [], indexOf),
+    ])),
+  };
+}
+
+/** A step of the plan: its definition with the DAG's shell, its dependencies by index and its log paths. */
+function planStep(step: Step, dag: Dag, paths: StepLogPaths, depends: string[] | undefined, indexOf: Map<string, number>): PlannedStep {
+  return {
+    name: step.name,
+    id: step.id,
+    depends: (depends ?? []).map((dependency) => indexOf.get(dependency)!),
+    command: step.command,
+    script: step.script,
+    shell: step.shell ?? dag.shell,
+    dir: step.dir,
+    env: step.env,
+    output: step.output,
+    outputKey: step.output !== undefined && !step.outputOmit ? step.outputKey ?? outputKeyOf(step.output) : undefined,
+    preconditions: step.preconditions,
+    continueOn: step.continueOn,
+    timeoutSec: step.timeoutSec,
+    retryPolicy: step.retryPolicy,
+    repeatPolicy: step.repeatPolicy,
+    signalOnStop: step.signalOnStop,
+    executor: step.executor,
+    stdout: paths.stdout,
+    stderr: paths.stderr,
+    scriptPath: paths.script,
   };
 }
 
@@ -147,7 +155,14 @@ export function needsCommands(plan: RunPlan, index: number): boolean {
 /** The task for one step, with outputs of earlier steps and the results of steps with ids in scope. */
 export function stepTask(plan: RunPlan, index: number, outputs: Record<string, string>, nodes: NodeRecord[] = []): StepTask {
   const scope = { ...plan.baseEnv, ...outputs };
-  return taskWithEnv(plan, index, nodes, scope, evaluateEnv(plan.steps[index].env, { ...scope, ...plan.positional }));
+  return taskWithEnv(plan, plan.steps[index], nodes, scope, evaluateEnv(plan.steps[index].env, { ...scope, ...plan.positional }));
+}
+
+/** The task of a lifecycle handler: DAG_RUN_STATUS holds the run's status label (section 6). */
+export function handlerTask(plan: RunPlan, kind: HandlerKind, outputs: Record<string, string>, nodes: NodeRecord[], status: string): StepTask {
+  const step = plan.handlers[kind]!;
+  const scope = { ...plan.baseEnv, ...outputs, DAG_RUN_STATUS: status };
+  return taskWithEnv(plan, step, nodes, scope, evaluateEnv(step.env, { ...scope, ...plan.positional }));
 }
 
 /** stepTask for a step whose env runs backtick commands, which run on the pool in order. */
@@ -155,11 +170,10 @@ export async function stepTaskWithCommands(pending: PendingTask, run: RunCommand
   const { plan, index, outputs, nodes } = pending;
   const scope = { ...plan.baseEnv, ...outputs };
   const stepEnv = await evaluateEnvWithCommands(plan.steps[index].env, { ...scope, ...plan.positional }, run);
-  return taskWithEnv(plan, index, nodes, scope, stepEnv);
+  return taskWithEnv(plan, plan.steps[index], nodes, scope, stepEnv);
 }
 
-function taskWithEnv(plan: RunPlan, index: number, nodes: NodeRecord[], scope: Record<string, string>, stepEnv: Record<string, string>): StepTask {
-  const step = plan.steps[index];
+function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scope: Record<string, string>, stepEnv: Record<string, string>): StepTask {
   const env: Record<string, string> = {
     ...scope,
     ...stepEnv,

@@ -1,5 +1,5 @@
 // Pure updates of a run's record: what each transition changes and the run-log line it writes.
-import { NodeStatus, isoTime, nodeStatusLabel, runStatusLabel, type NodeRecord, type RunRecord, type RunStatus, type StepResult } from '../../core/index.ts';
+import { HANDLER_NODE_NAMES, NodeStatus, isoTime, nodeStatusLabel, runStatusLabel, type HandlerKind, type NodeRecord, type RunRecord, type RunStatus, type StepResult } from '../../core/index.ts';
 import type { StepFinishedEvent, StepRerunEvent } from '../step/step.machine.ts';
 import { logLine } from './log-line.ts';
 import type { RunPlan } from './plan.ts';
@@ -9,6 +9,8 @@ import { blockedSteps, readySteps } from './progress.ts';
 export interface RunState {
   record: RunRecord;
   plan: RunPlan;
+  /** A DAG-level precondition that did not hold. */
+  unmet?: string;
   outputs: Record<string, string>;
   stopRequested: boolean;
   /** Steps whose failure or skip their continueOn lets through to their dependents. */
@@ -17,6 +19,10 @@ export interface RunState {
   timedOut: boolean;
   /** delaySec has passed: the first steps start after it. */
   delayed: boolean;
+  /** The init handler failed: no step runs and the run is aborted. */
+  initFailed: boolean;
+  /** How the run ends, decided when its steps have settled (handlers may turn it to failed). */
+  outcome?: RunStatus;
 }
 
 const runFields = (record: RunRecord) => ({ dag: record.name, 'run-id': record.dagRunId, 'attempt-id': record.attemptId });
@@ -40,21 +46,8 @@ export function startSteps(state: RunState, at: number): { record: RunRecord; st
 export function finishStep(state: RunState, event: StepFinishedEvent): { record: RunRecord; outputs: Record<string, string>; continued: number[]; line: string } {
   const { index, result, at } = event;
   const step = state.plan.steps[index];
-  const node = state.record.nodes[index];
-  const updated: NodeRecord = { ...node, finishedAt: isoTime(at), doneCount: node.doneCount + 1 };
+  const updated = nodeAfter(state.record.nodes[index], result, at, state.stopRequested);
   const outputs = { ...state.outputs };
-  const failed = state.stopRequested ? NodeStatus.Aborted : NodeStatus.Failed;
-  if (result.kind === 'skipped') {
-    updated.status = NodeStatus.Skipped;
-    updated.error = result.message;
-  } else if (result.kind === 'error') {
-    updated.status = failed;
-    updated.error = result.message;
-  } else {
-    updated.exitCode = result.exitCode;
-    updated.error = result.error ?? '';
-    updated.status = result.exitCode === 0 && !result.error ? NodeStatus.Succeeded : failed;
-  }
   let continued = state.continued;
   if (updated.status === NodeStatus.Skipped && step.continueOn?.skipped) continued = [...continued, index];
   if (updated.status === NodeStatus.Failed && failureContinues(step.continueOn, result)) {
@@ -75,6 +68,43 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
     ...runFields(record), step: step.name, status: nodeStatusLabel(updated.status), ...(updated.error ? { error: updated.error } : {}),
   });
   return { record, outputs, continued, line };
+}
+
+/** A node after its execution's result: failures of a stopped run are aborts. */
+function nodeAfter(node: NodeRecord, result: StepResult, at: number, stopped: boolean): NodeRecord {
+  const updated: NodeRecord = { ...node, finishedAt: isoTime(at), doneCount: node.doneCount + 1 };
+  const failed = stopped ? NodeStatus.Aborted : NodeStatus.Failed;
+  if (result.kind === 'skipped') {
+    updated.status = NodeStatus.Skipped;
+    updated.error = result.message;
+  } else if (result.kind === 'error') {
+    updated.status = failed;
+    updated.error = result.message;
+  } else {
+    updated.exitCode = result.exitCode;
+    updated.error = result.error ?? '';
+    updated.status = result.exitCode === 0 && !result.error ? NodeStatus.Succeeded : failed;
+  }
+  return updated;
+}
+
+export function startHandler(state: RunState, kind: HandlerKind, at: number): { record: RunRecord; line: string } {
+  const name = HANDLER_NODE_NAMES[kind];
+  const node = { ...state.record.handlers![name]!, status: NodeStatus.Running, startedAt: isoTime(at) };
+  const record = { ...state.record, handlers: { ...state.record.handlers, [name]: node } };
+  return { record, line: logLine(at, 'INFO', 'Handler started', { ...runFields(record), handler: name }) };
+}
+
+/** A handler's result; `failed` when it did not succeed. Its output is not collected (COMPAT.md). */
+export function finishHandler(state: RunState, kind: HandlerKind, result: StepResult, at: number): { record: RunRecord; failed: boolean; line: string } {
+  const name = HANDLER_NODE_NAMES[kind];
+  const node = nodeAfter(state.record.handlers![name]!, result, at, false);
+  const record = { ...state.record, handlers: { ...state.record.handlers, [name]: node } };
+  const failed = node.status !== NodeStatus.Succeeded;
+  const line = logLine(at, failed ? 'ERROR' : 'INFO', 'Handler finished', {
+    ...runFields(record), handler: name, status: nodeStatusLabel(node.status), ...(node.error ? { error: node.error } : {}),
+  });
+  return { record, failed, line };
 }
 
 /** A retry starts (retryCount) or a repeat's execution ended (doneCount); the node stays running. */

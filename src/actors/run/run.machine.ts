@@ -2,16 +2,19 @@
 // transition through the `persist` action the engine provides. Step actors do the work; the
 // record updates themselves are pure functions in run-updates.ts.
 import { enqueueActions, sendParent, setup } from 'xstate';
-import { NodeStatus, RunStatus, isoTime, type RunRecord } from '../../core/index.ts';
-import { stepMachine, type StepFinishedEvent, type StepRerunEvent } from '../step/step.machine.ts';
-import { needsCommands, stepTask, type RunPlan } from './plan.ts';
+import { HANDLER_NODE_NAMES, NodeStatus, RunStatus, isoTime, runStatusLabel, type HandlerKind, type RunRecord } from '../../core/index.ts';
+import { stepMachine, type StepFinishedEvent, type StepInput, type StepRerunEvent } from '../step/step.machine.ts';
+import { failed } from '../step/policies.ts';
+import { handlerTask, needsCommands, stepTask, type RunPlan } from './plan.ts';
 import { allSettled, anyRunning, blockedSteps, finalStatus, readySteps } from './progress.ts';
-import { endRun, finishStep, rerunStep, runStartedLine, startSteps, type RunState } from './run-updates.ts';
+import { endRun, finishHandler, finishStep, rerunStep, runStartedLine, startHandler, startSteps, type RunState } from './run-updates.ts';
 import { logLine } from './log-line.ts';
 
 export interface RunInput {
   record: RunRecord;
   plan: RunPlan;
+  /** A DAG-level precondition did not hold (its message): no step runs, the exit handler does. */
+  unmet?: string;
 }
 
 export type RunContext = RunState;
@@ -40,6 +43,17 @@ function eventTime(event: { type: string; at?: number }, context: RunContext): n
 function runOutcome(context: RunContext): RunStatus {
   return finalStatus(context.record.nodes, context.stopRequested, context.plan.steps, context.continued, context.timedOut);
 }
+
+/** The handler that answers the run's outcome; none after a failed init handler (COMPAT.md). */
+function outcomeHandler(context: RunContext): HandlerKind | undefined {
+  if (context.initFailed) return undefined;
+  const kind: HandlerKind = context.outcome === RunStatus.Aborted ? 'abort' : context.outcome === RunStatus.Failed ? 'failure' : 'success';
+  return context.plan.handlers[kind] ? kind : undefined;
+}
+
+/** A handler's event: `kind` says which one the state waits for (an earlier one may still report). */
+const handlerDone = (kind: HandlerKind | 'outcome') => ({ context, event }: { context: RunContext; event: RunEvent }) =>
+  event.type === 'step.finished' && event.handler !== undefined && (kind === 'outcome' ? event.handler === outcomeHandler(context) : event.handler === kind);
 
 /** Timers above Node's largest (24.8 days) would fire at once; a longer deadline waits that long. */
 function timerMs(seconds: number): number {
@@ -71,11 +85,30 @@ const effects = setup({
       readySteps(context.plan.steps, context.record.nodes, context.plan.maxActiveSteps, context.continued).length > 0 ||
       blockedSteps(context.plan.steps, context.record.nodes, context.continued).size > 0,
     noneRunning: ({ context }) => !anyRunning(context.record.nodes),
-    endsAborted: ({ context }) => runOutcome(context) === RunStatus.Aborted,
-    endsFailed: ({ context }) => runOutcome(context) === RunStatus.Failed,
-    endsPartially: ({ context }) => runOutcome(context) === RunStatus.PartiallySucceeded,
+    endsAborted: ({ context }) => context.outcome === RunStatus.Aborted,
+    endsFailed: ({ context }) => context.outcome === RunStatus.Failed,
+    endsPartially: ({ context }) => context.outcome === RunStatus.PartiallySucceeded,
+    isStep: ({ event }) => event.type === 'step.finished' && event.handler === undefined,
+    noInitHandler: ({ context }) => context.plan.handlers.init === undefined,
+    noOutcomeHandler: ({ context }) => outcomeHandler(context) === undefined,
+    noExitHandler: ({ context }) => context.plan.handlers.exit === undefined,
   },
 });
+
+/** What starting a handler takes: its node, its log line and its actor's input; none without such a handler. */
+function handlerLaunch(context: RunContext, which: HandlerKind | 'outcome', at: number) {
+  const kind = which === 'outcome' ? outcomeHandler(context) : which;
+  const step = kind ? context.plan.handlers[kind] : undefined;
+  if (!kind || !step) return undefined;
+  const { record, line } = startHandler(context, kind, at);
+  const status = kind === 'init' ? 'running' : runStatusLabel(context.outcome ?? RunStatus.Running);
+  const input: StepInput = {
+    index: -1, handler: kind, preconditions: step.preconditions, timeoutSec: step.timeoutSec, retryPolicy: step.retryPolicy,
+    repeatPolicy: step.repeatPolicy, task: handlerTask(context.plan, kind, context.outputs, record.nodes, status),
+    signalOnStop: step.signalOnStop, cleanupMs: context.plan.maxCleanUpTimeSec * 1000,
+  };
+  return { id: `handler-${kind}`, record, line, input };
+}
 
 export const runMachine = effects.extend({
   actions: {
@@ -106,6 +139,51 @@ export const runMachine = effects.extend({
         });
       }
     })),
+    // A lifecycle handler runs as a step actor of its own, with DAG_RUN_STATUS (section 6).
+    startInitHandler: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
+      const launch = handlerLaunch(context, 'init', eventTime(event, context));
+      if (!launch) return;
+      enqueue.assign({ record: launch.record });
+      enqueue({ type: 'persist', params: { record: launch.record } });
+      enqueue({ type: 'appendLog', params: { path: launch.record.log, line: launch.line } });
+      enqueue.spawnChild('step', { id: launch.id, input: launch.input });
+    })),
+    startOutcomeHandler: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
+      const launch = handlerLaunch(context, 'outcome', eventTime(event, context));
+      if (!launch) return;
+      enqueue.assign({ record: launch.record });
+      enqueue({ type: 'persist', params: { record: launch.record } });
+      enqueue({ type: 'appendLog', params: { path: launch.record.log, line: launch.line } });
+      enqueue.spawnChild('step', { id: launch.id, input: launch.input });
+    })),
+    startExitHandler: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
+      const launch = handlerLaunch(context, 'exit', eventTime(event, context));
+      if (!launch) return;
+      enqueue.assign({ record: launch.record });
+      enqueue({ type: 'persist', params: { record: launch.record } });
+      enqueue({ type: 'appendLog', params: { path: launch.record.log, line: launch.line } });
+      enqueue.spawnChild('step', { id: launch.id, input: launch.input });
+    })),
+    recordHandlerResult: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'step.finished' || event.handler === undefined) return;
+      const { record, failed, line } = finishHandler(context, event.handler, event.result, event.at);
+      enqueue.assign({ record });
+      if (event.handler === 'init' && failed) enqueue.assign({ initFailed: true, outcome: RunStatus.Aborted });
+      // A handler that fails after the steps fails the run, unless the run was aborted.
+      else if (failed && context.outcome !== undefined && context.outcome !== RunStatus.Aborted) enqueue.assign({ outcome: RunStatus.Failed });
+      enqueue({ type: 'persist', params: { record } });
+      enqueue({ type: 'appendLog', params: { path: record.log, line } });
+    })),
+    recordUnmet: effects.createAction(enqueueActions(({ context, enqueue }) => {
+      const at = Date.parse(context.record.startedAt);
+      const fields = { dag: context.record.name, 'run-id': context.record.dagRunId, 'attempt-id': context.record.attemptId };
+      enqueue.assign({ initFailed: true, outcome: RunStatus.Aborted, record: { ...context.record, error: context.unmet } });
+      enqueue({ type: 'appendLog', params: { path: context.record.log, line: runStartedLine(context.record, at) } });
+      enqueue({ type: 'appendLog', params: { path: context.record.log, line: logLine(at, 'ERROR', 'Precondition not met', { ...fields, error: context.unmet! }) } });
+    })),
+    decideOutcome: effects.createAction(enqueueActions(({ context, enqueue }) => {
+      if (!context.initFailed) enqueue.assign({ outcome: runOutcome(context) });
+    })),
     recordRerun: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'step.rerun') return;
       const { record, line } = rerunStep(context, event);
@@ -135,9 +213,10 @@ export const runMachine = effects.extend({
       context.record.nodes.forEach((node, index) => {
         if (node.status === NodeStatus.Running) enqueue.sendTo(`step-${index}`, { type: 'step.stop', at });
       });
+      if (context.record.handlers?.onInit?.status === NodeStatus.Running) enqueue.sendTo('handler-init', { type: 'step.stop', at });
     })),
     recordRunEnd: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
-      const status = runOutcome(context);
+      const status = context.outcome ?? runOutcome(context);
       const { record, line } = endRun(context, status, eventTime(event, context));
       enqueue.assign({ record });
       enqueue({ type: 'persist', params: { record } });
@@ -148,14 +227,17 @@ export const runMachine = effects.extend({
 }).createMachine({
   id: 'dagRun',
   initial: 'queued',
-  context: ({ input }) => ({ ...input, outputs: {}, stopRequested: false, continued: [], timedOut: false, delayed: false }),
+  context: ({ input }) => ({ ...input, outputs: {}, stopRequested: false, continued: [], timedOut: false, delayed: false, initFailed: false }),
   on: {
-    'step.finished': { actions: 'recordStepResult' },
+    'step.finished': { guard: 'isStep', actions: 'recordStepResult' },
     'step.rerun': { actions: 'recordRerun' },
   },
   states: {
     queued: {
-      always: { guard: 'beginsAtOnce', target: 'active' },
+      always: [
+        { guard: ({ context }) => context.unmet !== undefined, target: 'settled', actions: 'recordUnmet' },
+        { guard: 'beginsAtOnce', target: 'active' },
+      ],
       on: {
         'run.begin': {
           target: 'active',
@@ -169,10 +251,25 @@ export const runMachine = effects.extend({
     // The run's time counts from here: delaySec, then the steps; timeoutSec covers both.
     active: {
       entry: 'logRunStarted',
-      initial: 'delaying',
+      initial: 'initializing',
       after: { dagTimeout: { guard: 'hasDagTimeout', target: 'stopping', actions: 'markTimedOut' } },
       on: { 'run.stop': 'stopping' },
       states: {
+        // The init handler runs before the steps; when it fails they do not run (aborted).
+        initializing: {
+          entry: 'startInitHandler',
+          always: { guard: 'noInitHandler', target: 'delaying' },
+          on: {
+            'step.finished': [
+              {
+                guard: ({ context, event }) => handlerDone('init')({ context, event }) && event.type === 'step.finished' && failed(event.result),
+                target: '#dagRun.settled',
+                actions: 'recordHandlerResult',
+              },
+              { guard: handlerDone('init'), target: 'delaying', actions: 'recordHandlerResult' },
+            ],
+          },
+        },
         delaying: {
           always: { guard: 'noDelay', target: 'running' },
           after: { runDelay: { target: 'running', actions: enqueueActions(({ enqueue }) => enqueue.assign({ delayed: true })) } },
@@ -191,6 +288,35 @@ export const runMachine = effects.extend({
       always: { guard: 'noneRunning', target: 'settled' },
     },
     settled: {
+      entry: 'decideOutcome',
+      always: 'handling',
+    },
+    // The handler for the outcome (success, failure or abort), then the exit handler, always last.
+    handling: {
+      initial: 'outcome',
+      on: {
+        'run.stop': {
+          actions: enqueueActions(({ context, enqueue }) => {
+            for (const [kind, name] of Object.entries(HANDLER_NODE_NAMES)) {
+              if (kind !== 'init' && context.record.handlers?.[name]?.status === NodeStatus.Running) enqueue.sendTo(`handler-${kind}`, { type: 'step.stop' });
+            }
+          }),
+        },
+      },
+      states: {
+        outcome: {
+          entry: 'startOutcomeHandler',
+          always: { guard: 'noOutcomeHandler', target: 'exit' },
+          on: { 'step.finished': { guard: handlerDone('outcome'), target: 'exit', actions: 'recordHandlerResult' } },
+        },
+        exit: {
+          entry: 'startExitHandler',
+          always: { guard: 'noExitHandler', target: '#dagRun.ended' },
+          on: { 'step.finished': { guard: handlerDone('exit'), target: '#dagRun.ended', actions: 'recordHandlerResult' } },
+        },
+      },
+    },
+    ended: {
       always: [
         { guard: 'endsAborted', target: 'aborted' },
         { guard: 'endsFailed', target: 'failed' },

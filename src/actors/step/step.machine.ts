@@ -2,12 +2,14 @@
 // at its timeout, and reports its executions to its run. Decisions live in policies.ts; waits are
 // XState delays, so the actor system's clock drives them.
 import { assign, enqueueActions, fromCallback, sendParent, sendTo, setup } from 'xstate';
-import type { Condition, RepeatPolicy, RetryPolicy, StepResult, StepTask } from '../../core/index.ts';
+import type { Condition, HandlerKind, RepeatPolicy, RetryPolicy, StepResult, StepTask } from '../../core/index.ts';
 import type { PendingTask } from '../run/plan.ts';
 import { shouldRepeat, shouldRetry, waitMs } from './policies.ts';
 
 export interface StepInput {
   index: number;
+  /** Set for a lifecycle handler's actor: its events name it. */
+  handler?: HandlerKind;
   /** Checked before the first execution; one that does not hold skips the step. */
   preconditions: Condition[];
   /** The task; absent while the step's env has backtick commands to run first (`pending`). */
@@ -37,6 +39,7 @@ export type StepEvent =
 export interface StepFinishedEvent {
   type: 'step.finished';
   index: number;
+  handler?: HandlerKind;
   result: StepResult;
   at: number;
 }
@@ -95,6 +98,7 @@ export const stepMachine = setup({
     // A stop between executions: the step ends with the stop.
     reportStopped: sendParent(({ context, event }): StepFinishedEvent => ({
       type: 'step.finished', index: context.index, at: (event.type === 'step.stop' ? event.at : undefined) ?? Date.now(),
+      ...(context.handler ? { handler: context.handler } : {}),
       result: { kind: 'error', code: 'stopped', message: 'stopped between executions' },
     })),
   },
@@ -158,6 +162,7 @@ export const stepMachine = setup({
             target: 'done',
             actions: sendParent(({ context, event }): StepFinishedEvent => ({
               type: 'step.finished', index: context.index, result: timedOutResult(context, event.result), at: event.at,
+              ...(context.handler ? { handler: context.handler } : {}),
             })),
           },
         ],
