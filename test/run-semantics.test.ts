@@ -2,7 +2,7 @@
 // real processes and the server's own timestamps.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from './helpers.ts';
 
@@ -176,4 +176,60 @@ test('a DAG-level precondition that does not hold aborts the run with its steps 
   assert.deepEqual([unmet.statusLabel, unmet.nodes[0].statusLabel, unmet.onFailure.statusLabel, unmet.onExit.statusLabel],
     ['aborted', 'not_started', 'not_started', 'succeeded']);
   assert.equal(await readFile(unmet.onExit.stdout, 'utf8'), 'exit aborted\n');
+});
+
+test('retry: the same id as a new attempt re-runs failed nodes and what follows, keeping the rest and their outputs; a new id makes a new run; stepName re-runs one step', async () => {
+  const marker = join(server.home, 'retry-marker');
+  const spec = [
+    'steps:',
+    '  - name: first',
+    '    command: echo kept-value',
+    '    output: KEPT',
+    '  - name: gate',
+    `    command: test -f ${marker}`,
+    '  - name: last',
+    '    command: echo "last saw $KEPT"',
+    '',
+  ].join('\n');
+  const failed = await run('retrying', spec);
+  assert.deepEqual([failed.statusLabel, ...failed.nodes.map((node: { statusLabel: string }) => node.statusLabel)], ['failed', 'succeeded', 'failed', 'aborted']);
+  const firstAttempt = (await server.call('GET', `/dag-runs/retrying/${failed.dagRunId}/outputs`)).body.metadata.attemptId;
+
+  await writeFile(marker, '');
+  assert.equal((await server.call('POST', `/dag-runs/retrying/${failed.dagRunId}/retry`, {})).status, 200);
+  const retried = await server.waitForRun('retrying', failed.dagRunId, (r) => r.status !== 1 && r.startedAt !== failed.startedAt);
+  assert.deepEqual([retried.statusLabel, ...retried.nodes.map((node: { statusLabel: string }) => node.statusLabel)], ['succeeded', 'succeeded', 'succeeded', 'succeeded']);
+  assert.equal(retried.nodes[0].startedAt, failed.nodes[0].startedAt, 'the succeeded step kept its result');
+  assert.equal(await readFile(retried.nodes[2].stdout, 'utf8'), 'last saw kept-value\n', 'a kept output reaches the steps that run again');
+  const secondAttempt = (await server.call('GET', `/dag-runs/retrying/${failed.dagRunId}/outputs`)).body.metadata.attemptId;
+  assert.notEqual(secondAttempt, firstAttempt, 'a retry is a new attempt');
+
+  assert.equal((await server.call('POST', `/dag-runs/retrying/${failed.dagRunId}/retry`, { dagRunId: 'retry-copy', stepName: 'last' })).status, 200);
+  const copy = await server.waitForRun('retrying', 'retry-copy');
+  assert.deepEqual([copy.statusLabel, copy.nodes[2].statusLabel], ['succeeded', 'succeeded']);
+  assert.equal(copy.nodes[0].startedAt, retried.nodes[0].startedAt, 'steps other than stepName keep their results');
+  assert.notEqual(copy.nodes[2].startedAt, retried.nodes[2].startedAt);
+
+  const missing = await server.call('POST', '/dag-runs/retrying/nope/retry', {});
+  assert.deepEqual([missing.status, missing.body.code], [404, 'not_found']);
+  await server.writeDag('retry-busy', 'steps:\n  - name: long\n    command: sleep 30\n');
+  const { body } = await server.call('POST', '/dags/retry-busy/start', {});
+  const busy = await server.call('POST', `/dag-runs/retry-busy/${body.dagRunId}/retry`, {});
+  assert.deepEqual([busy.status, busy.body.code], [400, 'already_running']);
+  await server.call('POST', `/dag-runs/retry-busy/${body.dagRunId}/stop`);
+});
+
+test('PATCH a step status: 0 to 5 sets it; anything else is 400; an unknown step or run is 404', async () => {
+  const failed = await run('patching', 'steps:\n  - name: broken\n    command: exit 1\n');
+  const path = `/dag-runs/patching/${failed.dagRunId}/steps/broken/status`;
+  const patched = await server.call('PATCH', path, { status: 4 });
+  assert.deepEqual([patched.status, patched.text], [200, '']);
+  const after = (await server.call('GET', `/dag-runs/patching/${failed.dagRunId}`)).body.dagRun;
+  assert.deepEqual([after.nodes[0].status, after.nodes[0].statusLabel], [4, 'succeeded']);
+  for (const bad of [{ status: 6 }, { status: -1 }, { status: 'done' }, {}]) {
+    const response = await server.call('PATCH', path, bad);
+    assert.deepEqual([response.status, response.body.code], [400, 'bad_request'], JSON.stringify(bad));
+  }
+  assert.equal((await server.call('PATCH', `/dag-runs/patching/${failed.dagRunId}/steps/ghost/status`, { status: 4 })).status, 404);
+  assert.equal((await server.call('PATCH', '/dag-runs/patching/nope/steps/broken/status', { status: 4 })).status, 404);
 });

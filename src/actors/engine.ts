@@ -1,19 +1,20 @@
 // The engine facade: start, stop and observe runs. The only way into the actors from outside.
 import { createActor, type Actor } from 'xstate';
 import {
-  AppError, HANDLER_NODE_NAMES, NodeStatus, RunStatus, type HandlerKind, type Step, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, isoTime, systemClock, uuidv7,
+  AppError, HANDLER_NODE_NAMES, NodeStatus, RunStatus, type HandlerKind, type ParamDef, type Step, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, isoTime, systemClock, uuidv7,
   type Clock, type Dag, type DagFile, type DagStore, type LogStore, type NodeRecord, type RunRecord, type RunStore, type StepDispatcher,
 } from '../core/index.ts';
-import { fieldsNotRunYet, mergeParams, paramsFromRequest, paramsJson, parseDag, stepView, type ParseResult } from '../spec/index.ts';
+import { dependencyNames, fieldsNotRunYet, mergeParams, paramsFromRequest, paramsJson, parseDag, stepView, type ParseResult } from '../spec/index.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
 import { planRun, positionalParams, runScope } from './run/plan.ts';
-import { commandProbe, commandRunner, evaluateEnvWithCommands, paramDefaultsWithCommands } from './run/substitution.ts';
+import { commandProbe, commandRunner, evaluateEnvWithCommands, paramDefaultsWithCommands, type RunCommand } from './run/substitution.ts';
 import { checkConditions } from './run/conditions.ts';
 import { executeStepOn } from './step/execute-step.ts';
-import { loadRunVariables } from './run/variables.ts';
+import { loadRunVariables, type RunVariables } from './run/variables.ts';
 import { logLine } from './run/log-line.ts';
 import { runMachine } from './run/run.machine.ts';
 import { admissionError } from './scheduler/admission.ts';
+import { downstreamOf } from './run/progress.ts';
 import { schedulerMachine } from './scheduler/scheduler.machine.ts';
 import { stepMachine } from './step/step.machine.ts';
 
@@ -175,6 +176,72 @@ export class Engine {
     this.scheduler.send({ type: 'run.stop', name: record.name, dagRunId: record.dagRunId, at: this.clock.now() });
   }
 
+  /**
+   * Runs a finished run again (COMPAT.md): the same id as a new attempt, or a new run under
+   * `dagRunId` when it differs. Failed, aborted and unfinished nodes and everything downstream of
+   * them run again, the others keep their results; `stepName` runs that one step alone.
+   */
+  async retry(name: string, dagRunId: string, options: { dagRunId?: string; stepName?: string } = {}): Promise<{ dagRunId: string }> {
+    if (this.closing) throw new AppError('internal_error', 'the server is shutting down');
+    const prior = this.findRun(name, dagRunId);
+    const priorKey = runKey(prior.name, prior.dagRunId);
+    if (this.isActive(prior.name, prior.dagRunId) || this.reserved.has(priorKey)) {
+      throw new AppError('already_running', `dag-run ${prior.dagRunId} of DAG ${prior.name} is running`);
+    }
+    const specText = this.deps.runs.getSpec(prior.name, prior.dagRunId);
+    if (specText === undefined) throw new AppError('not_found', `no definition stored for dag-run ${prior.dagRunId}`);
+    const dag = usableDag(parseDag(specText, { nameOverride: prior.name, fileName: prior.fileName, baseDir: this.deps.dags.dir }));
+    const notRunYet = fieldsNotRunYet(dag);
+    if (notRunYet.length > 0) throw new AppError('bad_request', `troupe does not run these fields yet: ${notRunYet.join(', ')}`);
+    const targetId = options.dagRunId && options.dagRunId !== prior.dagRunId ? options.dagRunId : prior.dagRunId;
+    const idProblem = dagRunIdProblem(targetId);
+    if (idProblem) throw new AppError('bad_request', idProblem);
+    const key = runKey(prior.name, targetId);
+    if (targetId !== prior.dagRunId && (this.reserved.has(key) || this.deps.runs.get(prior.name, targetId))) {
+      throw new AppError('already_exists', `dag-run ID ${targetId} already exists for DAG ${prior.name}`);
+    }
+    const indexOf = new Map(dag.steps.map((step, index) => [step.name, index]));
+    let rerun: Set<number>;
+    if (options.stepName !== undefined) {
+      const index = indexOf.get(options.stepName);
+      if (index === undefined) throw new AppError('not_found', `step ${options.stepName} not found in DAG ${prior.name}`);
+      rerun = new Set([index]);
+    } else {
+      const names = dependencyNames(dag.steps);
+      const deps = dag.steps.map((step) => ({ depends: (names.get(step.name) ?? []).map((dependency) => indexOf.get(dependency)!) }));
+      const unfinished = prior.nodes.map((node, index) => ({ node, index }))
+        .filter(({ node }) => node.status !== NodeStatus.Succeeded && node.status !== NodeStatus.Skipped).map(({ index }) => index);
+      rerun = downstreamOf(deps, unfinished);
+    }
+    this.reserved.set(key, this.clock.now());
+    if (key !== priorKey) this.reserved.set(priorKey, this.clock.now());
+    try {
+      // The run's own params, as they were: nothing of them runs again as a command.
+      return await this.startAttempt({
+        dag, name: prior.name, dagRunId: targetId, specText, fileName: prior.fileName,
+        params: async () => mergeParams(dag.params, paramsFromRequest(prior.params)),
+        prior: { record: prior, rerun: (index) => rerun.has(index) },
+      });
+    } finally {
+      this.reserved.delete(key);
+      this.reserved.delete(priorKey);
+    }
+  }
+
+  /** Sets a node's status by hand (0 to 5) on a run that is not active. */
+  async setStepStatus(name: string, dagRunId: string, stepName: string, status: number): Promise<void> {
+    const record = this.findRun(name, dagRunId);
+    const index = record.nodes.findIndex((node) => node.step.name === stepName);
+    if (index < 0) throw new AppError('not_found', `step ${stepName} not found in dag-run ${record.dagRunId}`);
+    if (!Number.isInteger(status) || status < NodeStatus.NotStarted || status > NodeStatus.Skipped) {
+      throw new AppError('bad_request', 'status must be an integer from 0 to 5');
+    }
+    if (this.isActive(record.name, record.dagRunId)) throw new AppError('bad_request', `dag-run ${record.dagRunId} is running`);
+    const nodes = record.nodes.slice();
+    nodes[index] = { ...nodes[index], status: status as NodeStatus };
+    await this.deps.runs.save({ ...record, nodes });
+  }
+
   /** Stops every active run of a DAG name; resolves once they have all finished. */
   async stopAll(name: string): Promise<void> {
     const ids = this.scheduler.getSnapshot().context.active[name] ?? [];
@@ -237,54 +304,70 @@ export class Engine {
     this.reserved.set(key, this.clock.now());
     try {
       // Reserved first: a refused start runs none of the definition's commands.
-      const variables = loadRunVariables(dag, this.deps.dags.dir, this.deps.processEnv ?? process.env);
-      const runCommand = commandRunner(this.deps.dispatcher, dag.workingDir, dag.shell, dag.maxOutputSize);
-      const defaults = await paramDefaultsWithCommands(dag.params, { ...variables.dotenv, ...this.deps.systemEnv, DAG_NAME: name, DAG_RUN_ID: dagRunId }, runCommand);
-      const params = mergeParams(defaults, requested);
-      const attemptId = newAttemptId();
-      try {
-        this.deps.logs.prepare(name, dag.logDir);
-      } catch (error) {
-        throw new AppError('internal_error', `cannot create the log directory of DAG ${name}: ${(error as Error).message}`);
-      }
-      const logPath = this.deps.logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
-      const dagEnv = dag.env.some(([, value]) => value.includes('`'))
-        ? await evaluateEnvWithCommands(dag.env, { ...runScope({ dag, name, dagRunId, params, systemEnv: this.deps.systemEnv, variables, logPath }), ...positionalParams(params) }, runCommand)
-        : undefined;
-      const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: this.deps.systemEnv, logs: this.deps.logs, variables, dagEnv });
-      const now = this.clock.now();
-      const record: RunRecord = {
-        name, dagRunId, attemptId,
-        rootDAGRunName: name, rootDAGRunId: dagRunId, parentDAGRunName: '', parentDAGRunId: '',
-        status: RunStatus.Running, queuedAt: '', startedAt: isoTime(now), finishedAt: '',
-        log: plan.logPath, params: paramsJson(params), createdAtMs: now,
-        nodes: dag.steps.map((step, index) => newNode(step, plan.steps[index])),
-        ...(Object.keys(plan.handlers).length > 0 ? {
-          handlers: Object.fromEntries(Object.entries(plan.handlers).map(([kind, planned]) => [
-            HANDLER_NODE_NAMES[kind as HandlerKind], newNode(dag.handlerOn[kind as HandlerKind]!, planned!),
-          ])),
-        } : {}),
-        ...(fileName ? { fileName } : {}),
-      };
-      // The first record is durable before the caller hears the id; the actor's writes follow in order.
-      // A DAG-level precondition that does not hold aborts the run before its steps; the exit
-      // handler still runs (COMPAT.md): the run actor takes it from there.
-      let unmet: string | undefined;
-      if (dag.preconditions.length > 0) {
-        const probe = commandProbe(this.deps.dispatcher, dag.workingDir, dag.shell, dag.maxOutputSize);
-        const verdict = await checkConditions(dag.preconditions, plan.baseEnv, probe);
-        if (!verdict.holds) unmet = verdict.message;
-      }
-      // The awaits above leave room for a shutdown to begin: such a run is refused, never half-started.
-      if (this.closing) throw new AppError('internal_error', 'the server is shutting down');
-      const saved = this.deps.runs.save(record);
-      void this.deps.runs.saveSpec(name, dagRunId, specText);
-      this.scheduler.send({ type: 'run.admit', input: { record, plan, ...(unmet ? { unmet } : {}) } });
-      await saved;
-      return { dagRunId };
+      return await this.startAttempt({ dag, name, dagRunId, specText, fileName, params: async (variables, runCommand) => {
+        const env = { ...variables.dotenv, ...this.deps.systemEnv, DAG_NAME: name, DAG_RUN_ID: dagRunId };
+        return mergeParams(await paramDefaultsWithCommands(dag.params, env, runCommand), requested);
+      } });
     } finally {
       this.reserved.delete(key);
     }
+  }
+
+  /**
+   * One attempt of a run, its name and id reserved: variables, params, plan and first record, the
+   * DAG's preconditions, then the run actor. A retry passes the earlier attempt (`prior`): the
+   * nodes it keeps, and the outputs those produced.
+   */
+  private async startAttempt(seed: AttemptSeed): Promise<{ dagRunId: string }> {
+    const { dag, name, dagRunId } = seed;
+    const variables = loadRunVariables(dag, this.deps.dags.dir, this.deps.processEnv ?? process.env);
+    const runCommand = commandRunner(this.deps.dispatcher, dag.workingDir, dag.shell, dag.maxOutputSize);
+    const params = await seed.params(variables, runCommand);
+    const attemptId = newAttemptId();
+    try {
+      this.deps.logs.prepare(name, dag.logDir);
+    } catch (error) {
+      throw new AppError('internal_error', `cannot create the log directory of DAG ${name}: ${(error as Error).message}`);
+    }
+    const logPath = this.deps.logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
+    const dagEnv = dag.env.some(([, value]) => value.includes('`'))
+      ? await evaluateEnvWithCommands(dag.env, { ...runScope({ dag, name, dagRunId, params, systemEnv: this.deps.systemEnv, variables, logPath }), ...positionalParams(params) }, runCommand)
+      : undefined;
+    const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: this.deps.systemEnv, logs: this.deps.logs, variables, dagEnv });
+    const now = this.clock.now();
+    const fresh = dag.steps.map((step, index) => newNode(step, plan.steps[index]));
+    const record: RunRecord = {
+      name, dagRunId, attemptId,
+      rootDAGRunName: name, rootDAGRunId: dagRunId, parentDAGRunName: '', parentDAGRunId: '',
+      status: RunStatus.Running, queuedAt: '', startedAt: isoTime(now), finishedAt: '',
+      log: plan.logPath, params: paramsJson(params),
+      createdAtMs: seed.prior?.record.dagRunId === dagRunId ? seed.prior.record.createdAtMs : now,
+      nodes: seed.prior ? fresh.map((node, index) => (seed.prior!.rerun(index) ? node : { ...seed.prior!.record.nodes[index], step: node.step })) : fresh,
+      ...(Object.keys(plan.handlers).length > 0 ? {
+        handlers: Object.fromEntries(Object.entries(plan.handlers).map(([kind, planned]) => [
+          HANDLER_NODE_NAMES[kind as HandlerKind], newNode(dag.handlerOn[kind as HandlerKind]!, planned!),
+        ])),
+      } : {}),
+      ...(seed.prior?.record.outputs ? { outputs: seed.prior.record.outputs } : {}),
+      ...(seed.prior?.record.outputVars ? { outputVars: seed.prior.record.outputVars } : {}),
+      ...(seed.fileName ? { fileName: seed.fileName } : {}),
+    };
+    // A DAG-level precondition that does not hold aborts the run before its steps; the exit
+    // handler still runs (COMPAT.md): the run actor takes it from there.
+    let unmet: string | undefined;
+    if (dag.preconditions.length > 0) {
+      const probe = commandProbe(this.deps.dispatcher, dag.workingDir, dag.shell, dag.maxOutputSize);
+      const verdict = await checkConditions(dag.preconditions, plan.baseEnv, probe);
+      if (!verdict.holds) unmet = verdict.message;
+    }
+    // The awaits above leave room for a shutdown to begin: such a run is refused, never half-started.
+    if (this.closing) throw new AppError('internal_error', 'the server is shutting down');
+    // The first record is durable before the caller hears the id; the actor's writes follow in order.
+    const saved = this.deps.runs.save(record);
+    void this.deps.runs.saveSpec(name, dagRunId, seed.specText);
+    this.scheduler.send({ type: 'run.admit', input: { record, plan, ...(unmet ? { unmet } : {}) } });
+    await saved;
+    return { dagRunId };
   }
 
   private reservedCount(name: string): number {
@@ -325,6 +408,18 @@ function newNode(step: Step, planned: { stdout: string; stderr: string }): NodeR
     startedAt: '', finishedAt: '', status: NodeStatus.NotStarted, retryCount: 0, doneCount: 0, error: '',
     subRuns: [], subRunsRepeated: [],
   };
+}
+
+interface AttemptSeed {
+  dag: Dag;
+  name: string;
+  dagRunId: string;
+  specText: string;
+  fileName?: string;
+  /** The run's params, given its variables and a way to run backtick commands. */
+  params: (variables: RunVariables, runCommand: RunCommand) => Promise<ParamDef[]>;
+  /** A retry: the earlier attempt, and which of its nodes run again (the others keep their result). */
+  prior?: { record: RunRecord; rerun: (index: number) => boolean };
 }
 
 function runKey(name: string, dagRunId: string): string {

@@ -95,6 +95,8 @@ export interface RunRecord {
    * the later step winning; absent until a step with an output finishes.
    */
   outputs?: Record<string, string>;
+  /** Outputs by variable name (masked), for the steps a retry runs again; not shown by the API. */
+  outputVars?: Record<string, string>;
   /** Nodes of the lifecycle handlers the definition has, by their API names. */
   handlers?: Partial<Record<HandlerNodeName, NodeRecord>>;
   /** Milliseconds since the epoch at creation: the order of listings. */

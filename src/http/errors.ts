@@ -7,7 +7,7 @@ const statusOf: Record<ErrorCode, number> = {
   not_found: 404,
   forbidden: 403,
   already_exists: 409,
-  // 409 on start with singleton; retry while running answers 400 (a later capability passes its own status).
+  // 409 on start with singleton; a retry while the run is active answers 400 (statusOverrides).
   already_running: 409,
   max_run_reached: 409,
   not_running: 400,
@@ -18,12 +18,18 @@ const statusOf: Record<ErrorCode, number> = {
   payload_too_large: 413,
 };
 
-export function errorResponse(error: unknown): HttpResponse {
+/** Where the specification gives one code two statuses: the route that answers with the other. */
+export const statusOverrides = {
+  /** POST /dag-runs/{name}/{dagRunId}/retry while the run is active (http-api.md 4.x). */
+  retry: { already_running: 400 },
+} satisfies Record<string, Partial<Record<ErrorCode, number>>>;
+
+export function errorResponse(error: unknown, overrides: Partial<Record<ErrorCode, number>> = {}): HttpResponse {
   if (error instanceof AppError) {
     const body: Record<string, unknown> = { code: error.code, message: error.message };
     if (error.details) body.details = error.details;
     const headers: Record<string, string> | undefined = error.code === 'unauthorized' ? { 'www-authenticate': 'Basic realm="troupe"' } : undefined;
-    return { status: statusOf[error.code], body, ...(headers ? { headers } : {}) };
+    return { status: overrides[error.code] ?? statusOf[error.code], body, ...(headers ? { headers } : {}) };
   }
   // Never a stack trace on the wire; the server log gets the detail.
   console.error('troupe: unexpected error:', error);

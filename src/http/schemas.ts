@@ -27,6 +27,8 @@ export const StartBody = bodySchema((Type) => Type.Object({
   dagName: Type.Optional(Type.String()),
   singleton: Type.Optional(Type.Boolean()),
 }));
+export const RetryBody = bodySchema((Type) => Type.Object({ dagRunId: Type.Optional(Type.String()), stepName: Type.Optional(Type.String()) }));
+export const StepStatusBody = bodySchema((Type) => Type.Object({ status: Type.Integer() }));
 export const InlineRunBody = bodySchema((Type) => Type.Object({
   spec: Type.Optional(Type.String()),
   name: Type.Optional(Type.String()),

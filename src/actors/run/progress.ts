@@ -77,3 +77,19 @@ export function finalStatus(nodes: NodeRecord[], stopped: boolean, steps: StepDe
   const forgiven = failures.every(({ node, index }) => node.status === NodeStatus.Failed && continued.includes(index) && hasDependents(index));
   return forgiven ? RunStatus.PartiallySucceeded : RunStatus.Failed;
 }
+
+/** `roots` and every step downstream of them, transitively. */
+export function downstreamOf(steps: StepDeps[], roots: number[]): Set<number> {
+  const found = new Set(roots);
+  let changed = true;
+  while (changed) {
+    changed = false;
+    steps.forEach((step, index) => {
+      if (!found.has(index) && step.depends.some((dependency) => found.has(dependency))) {
+        found.add(index);
+        changed = true;
+      }
+    });
+  }
+  return found;
+}

@@ -55,15 +55,16 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
     if (step.continueOn?.markSuccess) updated.status = NodeStatus.Succeeded;
   }
   // A failure that continues still hands its output on: later steps may test it.
-  let document = state.record.outputs;
+  let kept: Partial<RunRecord> = {};
   if (step.output && result.kind === 'ok' && result.output !== undefined && (updated.status === NodeStatus.Succeeded || continued.includes(index))) {
     outputs[step.output] = result.output;
     // The executor masked secrets already; the later step in execution order wins.
-    if (step.outputKey !== undefined) document = { ...document, [step.outputKey]: result.output };
+    const document = step.outputKey !== undefined ? { ...state.record.outputs, [step.outputKey]: result.output } : state.record.outputs;
+    kept = { outputVars: outputs, ...(document ? { outputs: document } : {}) };
   }
   const nodes = state.record.nodes.slice();
   nodes[index] = updated;
-  const record = { ...state.record, nodes, ...(document ? { outputs: document } : {}) };
+  const record = { ...state.record, nodes, ...kept };
   const line = logLine(at, updated.status === NodeStatus.Succeeded ? 'INFO' : 'ERROR', 'Step finished', {
     ...runFields(record), step: step.name, status: nodeStatusLabel(updated.status), ...(updated.error ? { error: updated.error } : {}),
   });

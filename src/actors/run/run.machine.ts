@@ -227,7 +227,7 @@ export const runMachine = effects.extend({
 }).createMachine({
   id: 'dagRun',
   initial: 'queued',
-  context: ({ input }) => ({ ...input, outputs: {}, stopRequested: false, continued: [], timedOut: false, delayed: false, initFailed: false }),
+  context: ({ input }) => ({ ...input, outputs: { ...input.record.outputVars }, stopRequested: false, continued: [], timedOut: false, delayed: false, initFailed: false }),
   on: {
     'step.finished': { guard: 'isStep', actions: 'recordStepResult' },
     'step.rerun': { actions: 'recordRerun' },

@@ -3,8 +3,9 @@ import { AppError, isRunStatus, type RunFilter, type RunRecord } from '../../cor
 import type { Router } from '../router.ts';
 import { outputsDocument, runDetailsParts, runSummary } from '../present.ts';
 import { intParam, stringParam } from '../query.ts';
-import { InlineRunBody, StartBody, parseBody } from '../schemas.ts';
+import { InlineRunBody, RetryBody, StartBody, StepStatusBody, parseBody } from '../schemas.ts';
 import { empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
+import { errorResponse, statusOverrides } from '../errors.ts';
 
 async function startDag(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(StartBody, request.body);
@@ -71,6 +72,22 @@ function getRunOutputs(request: HttpRequest, deps: ApiDeps) {
   return json(outputsDocument(deps.engine.findRun(request.params.name, request.params.dagRunId)));
 }
 
+async function retryRun(request: HttpRequest, deps: ApiDeps) {
+  const body = await parseBody(RetryBody, request.body);
+  try {
+    await deps.engine.retry(request.params.name, request.params.dagRunId, body);
+  } catch (error) {
+    return errorResponse(error, statusOverrides.retry);
+  }
+  return empty(200);
+}
+
+async function setStepStatus(request: HttpRequest, deps: ApiDeps) {
+  const body = await parseBody(StepStatusBody, request.body);
+  await deps.engine.setStepStatus(request.params.name, request.params.dagRunId, request.params.stepName, body.status);
+  return empty(200);
+}
+
 function getRunSpec(request: HttpRequest, deps: ApiDeps) {
   const record = deps.engine.findRun(request.params.name, request.params.dagRunId);
   const spec = deps.runs.getSpec(record.name, record.dagRunId);
@@ -87,5 +104,7 @@ export function dagRunRoutes(router: Router): void {
     .add('GET', '/dag-runs/:name/:dagRunId', getRun)
     .add('GET', '/dag-runs/:name/:dagRunId/spec', getRunSpec)
     .add('GET', '/dag-runs/:name/:dagRunId/outputs', getRunOutputs)
-    .add('POST', '/dag-runs/:name/:dagRunId/stop', stopRun);
+    .add('POST', '/dag-runs/:name/:dagRunId/stop', stopRun)
+    .add('POST', '/dag-runs/:name/:dagRunId/retry', retryRun)
+    .add('PATCH', '/dag-runs/:name/:dagRunId/steps/:stepName/status', setStepStatus);
 }
