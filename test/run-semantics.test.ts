@@ -233,3 +233,81 @@ test('PATCH a step status: 0 to 5 sets it; anything else is 400; an unknown step
   assert.equal((await server.call('PATCH', `/dag-runs/patching/${failed.dagRunId}/steps/ghost/status`, { status: 4 })).status, 404);
   assert.equal((await server.call('PATCH', '/dag-runs/patching/nope/steps/broken/status', { status: 4 })).status, 404);
 });
+
+test('sub DAG runs: call a DAG file or a local DAG with params, read the child result, fan out with ITEM; the 4.8 endpoints', async () => {
+  await server.writeDag('child', 'params:\n  - X: "0"\nsteps:\n  - name: c1\n    command: echo "child $X"\n    output: COUT\n');
+  const parent = await run('parent', [
+    'type: graph',
+    'steps:',
+    '  - name: call-child',
+    '    call: child',
+    '    params: "X=1"',
+    '    output: CHILD',
+    '  - name: local',
+    '    call: helper',
+    '    params:',
+    '      Y: two',
+    '  - name: show',
+    '    command: echo "${CHILD.outputs.COUT} ${CHILD.status}"',
+    '    depends: [call-child]',
+    '  - name: fan',
+    '    call: helper',
+    '    parallel:',
+    '      items: [a, b, c]',
+    '      maxConcurrent: 2',
+    '    params: "Y=${ITEM}"',
+    '---',
+    'name: helper',
+    'params:',
+    '  - Y: none',
+    'steps:',
+    '  - name: h1',
+    '    command: echo "helper $Y"',
+    '',
+  ].join('\n'));
+  assert.equal(parent.statusLabel, 'succeeded');
+  const [callChild, local, show, fan] = parent.nodes;
+  assert.deepEqual(callChild.subRuns.map((sub: { params: string }) => sub.params), ['X=1']);
+  assert.deepEqual(local.subRuns.map((sub: { params: string }) => sub.params), ['Y="two"']);
+  assert.deepEqual(fan.subRuns.map((sub: { params: string }) => sub.params).sort(), ['Y=a', 'Y=b', 'Y=c']);
+  assert.equal(await readFile(show.stdout, 'utf8'), 'child 1 succeeded\n');
+
+  const listed = (await server.call('GET', `/dag-runs/parent/${parent.dagRunId}/sub-dag-runs`)).body.subRuns;
+  assert.equal(listed.length, 5);
+  assert.ok(listed.every((sub: { status: number; startedAt: string; finishedAt: string }) => sub.status === 4 && sub.startedAt && sub.finishedAt));
+  const childId = callChild.subRuns[0].dagRunId;
+  const details = (await server.call('GET', `/dag-runs/parent/${parent.dagRunId}/sub-dag-runs/${childId}`)).body.dagRunDetails;
+  assert.deepEqual([details.name, details.rootDAGRunName, details.rootDAGRunId, details.parentDAGRunName, details.parentDAGRunId, details.statusLabel],
+    ['child', 'parent', parent.dagRunId, 'parent', parent.dagRunId, 'succeeded']);
+  assert.equal(details.onExit, null);
+  assert.deepEqual(details.preconditions, []);
+  const stepLog = await server.call('GET', `/dag-runs/parent/${parent.dagRunId}/sub-dag-runs/${childId}/steps/c1/log`);
+  assert.equal(stepLog.body.content, 'child 1');
+  const runLog = await server.call('GET', `/dag-runs/parent/${parent.dagRunId}/sub-dag-runs/${childId}/log`);
+  assert.match(runLog.body.content, /DAG run finished/);
+  const patched = await server.call('PATCH', `/dag-runs/parent/${parent.dagRunId}/sub-dag-runs/${childId}/steps/c1/status`, { status: 2 });
+  assert.equal(patched.status, 200);
+  assert.equal((await server.call('GET', `/dag-runs/parent/${parent.dagRunId}/sub-dag-runs/${childId}`)).body.dagRunDetails.nodes[0].status, 2);
+  assert.equal((await server.call('GET', `/dag-runs/parent/${parent.dagRunId}/sub-dag-runs/nope`)).status, 404);
+  assert.equal((await server.call('GET', '/dag-runs/parent/nope/sub-dag-runs')).status, 404);
+  const topLevel = (await server.call('GET', '/dag-runs?name=child')).body.dagRuns;
+  assert.equal(topLevel.length, 0, 'sub DAG runs are not listed as runs of their own');
+});
+
+test('a failing child fails its calling step; stopping a parent stops its children', async () => {
+  await server.writeDag('bad-child', 'steps:\n  - exit 3\n');
+  const failed = await run('calls-bad', 'steps:\n  - name: call\n    call: bad-child\n');
+  assert.deepEqual([failed.statusLabel, failed.nodes[0].statusLabel], ['failed', 'failed']);
+  assert.match(failed.nodes[0].error, /^sub DAG run bad-child\/.+ failed$/);
+
+  await server.writeDag('slow-child', 'steps:\n  - name: wait\n    command: sleep 30\n');
+  await server.writeDag('calls-slow', 'steps:\n  - name: call\n    call: slow-child\n');
+  const { body } = await server.call('POST', '/dags/calls-slow/start', {});
+  const running = await server.waitForRun('calls-slow', body.dagRunId, (r) => r.nodes[0].subRuns.length > 0);
+  const childId = running.nodes[0].subRuns[0].dagRunId;
+  await server.call('POST', `/dag-runs/calls-slow/${body.dagRunId}/stop`);
+  const stopped = await server.waitForRun('calls-slow', body.dagRunId);
+  assert.equal(stopped.statusLabel, 'aborted');
+  const child = (await server.call('GET', `/dag-runs/calls-slow/${body.dagRunId}/sub-dag-runs/${childId}`)).body.dagRunDetails;
+  assert.deepEqual([child.statusLabel, child.nodes[0].statusLabel], ['aborted', 'aborted']);
+});

@@ -10,6 +10,7 @@ import { planRun, positionalParams, runScope } from './run/plan.ts';
 import { commandProbe, commandRunner, evaluateEnvWithCommands, paramDefaultsWithCommands, type RunCommand } from './run/substitution.ts';
 import { checkConditions } from './run/conditions.ts';
 import { executeStepOn } from './step/execute-step.ts';
+import type { SubDagCall, SubDagRunner } from './step/sub-dag.ts';
 import { loadRunVariables, type RunVariables } from './run/variables.ts';
 import { logLine } from './run/log-line.ts';
 import { runMachine } from './run/run.machine.ts';
@@ -68,7 +69,13 @@ export class Engine {
     this.clock = deps.clock ?? systemClock;
     const onStoreError = deps.onStoreError ?? ((error) => console.error('troupe: store write failed:', error));
     const dispatcher = deps.dispatcher;
-    const executeStep = executeStepOn(dispatcher, this.clock);
+    const subDags: SubDagRunner = {
+      start: (call, params) => this.startChild(call, params),
+      stop: (name, dagRunId) => {
+        if (this.isActive(name, dagRunId)) this.scheduler.send({ type: 'run.stop', name, dagRunId, at: this.clock.now() });
+      },
+    };
+    const executeStep = executeStepOn(dispatcher, this.clock, subDags);
     const run = runMachine.provide({
       actors: { step: stepMachine.provide({ actors: { executeStep } }) },
       actions: {
@@ -228,9 +235,50 @@ export class Engine {
     }
   }
 
-  /** Sets a node's status by hand (0 to 5) on a run that is not active. */
-  async setStepStatus(name: string, dagRunId: string, stepName: string, status: number): Promise<void> {
-    const record = this.findRun(name, dagRunId);
+  /**
+   * A sub DAG run for a step of a running run: the target is a local DAG of the caller's file, or a
+   * DAG file. It carries its root and parent; maxActiveRuns does not hold it back.
+   */
+  private async startChild(call: SubDagCall, params: string): Promise<{ dagName: string; dagRunId: string; finished: Promise<RunRecord> }> {
+    const target = call.target.replace(/\.ya?ml$/, '');
+    const parsed = parseDag(call.parent.specText, { nameOverride: call.parent.name, baseDir: this.deps.dags.dir });
+    const local = parsed.localDags.find((candidate) => candidate.name === target);
+    let dag: Dag;
+    let specText = call.parent.specText;
+    let fileName: string | undefined;
+    if (local) {
+      if (!local.dag || local.errors.length > 0) throw new AppError('bad_request', `local DAG ${target}: ${local.errors.join('; ')}`);
+      dag = local.dag;
+    } else {
+      const loaded = await this.loadDag(target);
+      if (!loaded) throw new AppError('not_found', `DAG ${target} not found: neither a local DAG of the file nor a DAG file`);
+      dag = usableDag(loaded.result);
+      specText = loaded.text;
+      fileName = target;
+    }
+    const notRunYet = fieldsNotRunYet(dag);
+    if (notRunYet.length > 0) throw new AppError('bad_request', `troupe does not run these fields yet: ${notRunYet.join(', ')}`);
+    const dagRunId = uuidv7(this.clock.now());
+    const key = runKey(dag.name, dagRunId);
+    this.reserved.set(key, this.clock.now());
+    try {
+      await this.startAttempt({
+        dag, name: dag.name, dagRunId, specText, fileName,
+        params: async (variables, runCommand) => {
+          const env = { ...variables.dotenv, ...this.deps.systemEnv, DAG_NAME: dag.name, DAG_RUN_ID: dagRunId };
+          return mergeParams(await paramDefaultsWithCommands(dag.params, env, runCommand), paramsFromRequest(params));
+        },
+        lineage: { root: call.parent.root, parent: { name: call.parent.name, dagRunId: call.parent.dagRunId } },
+      });
+    } finally {
+      this.reserved.delete(key);
+    }
+    const finished = this.whenFinished(dag.name, dagRunId).then(() => this.deps.runs.get(dag.name, dagRunId)!);
+    return { dagName: dag.name, dagRunId, finished };
+  }
+
+  /** Sets a node's status by hand (0 to 5) on a run that is not active; `record` is the run (or sub run). */
+  async setStepStatus(record: RunRecord, stepName: string, status: number): Promise<void> {
     const index = record.nodes.findIndex((node) => node.step.name === stepName);
     if (index < 0) throw new AppError('not_found', `step ${stepName} not found in dag-run ${record.dagRunId}`);
     if (!Number.isInteger(status) || status < NodeStatus.NotStarted || status > NodeStatus.Skipped) {
@@ -259,6 +307,29 @@ export class Engine {
       const key = runKey(name, dagRunId);
       this.waiters.set(key, [...(this.waiters.get(key) ?? []), resolve]);
     });
+  }
+
+  /** A sub DAG run of a run (at any depth below it), by its id; 404 when it is not one. */
+  findSubRun(name: string, dagRunId: string, subDagRunId: string): RunRecord {
+    const search = (record: RunRecord, depth: number): RunRecord | undefined => {
+      for (const [childId, childName] of Object.entries(record.children ?? {})) {
+        const child = this.deps.runs.get(childName, childId);
+        if (!child) continue;
+        if (childId === subDagRunId) return child;
+        const deeper = depth < 16 ? search(child, depth + 1) : undefined;
+        if (deeper) return deeper;
+      }
+      return undefined;
+    };
+    const found = search(this.findRun(name, dagRunId), 0);
+    if (!found) throw new AppError('not_found', `sub dag-run ${subDagRunId} not found for dag-run ${dagRunId}`);
+    return found;
+  }
+
+  /** The sub DAG runs a run started directly, in the order they started. */
+  subRuns(name: string, dagRunId: string): RunRecord[] {
+    const record = this.findRun(name, dagRunId);
+    return Object.entries(record.children ?? {}).map(([childId, childName]) => this.deps.runs.get(childName, childId)).filter((child): child is RunRecord => child !== undefined);
   }
 
   /** Looks a run up by name and id, `latest` included; 404 when absent. */
@@ -333,12 +404,14 @@ export class Engine {
     const dagEnv = dag.env.some(([, value]) => value.includes('`'))
       ? await evaluateEnvWithCommands(dag.env, { ...runScope({ dag, name, dagRunId, params, systemEnv: this.deps.systemEnv, variables, logPath }), ...positionalParams(params) }, runCommand)
       : undefined;
-    const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: this.deps.systemEnv, logs: this.deps.logs, variables, dagEnv });
+    const root = seed.lineage?.root ?? { name, dagRunId };
+    const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: this.deps.systemEnv, logs: this.deps.logs, variables, dagEnv, specText: seed.specText, root });
     const now = this.clock.now();
     const fresh = dag.steps.map((step, index) => newNode(step, plan.steps[index]));
     const record: RunRecord = {
       name, dagRunId, attemptId,
-      rootDAGRunName: name, rootDAGRunId: dagRunId, parentDAGRunName: '', parentDAGRunId: '',
+      rootDAGRunName: root.name, rootDAGRunId: root.dagRunId,
+      parentDAGRunName: seed.lineage?.parent.name ?? '', parentDAGRunId: seed.lineage?.parent.dagRunId ?? '',
       status: RunStatus.Running, queuedAt: '', startedAt: isoTime(now), finishedAt: '',
       log: plan.logPath, params: paramsJson(params),
       createdAtMs: seed.prior?.record.dagRunId === dagRunId ? seed.prior.record.createdAtMs : now,
@@ -381,7 +454,7 @@ export class Engine {
     const now = this.clock.now();
     const writes: Promise<void>[] = [];
     for (const status of [RunStatus.Running, RunStatus.Queued]) {
-      for (const record of this.deps.runs.list({ status })) {
+      for (const record of this.deps.runs.list({ status, includeSubRuns: true })) {
         if (this.isActive(record.name, record.dagRunId)) continue;
         const message = 'the server stopped while the run was active';
         writes.push(this.deps.runs.save({
@@ -420,6 +493,8 @@ interface AttemptSeed {
   params: (variables: RunVariables, runCommand: RunCommand) => Promise<ParamDef[]>;
   /** A retry: the earlier attempt, and which of its nodes run again (the others keep their result). */
   prior?: { record: RunRecord; rerun: (index: number) => boolean };
+  /** A sub DAG run: the root of its tree and the run that called it. */
+  lineage?: { root: { name: string; dagRunId: string }; parent: { name: string; dagRunId: string } };
 }
 
 function runKey(name: string, dagRunId: string): string {

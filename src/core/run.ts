@@ -95,6 +95,8 @@ export interface RunRecord {
    * the later step winning; absent until a step with an output finishes.
    */
   outputs?: Record<string, string>;
+  /** The sub DAG runs this run started: their ids -> DAG names (the API addresses them by id). */
+  children?: Record<string, string>;
   /** Outputs by variable name (masked), for the steps a retry runs again; not shown by the API. */
   outputVars?: Record<string, string>;
   /** Nodes of the lifecycle handlers the definition has, by their API names. */
@@ -104,6 +106,8 @@ export interface RunRecord {
 }
 
 export interface RunFilter {
+  /** Sub DAG runs are left out of listings unless asked for. */
+  includeSubRuns?: boolean;
   name?: string;
   status?: RunStatus;
   /** Unix milliseconds, inclusive. */

@@ -62,15 +62,13 @@ export function fieldsNotRunYet(dag: Dag): string[] {
   const fields = root.filter(([, used]) => used).map(([name]) => name);
   for (const step of dag.steps) {
     const used: Array<[string, boolean]> = [
-      ['call', step.call !== undefined],
-      ['parallel', step.parallel !== undefined],
       ['stdout', step.stdout !== undefined],
       ['stderr', step.stderr !== undefined],
       ['mailOnError', step.mailOnError],
       ['shellPackages', step.shellPackages.length > 0],
     ];
     for (const [name, isUsed] of used) if (isUsed) fields.push(`steps.${step.name}.${name}`);
-    if (step.executor.type !== 'shell' && step.executor.type !== 'command') fields.push(`steps.${step.name}.executor (${step.executor.type})`);
+    if (!['shell', 'command', 'dag'].includes(step.executor.type)) fields.push(`steps.${step.name}.executor (${step.executor.type})`);
   }
   return fields;
 }

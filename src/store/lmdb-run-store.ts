@@ -65,9 +65,10 @@ export class LmdbRunStore implements RunStore {
 
   listByName(name: string, limit: number): RunRecord[] {
     const records: RunRecord[] = [];
-    for (const { key } of this.byName.getRange({ ...keys.byNameNewestFirst(name), limit })) {
+    for (const { key } of this.byName.getRange(keys.byNameNewestFirst(name))) {
       const record = this.get(name, String((key as Key)[2]));
-      if (record) records.push(record);
+      if (record && record.parentDAGRunId === '') records.push(record);
+      if (records.length >= limit) break;
     }
     return records;
   }
@@ -81,6 +82,7 @@ export class LmdbRunStore implements RunStore {
       if (filter.dagRunId !== undefined && dagRunId !== filter.dagRunId) continue;
       const record = this.get(String(name), String(dagRunId));
       if (!record) continue;
+      if (!filter.includeSubRuns && record.parentDAGRunId !== '') continue;
       if (filter.status !== undefined && record.status !== filter.status) continue;
       if (filter.fromMs !== undefined && record.createdAtMs < filter.fromMs) continue;
       if (filter.toMs !== undefined && record.createdAtMs > filter.toMs) continue;

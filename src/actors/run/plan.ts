@@ -22,6 +22,8 @@ export interface PlannedStep {
   timeoutSec?: number;
   retryPolicy?: RetryPolicy;
   repeatPolicy?: RepeatPolicy;
+  /** A sub DAG run (`call`, or the dag executor's command), its params and fan-out. */
+  call?: { target: string; params?: string | Record<string, string>; parallel?: { items: unknown[] | string; maxConcurrent?: number } };
   signalOnStop: string;
   executor: { type: string; config: Record<string, unknown> };
   stdout: string;
@@ -32,6 +34,10 @@ export interface PlannedStep {
 export interface RunPlan {
   name: string;
   dagRunId: string;
+  /** The root run of a tree of sub DAG runs (this run when it has no parent). */
+  root: { name: string; dagRunId: string };
+  /** The definition's text: sub DAG runs find the local DAGs of the file in it. */
+  specText: string;
   attemptId: string;
   logPath: string;
   maxActiveSteps: number;
@@ -64,9 +70,11 @@ export interface PlanInput {
   variables?: { dotenv: Record<string, string>; secrets: Record<string, string> };
   /** The DAG's env already evaluated (with its backtick commands run); else evaluated here. */
   dagEnv?: Record<string, string>;
+  specText?: string;
+  root?: { name: string; dagRunId: string };
 }
 
-export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, logs, variables, dagEnv }: PlanInput): RunPlan {
+export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, logs, variables, dagEnv, specText, root }: PlanInput): RunPlan {
   const logPath = logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
   const positional = positionalParams(params);
   const scope = runScope({ dag, name, dagRunId, logPath, params, systemEnv, variables });
@@ -75,6 +83,8 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
   const names = dependencyNames(dag.steps);
   return {
     name, dagRunId, attemptId, logPath,
+    root: root ?? { name, dagRunId },
+    specText: specText ?? '',
     maxActiveSteps: dag.maxActiveSteps,
     maxCleanUpTimeSec: dag.maxCleanUpTimeSec,
     timeoutSec: dag.timeoutSec,
@@ -89,6 +99,12 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
       kind, planStep(step!, dag, logs.stepPaths(name, dagRunId, attemptId, -1, HANDLER_NODE_NAMES[kind as HandlerKind], dag.logDir), [], indexOf),
     ])),
   };
+}
+
+function subDagOf(step: Step): PlannedStep['call'] {
+  const target = step.call ?? (step.executor.type === 'dag' ? step.command : undefined);
+  if (target === undefined) return undefined;
+  return { target, ...(step.params !== undefined ? { params: step.params } : {}), ...(step.parallel ? { parallel: step.parallel } : {}) };
 }
 
 /** A step of the plan: its definition with the DAG's shell, its dependencies by index and its log paths. */
@@ -109,6 +125,7 @@ function planStep(step: Step, dag: Dag, paths: StepLogPaths, depends: string[] |
     timeoutSec: step.timeoutSec,
     retryPolicy: step.retryPolicy,
     repeatPolicy: step.repeatPolicy,
+    ...(subDagOf(step) ? { call: subDagOf(step) } : {}),
     signalOnStop: step.signalOnStop,
     executor: step.executor,
     stdout: paths.stdout,

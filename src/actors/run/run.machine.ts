@@ -3,7 +3,7 @@
 // record updates themselves are pure functions in run-updates.ts.
 import { enqueueActions, sendParent, setup } from 'xstate';
 import { HANDLER_NODE_NAMES, NodeStatus, RunStatus, isoTime, runStatusLabel, type HandlerKind, type RunRecord } from '../../core/index.ts';
-import { stepMachine, type StepFinishedEvent, type StepInput, type StepRerunEvent } from '../step/step.machine.ts';
+import { stepMachine, type StepFinishedEvent, type StepInput, type StepRerunEvent, type StepSubRunEvent } from '../step/step.machine.ts';
 import { failed } from '../step/policies.ts';
 import { handlerTask, needsCommands, stepTask, type RunPlan } from './plan.ts';
 import { allSettled, anyRunning, blockedSteps, finalStatus, readySteps } from './progress.ts';
@@ -23,7 +23,8 @@ export type RunEvent =
   | { type: 'run.begin'; at: number }
   | { type: 'run.stop'; at: number }
   | StepFinishedEvent
-  | StepRerunEvent;
+  | StepRerunEvent
+  | StepSubRunEvent;
 
 export interface RunFinishedEvent {
   type: 'run.finished';
@@ -126,6 +127,12 @@ export const runMachine = effects.extend({
           id: `step-${index}`,
           input: {
             index,
+            ...(context.plan.steps[index].call ? {
+              call: {
+                ...context.plan.steps[index].call!,
+                parent: { name: context.plan.name, dagRunId: context.plan.dagRunId, root: context.plan.root, specText: context.plan.specText },
+              },
+            } : {}),
             preconditions: context.plan.steps[index].preconditions,
             timeoutSec: context.plan.steps[index].timeoutSec,
             retryPolicy: context.plan.steps[index].retryPolicy,
@@ -184,6 +191,15 @@ export const runMachine = effects.extend({
     decideOutcome: effects.createAction(enqueueActions(({ context, enqueue }) => {
       if (!context.initFailed) enqueue.assign({ outcome: runOutcome(context) });
     })),
+    recordSubRun: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'step.subRun') return;
+      const nodes = context.record.nodes.slice();
+      const node = nodes[event.index];
+      nodes[event.index] = { ...node, subRuns: [...node.subRuns, { dagRunId: event.dagRunId, params: event.params }] };
+      const record = { ...context.record, nodes, children: { ...context.record.children, [event.dagRunId]: event.dagName } };
+      enqueue.assign({ record });
+      enqueue({ type: 'persist', params: { record } });
+    })),
     recordRerun: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'step.rerun') return;
       const { record, line } = rerunStep(context, event);
@@ -231,6 +247,7 @@ export const runMachine = effects.extend({
   on: {
     'step.finished': { guard: 'isStep', actions: 'recordStepResult' },
     'step.rerun': { actions: 'recordRerun' },
+    'step.subRun': { actions: 'recordSubRun' },
   },
   states: {
     queued: {

@@ -8,8 +8,9 @@ import { checkConditions } from '../run/conditions.ts';
 import { stepTaskWithCommands } from '../run/plan.ts';
 import { commandProbe, commandRunner } from '../run/substitution.ts';
 import type { ExecutorInput } from './step.machine.ts';
+import { runSubDags, type SubDagRunner } from './sub-dag.ts';
 
-export function executeStepOn(dispatcher: StepDispatcher, clock: Clock) {
+export function executeStepOn(dispatcher: StepDispatcher, clock: Clock, subDags: SubDagRunner) {
   return fromCallback<{ type: 'step.stop' }, ExecutorInput>(({ input, sendBack, receive }) => {
     let handle: StepHandle | undefined;
     let stopped = false;
@@ -21,7 +22,10 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock) {
     const finish = (result: StepResult, repeatConditionHolds?: boolean) =>
       sendBack({ type: 'step.exited', result, at: clock.now(), ...(repeatConditionHolds === undefined ? {} : { repeatConditionHolds }) });
     const dispatch = (task: StepTask) => {
-      handle = dispatcher.dispatch(task);
+      // A sub DAG call runs child runs instead of a process (DESIGN.md: not a pool task).
+      handle = input.call
+        ? runSubDags(subDags, input.call, task.env, (child) => sendBack({ type: 'step.subRun', ...child }))
+        : dispatcher.dispatch(task);
       if (stopped) handle.stop(input.signalOnStop, input.cleanupMs);
       void handle.result.then(async (result) => {
         // repeatPolicy's condition is tested after each execution, with the step's variables.
@@ -32,7 +36,7 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock) {
       });
     };
     // The common case goes straight to the pool.
-    if (input.task && input.preconditions.length === 0) {
+    if (input.task && input.preconditions.length === 0 && !input.call) {
       dispatch(input.task);
       return;
     }

@@ -4,10 +4,12 @@
 import { assign, enqueueActions, fromCallback, sendParent, sendTo, setup } from 'xstate';
 import type { Condition, HandlerKind, RepeatPolicy, RetryPolicy, StepResult, StepTask } from '../../core/index.ts';
 import type { PendingTask } from '../run/plan.ts';
+import type { SubDagCall } from './sub-dag.ts';
 import { shouldRepeat, shouldRetry, waitMs } from './policies.ts';
 
 export interface StepInput {
   index: number;
+  call?: SubDagCall;
   /** Set for a lifecycle handler's actor: its events name it. */
   handler?: HandlerKind;
   /** Checked before the first execution; one that does not hold skips the step. */
@@ -34,6 +36,8 @@ export interface StepContext extends StepInput {
 export type StepEvent =
   /** `at`: when the stop was asked for, for the record of a step stopped between executions. */
   | { type: 'step.stop'; at?: number }
+  /** The executor started a sub DAG run. */
+  | { type: 'step.subRun'; dagName: string; dagRunId: string; params: string }
   | { type: 'step.exited'; result: StepResult; at: number; repeatConditionHolds?: boolean };
 
 export interface StepFinishedEvent {
@@ -42,6 +46,15 @@ export interface StepFinishedEvent {
   handler?: HandlerKind;
   result: StepResult;
   at: number;
+}
+
+/** A sub DAG run a step started, for its node's subRuns. */
+export interface StepSubRunEvent {
+  type: 'step.subRun';
+  index: number;
+  dagName: string;
+  dagRunId: string;
+  params: string;
 }
 
 /** An execution that will be followed by another: a retry (after a failure) or a repeat. */
@@ -56,6 +69,8 @@ export interface StepRerunEvent {
 }
 
 export interface ExecutorInput {
+  /** The parent run and the sub DAG this step calls, when it calls one. */
+  call?: SubDagCall;
   preconditions: Condition[];
   task?: StepTask;
   pending?: PendingTask;
@@ -122,6 +137,7 @@ export const stepMachine = setup({
         input: ({ context }) => ({
           // Preconditions decide once, before the first execution.
           preconditions: context.retries === 0 && context.executions === 0 ? context.preconditions : [],
+          ...(context.call ? { call: context.call } : {}),
           task: context.task, pending: context.pending, signalOnStop: context.signalOnStop, cleanupMs: context.cleanupMs,
           ...(context.repeatPolicy?.condition !== undefined
             ? { repeatCondition: { condition: context.repeatPolicy.condition, expected: context.repeatPolicy.expected } }
@@ -136,6 +152,11 @@ export const stepMachine = setup({
       },
       on: {
         'step.stop': { actions: [assign({ stopped: true }), sendTo('executor', { type: 'step.stop' })] },
+        'step.subRun': {
+          actions: sendParent(({ context, event }): StepSubRunEvent => ({
+            type: 'step.subRun', index: context.index, dagName: event.dagName, dagRunId: event.dagRunId, params: event.params,
+          })),
+        },
         'step.exited': [
           {
             guard: 'retries',

@@ -1,7 +1,7 @@
 // /dags/{fileName}/start and /dag-runs: starting, listing, reading and stopping runs.
-import { AppError, isRunStatus, type RunFilter, type RunRecord } from '../../core/index.ts';
+import { AppError, isRunStatus, runStatusLabel, type RunFilter, type RunRecord } from '../../core/index.ts';
 import type { Router } from '../router.ts';
-import { outputsDocument, runDetailsParts, runSummary } from '../present.ts';
+import { outputsDocument, runDetails, runDetailsParts, runSummary } from '../present.ts';
 import { intParam, stringParam } from '../query.ts';
 import { InlineRunBody, RetryBody, StartBody, StepStatusBody, parseBody } from '../schemas.ts';
 import { empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
@@ -84,8 +84,30 @@ async function retryRun(request: HttpRequest, deps: ApiDeps) {
 
 async function setStepStatus(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(StepStatusBody, request.body);
-  await deps.engine.setStepStatus(request.params.name, request.params.dagRunId, request.params.stepName, body.status);
+  await deps.engine.setStepStatus(runOf(request, deps), request.params.stepName, body.status);
   return empty(200);
+}
+
+/** The run a request names: a sub DAG run under `subDagRunId` when the path has one. */
+export function runOf(request: HttpRequest, deps: ApiDeps): RunRecord {
+  const { name, dagRunId, subDagRunId } = request.params;
+  return subDagRunId === undefined ? deps.engine.findRun(name, dagRunId) : deps.engine.findSubRun(name, dagRunId, subDagRunId);
+}
+
+/** The sub runs a run started, with their timing (API 4.8). */
+function listSubRuns(request: HttpRequest, deps: ApiDeps) {
+  const parent = deps.engine.findRun(request.params.name, request.params.dagRunId);
+  const paramsOf = new Map(parent.nodes.flatMap((node) => [...node.subRuns, ...node.subRunsRepeated]).map((sub) => [sub.dagRunId, sub.params]));
+  return json({
+    subRuns: deps.engine.subRuns(parent.name, parent.dagRunId).map((child) => ({
+      dagRunId: child.dagRunId, params: paramsOf.get(child.dagRunId) ?? '', status: child.status, statusLabel: runStatusLabel(child.status),
+      startedAt: child.startedAt, finishedAt: child.finishedAt,
+    })),
+  });
+}
+
+function getSubRun(request: HttpRequest, deps: ApiDeps) {
+  return json({ dagRunDetails: runDetails(runOf(request, deps)) });
 }
 
 function getRunSpec(request: HttpRequest, deps: ApiDeps) {
@@ -106,5 +128,8 @@ export function dagRunRoutes(router: Router): void {
     .add('GET', '/dag-runs/:name/:dagRunId/outputs', getRunOutputs)
     .add('POST', '/dag-runs/:name/:dagRunId/stop', stopRun)
     .add('POST', '/dag-runs/:name/:dagRunId/retry', retryRun)
-    .add('PATCH', '/dag-runs/:name/:dagRunId/steps/:stepName/status', setStepStatus);
+    .add('PATCH', '/dag-runs/:name/:dagRunId/steps/:stepName/status', setStepStatus)
+    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs', listSubRuns)
+    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId', getSubRun)
+    .add('PATCH', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId/steps/:stepName/status', setStepStatus);
 }

@@ -3,6 +3,7 @@ import { AppError, MAX_LOG_LINES, type LogQuery } from '../../core/index.ts';
 import type { Router } from '../router.ts';
 import { intParam, stringParam } from '../query.ts';
 import { json, type ApiDeps, type HttpRequest } from '../types.ts';
+import { runOf } from './dag-runs.ts';
 
 function logQuery(request: HttpRequest): LogQuery {
   // tail=0 and head=0 mean "not given", as Dagu treats them; limits above the maximum are capped.
@@ -20,12 +21,12 @@ async function chunk(deps: ApiDeps, path: string, query: LogQuery) {
 }
 
 async function runLog(request: HttpRequest, deps: ApiDeps) {
-  const record = deps.engine.findRun(request.params.name, request.params.dagRunId);
+  const record = runOf(request, deps);
   return json(await chunk(deps, record.log, logQuery(request)));
 }
 
 async function stepLog(request: HttpRequest, deps: ApiDeps) {
-  const record = deps.engine.findRun(request.params.name, request.params.dagRunId);
+  const record = runOf(request, deps);
   const { stepName } = request.params;
   const node = record.nodes.find((candidate) => candidate.step.name === stepName);
   if (!node) throw new AppError('not_found', `step ${stepName} not found in DAG ${record.name}`);
@@ -38,5 +39,7 @@ async function stepLog(request: HttpRequest, deps: ApiDeps) {
 export function logRoutes(router: Router): void {
   router
     .add('GET', '/dag-runs/:name/:dagRunId/log', runLog)
-    .add('GET', '/dag-runs/:name/:dagRunId/steps/:stepName/log', stepLog);
+    .add('GET', '/dag-runs/:name/:dagRunId/steps/:stepName/log', stepLog)
+    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId/log', runLog)
+    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId/steps/:stepName/log', stepLog);
 }
