@@ -311,3 +311,11 @@ test('a failing child fails its calling step; stopping a parent stops its childr
   const child = (await server.call('GET', `/dag-runs/calls-slow/${body.dagRunId}/sub-dag-runs/${childId}`)).body.dagRunDetails;
   assert.deepEqual([child.statusLabel, child.nodes[0].statusLabel], ['aborted', 'aborted']);
 });
+
+test('a step\'s stdout and stderr fields send its output to those files as well as to its logs', async () => {
+  const finished = await run('copies', 'steps:\n  - name: both\n    command: echo out; echo err >&2\n    stdout: copies/out.txt\n    stderr: copies/err.txt\n');
+  assert.equal(finished.statusLabel, 'succeeded');
+  const dir = join(server.home, 'dags', 'copies');
+  assert.deepEqual([await readFile(join(dir, 'out.txt'), 'utf8'), await readFile(join(dir, 'err.txt'), 'utf8')], ['out\n', 'err\n']);
+  assert.equal(await readFile(finished.nodes[0].stdout, 'utf8'), 'out\n');
+});

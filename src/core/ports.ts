@@ -88,6 +88,9 @@ export interface StepTask {
   /** Log files of the step's output; absent for a substitution, whose output is only captured. */
   stdoutPath?: string;
   stderrPath?: string;
+  /** Files the definition sends the step's output to as well (its `stdout`/`stderr` fields). */
+  stdoutCopy?: string;
+  stderrCopy?: string;
   captureOutput: boolean;
   maxOutputSize: number;
   /** Values to mask as ******* in logs and captured output. */

@@ -62,8 +62,6 @@ export function fieldsNotRunYet(dag: Dag): string[] {
   const fields = root.filter(([, used]) => used).map(([name]) => name);
   for (const step of dag.steps) {
     const used: Array<[string, boolean]> = [
-      ['stdout', step.stdout !== undefined],
-      ['stderr', step.stderr !== undefined],
       ['mailOnError', step.mailOnError],
       ['shellPackages', step.shellPackages.length > 0],
     ];

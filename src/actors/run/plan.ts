@@ -29,6 +29,9 @@ export interface PlannedStep {
   stdout: string;
   stderr: string;
   scriptPath: string;
+  /** The definition's `stdout`/`stderr` files. */
+  stdoutCopy?: string;
+  stderrCopy?: string;
 }
 
 export interface RunPlan {
@@ -131,6 +134,8 @@ function planStep(step: Step, dag: Dag, paths: StepLogPaths, depends: string[] |
     stdout: paths.stdout,
     stderr: paths.stderr,
     scriptPath: paths.script,
+    ...(step.stdout !== undefined ? { stdoutCopy: step.stdout } : {}),
+    ...(step.stderr !== undefined ? { stderrCopy: step.stderr } : {}),
   };
 }
 
@@ -216,6 +221,8 @@ function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scop
     workingDir: step.dir,
     stdoutPath: step.stdout,
     stderrPath: step.stderr,
+    ...(step.stdoutCopy !== undefined ? { stdoutCopy: step.stdoutCopy } : {}),
+    ...(step.stderrCopy !== undefined ? { stderrCopy: step.stderrCopy } : {}),
     // continueOn.output matches against the captured stdout.
     captureOutput: step.output !== undefined || (step.continueOn?.output.length ?? 0) > 0,
     maxOutputSize: plan.maxOutputSize,

@@ -1,6 +1,7 @@
 // Runs a step as a process in its own process group, streaming stdout/stderr to the log files.
 import { constants as osConstants } from 'node:os';
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import type { StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
@@ -94,7 +95,7 @@ class LazyLog {
   write(data: string | Buffer): void {
     if (data.length === 0 || this.failed || this.path === undefined) return;
     try {
-      this.fd ??= openSync(this.path, 'a');
+      this.fd ??= openCreatingDir(this.path);
       if (typeof data === 'string') writeSync(this.fd, data);
       else writeSync(this.fd, data);
     } catch (error) {
@@ -107,6 +108,34 @@ class LazyLog {
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+  }
+}
+
+/** Opens for appending; a missing folder (a definition's output file in a new place) is made. */
+function openCreatingDir(path: string): number {
+  try {
+    return openSync(path, 'a');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    mkdirSync(dirname(path), { recursive: true });
+    return openSync(path, 'a');
+  }
+}
+
+/** The step's log file and, when its definition names one (`stdout`/`stderr`), a copy. */
+class LogTargets {
+  private readonly logs: LazyLog[];
+
+  constructor(...paths: Array<string | undefined>) {
+    this.logs = paths.filter((path) => path !== undefined).map((path) => new LazyLog(path));
+  }
+
+  write(data: string | Buffer): void {
+    for (const log of this.logs) log.write(data);
+  }
+
+  close(): void {
+    for (const log of this.logs) log.close();
   }
 }
 
@@ -128,8 +157,8 @@ function forwardOutputs(child: StepProcess, task: WorkerTask): Outputs {
     else kept.push(chunk);
   };
   const done = Promise.all([
-    forward(child.stdout, new LazyLog(task.stdoutPath), mask, task.captureOutput ? keep : undefined),
-    forward(child.stderr, new LazyLog(task.stderrPath), mask),
+    forward(child.stdout, new LogTargets(task.stdoutPath, task.stdoutCopy), mask, task.captureOutput ? keep : undefined),
+    forward(child.stderr, new LogTargets(task.stderrPath, task.stderrCopy), mask),
   ]);
   return {
     async settled(graceMs) {
@@ -142,7 +171,7 @@ function forwardOutputs(child: StepProcess, task: WorkerTask): Outputs {
   };
 }
 
-function forward(stream: OutputStream, log: LazyLog, mask: ((text: string) => string) | undefined, onChunk?: (chunk: Buffer) => void): Promise<void> {
+function forward(stream: OutputStream, log: LogTargets, mask: ((text: string) => string) | undefined, onChunk?: (chunk: Buffer) => void): Promise<void> {
   return new Promise((resolve) => {
     let pending = '';
     stream.on('data', (chunk: Buffer) => {
