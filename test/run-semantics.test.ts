@@ -319,3 +319,10 @@ test('a step\'s stdout and stderr fields send its output to those files as well 
   assert.deepEqual([await readFile(join(dir, 'out.txt'), 'utf8'), await readFile(join(dir, 'err.txt'), 'utf8')], ['out\n', 'err\n']);
   assert.equal(await readFile(finished.nodes[0].stdout, 'utf8'), 'out\n');
 });
+
+test('a repeated call keeps the sub DAG runs of earlier executions in subRunsRepeated', async () => {
+  await server.writeDag('tiny', 'steps:\n  - echo tiny\n');
+  const repeated = await run('repeat-call', 'steps:\n  - name: again\n    call: tiny\n    repeatPolicy: {repeat: true, limit: 3, intervalSec: 0}\n');
+  assert.equal(repeated.statusLabel, 'succeeded');
+  assert.deepEqual([repeated.nodes[0].doneCount, repeated.nodes[0].subRuns.length, repeated.nodes[0].subRunsRepeated.length], [3, 1, 2]);
+});

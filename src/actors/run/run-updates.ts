@@ -111,9 +111,10 @@ export function finishHandler(state: RunState, kind: HandlerKind, result: StepRe
 /** A retry starts (retryCount) or a repeat's execution ended (doneCount); the node stays running. */
 export function rerunStep(state: RunState, event: StepRerunEvent): { record: RunRecord; line: string } {
   const node = state.record.nodes[event.index];
+  // A repeated execution's sub DAG runs move to subRunsRepeated; the next one's fill subRuns.
   const updated: NodeRecord = event.kind === 'retry'
     ? { ...node, retryCount: event.count, error: resultError(event.result) }
-    : { ...node, doneCount: event.count };
+    : { ...node, doneCount: event.count, subRuns: [], subRunsRepeated: [...node.subRunsRepeated, ...node.subRuns] };
   const nodes = state.record.nodes.slice();
   nodes[event.index] = updated;
   const record = { ...state.record, nodes };
