@@ -156,6 +156,9 @@ test('lifecycle handlers: init before the steps, the outcome handler, exit last,
     ['aborted', 'not_started', 'failed', 'not_started', 'succeeded'], 'a failed init aborts the run; only exit runs');
   assert.equal(await stepLog('handled-init', initFails.dagRunId, initFails.onExit.stdout), `exit aborted handled-init ${initFails.dagRunId}\n`);
 
+  const ticked = await run('handled-tick', 'handlerOn:\n  exit:\n    command: echo "$WHEN"\n    env:\n      - WHEN: "`echo at-$DAG_RUN_STATUS`"\nsteps:\n  - echo fine\n');
+  assert.equal(await readFile(ticked.onExit.stdout, 'utf8'), 'at-succeeded\n', 'a handler\'s env runs its backtick commands too');
+
   const badExit = await run('handled-badexit', 'handlerOn:\n  exit: exit 3\nsteps:\n  - echo fine\n');
   assert.deepEqual([badExit.statusLabel, badExit.onExit.statusLabel], ['failed', 'failed'], 'a failing handler fails the run');
 });

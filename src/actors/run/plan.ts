@@ -167,11 +167,18 @@ export interface PendingTask {
   index: number;
   outputs: Record<string, string>;
   nodes: NodeRecord[];
+  /** A handler's task: which one, and the run's status label for DAG_RUN_STATUS. */
+  handler?: { kind: HandlerKind; status: string };
+}
+
+/** The planned step a pending task is for. */
+export function pendingStep(pending: PendingTask): PlannedStep {
+  return pending.handler ? pending.plan.handlers[pending.handler.kind]! : pending.plan.steps[pending.index];
 }
 
 /** Whether a step's own env holds backtick commands: its task is then built when it starts. */
-export function needsCommands(plan: RunPlan, index: number): boolean {
-  return plan.steps[index].env.some(([, value]) => value.includes('`'));
+export function needsCommands(step: PlannedStep): boolean {
+  return step.env.some(([, value]) => value.includes('`'));
 }
 
 /** The task for one step, with outputs of earlier steps and the results of steps with ids in scope. */
@@ -189,10 +196,11 @@ export function handlerTask(plan: RunPlan, kind: HandlerKind, outputs: Record<st
 
 /** stepTask for a step whose env runs backtick commands, which run on the pool in order. */
 export async function stepTaskWithCommands(pending: PendingTask, run: RunCommand): Promise<StepTask> {
-  const { plan, index, outputs, nodes } = pending;
-  const scope = { ...plan.baseEnv, ...outputs };
-  const stepEnv = await evaluateEnvWithCommands(plan.steps[index].env, { ...scope, ...plan.positional }, run);
-  return taskWithEnv(plan, plan.steps[index], nodes, scope, stepEnv);
+  const { plan, outputs, nodes } = pending;
+  const step = pendingStep(pending);
+  const scope = { ...plan.baseEnv, ...outputs, ...(pending.handler ? { DAG_RUN_STATUS: pending.handler.status } : {}) };
+  const stepEnv = await evaluateEnvWithCommands(step.env, { ...scope, ...plan.positional }, run);
+  return taskWithEnv(plan, step, nodes, scope, stepEnv);
 }
 
 function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scope: Record<string, string>, stepEnv: Record<string, string>): StepTask {

@@ -105,7 +105,10 @@ function handlerLaunch(context: RunContext, which: HandlerKind | 'outcome', at: 
   const status = kind === 'init' ? 'running' : runStatusLabel(context.outcome ?? RunStatus.Running);
   const input: StepInput = {
     index: -1, handler: kind, preconditions: step.preconditions, timeoutSec: step.timeoutSec, retryPolicy: step.retryPolicy,
-    repeatPolicy: step.repeatPolicy, task: handlerTask(context.plan, kind, context.outputs, record.nodes, status),
+    repeatPolicy: step.repeatPolicy,
+    ...(needsCommands(step)
+      ? { pending: { plan: context.plan, index: -1, outputs: context.outputs, nodes: record.nodes, handler: { kind, status } } }
+      : { task: handlerTask(context.plan, kind, context.outputs, record.nodes, status) }),
     signalOnStop: step.signalOnStop, cleanupMs: context.plan.maxCleanUpTimeSec * 1000,
   };
   return { id: `handler-${kind}`, record, line, input };
@@ -137,7 +140,7 @@ export const runMachine = effects.extend({
             timeoutSec: context.plan.steps[index].timeoutSec,
             retryPolicy: context.plan.steps[index].retryPolicy,
             repeatPolicy: context.plan.steps[index].repeatPolicy,
-            ...(needsCommands(context.plan, index)
+            ...(needsCommands(context.plan.steps[index])
               ? { pending: { plan: context.plan, index, outputs: context.outputs, nodes: record.nodes } }
               : { task: stepTask(context.plan, index, context.outputs, record.nodes) }),
             signalOnStop: context.plan.steps[index].signalOnStop,

@@ -5,7 +5,7 @@
 import { fromCallback } from 'xstate';
 import type { Clock, StepDispatcher, StepHandle, StepResult, StepTask } from '../../core/index.ts';
 import { checkConditions } from '../run/conditions.ts';
-import { stepTaskWithCommands } from '../run/plan.ts';
+import { pendingStep, stepTaskWithCommands } from '../run/plan.ts';
 import { commandProbe, commandRunner } from '../run/substitution.ts';
 import type { ExecutorInput } from './step.machine.ts';
 import { runSubDags, type SubDagRunner } from './sub-dag.ts';
@@ -49,10 +49,10 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock, subDags:
       if (stopped) return finish({ kind: 'error', code: 'stopped', message: 'stopped before its process started' });
       dispatch(task);
     };
+    const pendingOne = input.pending ? pendingStep(input.pending) : undefined;
     const prepared = input.task
       ? Promise.resolve(input.task)
-      : stepTaskWithCommands(input.pending!, commandRunner(dispatcher, input.pending!.plan.steps[input.pending!.index].dir,
-        input.pending!.plan.steps[input.pending!.index].shell, input.pending!.plan.maxOutputSize));
+      : stepTaskWithCommands(input.pending!, commandRunner(dispatcher, pendingOne!.dir, pendingOne!.shell, input.pending!.plan.maxOutputSize));
     void prepared.then(
       (task) => start(task).catch((error: Error) => finish({ kind: 'error', code: 'precondition_failed', message: error.message })),
       // A backtick command of the step's env failed: the step fails, naming it.
