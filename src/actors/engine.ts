@@ -1,12 +1,13 @@
 // The engine facade: start, stop and observe runs. The only way into the actors from outside.
 import { createActor, type Actor } from 'xstate';
 import {
-  AppError, HANDLER_NODE_NAMES, NodeStatus, RunStatus, type HandlerKind, type ParamDef, type Step, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, isoTime, systemClock, uuidv7,
-  type Clock, type Dag, type DagFile, type DagStore, type LogStore, type NodeRecord, type RunRecord, type RunStore, type StepDispatcher,
+  AppError, NodeStatus, RunStatus, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, isoTime, systemClock, uuidv7,
+  type Clock, type Dag, type DagFile, type DagStore, type LogStore, type ParamDef, type RunRecord, type RunStore, type StepDispatcher,
 } from '../core/index.ts';
-import { dependencyNames, fieldsNotRunYet, mergeParams, paramsFromRequest, paramsJson, parseDag, stepView, type ParseResult } from '../spec/index.ts';
+import { fieldsNotRunYet, mergeParams, paramsFromRequest, paramsJson, parseDag, type ParseResult } from '../spec/index.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
 import { planRun, positionalParams, runScope } from './run/plan.ts';
+import { attemptRecord, rerunSelection, type Lineage, type PriorAttempt } from './run/attempt.ts';
 import { commandProbe, commandRunner, evaluateEnvWithCommands, paramDefaultsWithCommands, type RunCommand } from './run/substitution.ts';
 import { checkConditions } from './run/conditions.ts';
 import { executeStepOn } from './step/execute-step.ts';
@@ -15,7 +16,6 @@ import { loadRunVariables, type RunVariables } from './run/variables.ts';
 import { logLine } from './run/log-line.ts';
 import { runMachine } from './run/run.machine.ts';
 import { admissionError } from './scheduler/admission.ts';
-import { downstreamOf } from './run/progress.ts';
 import { schedulerMachine } from './scheduler/scheduler.machine.ts';
 import { stepMachine } from './step/step.machine.ts';
 
@@ -207,19 +207,7 @@ export class Engine {
     if (targetId !== prior.dagRunId && (this.reserved.has(key) || this.deps.runs.get(prior.name, targetId))) {
       throw new AppError('already_exists', `dag-run ID ${targetId} already exists for DAG ${prior.name}`);
     }
-    const indexOf = new Map(dag.steps.map((step, index) => [step.name, index]));
-    let rerun: Set<number>;
-    if (options.stepName !== undefined) {
-      const index = indexOf.get(options.stepName);
-      if (index === undefined) throw new AppError('not_found', `step ${options.stepName} not found in DAG ${prior.name}`);
-      rerun = new Set([index]);
-    } else {
-      const names = dependencyNames(dag.steps);
-      const deps = dag.steps.map((step) => ({ depends: (names.get(step.name) ?? []).map((dependency) => indexOf.get(dependency)!) }));
-      const unfinished = prior.nodes.map((node, index) => ({ node, index }))
-        .filter(({ node }) => node.status !== NodeStatus.Succeeded && node.status !== NodeStatus.Skipped).map(({ index }) => index);
-      rerun = downstreamOf(deps, unfinished);
-    }
+    const rerun = rerunSelection(dag, prior, options.stepName);
     this.reserved.set(key, this.clock.now());
     if (key !== priorKey) this.reserved.set(priorKey, this.clock.now());
     try {
@@ -227,7 +215,7 @@ export class Engine {
       return await this.startAttempt({
         dag, name: prior.name, dagRunId: targetId, specText, fileName: prior.fileName,
         params: async () => mergeParams(dag.params, paramsFromRequest(prior.params)),
-        prior: { record: prior, rerun: (index) => rerun.has(index) },
+        prior: { record: prior, rerun },
       });
     } finally {
       this.reserved.delete(key);
@@ -407,24 +395,7 @@ export class Engine {
     const root = seed.lineage?.root ?? { name, dagRunId };
     const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: this.deps.systemEnv, logs: this.deps.logs, variables, dagEnv, specText: seed.specText, root });
     const now = this.clock.now();
-    const fresh = dag.steps.map((step, index) => newNode(step, plan.steps[index]));
-    const record: RunRecord = {
-      name, dagRunId, attemptId,
-      rootDAGRunName: root.name, rootDAGRunId: root.dagRunId,
-      parentDAGRunName: seed.lineage?.parent.name ?? '', parentDAGRunId: seed.lineage?.parent.dagRunId ?? '',
-      status: RunStatus.Running, queuedAt: '', startedAt: isoTime(now), finishedAt: '',
-      log: plan.logPath, params: paramsJson(params),
-      createdAtMs: seed.prior?.record.dagRunId === dagRunId ? seed.prior.record.createdAtMs : now,
-      nodes: seed.prior ? fresh.map((node, index) => (seed.prior!.rerun(index) ? node : { ...seed.prior!.record.nodes[index], step: node.step })) : fresh,
-      ...(Object.keys(plan.handlers).length > 0 ? {
-        handlers: Object.fromEntries(Object.entries(plan.handlers).map(([kind, planned]) => [
-          HANDLER_NODE_NAMES[kind as HandlerKind], newNode(dag.handlerOn[kind as HandlerKind]!, planned!),
-        ])),
-      } : {}),
-      ...(seed.prior?.record.outputs ? { outputs: seed.prior.record.outputs } : {}),
-      ...(seed.prior?.record.outputVars ? { outputVars: seed.prior.record.outputVars } : {}),
-      ...(seed.fileName ? { fileName: seed.fileName } : {}),
-    };
+    const record = attemptRecord({ dag, plan, params: paramsJson(params), now, fileName: seed.fileName, lineage: seed.lineage, prior: seed.prior });
     // A DAG-level precondition that does not hold aborts the run before its steps; the exit
     // handler still runs (COMPAT.md): the run actor takes it from there.
     let unmet: string | undefined;
@@ -474,15 +445,6 @@ export class Engine {
   }
 }
 
-/** A node not started yet, for a step of the definition and its plan. */
-function newNode(step: Step, planned: { stdout: string; stderr: string }): NodeRecord {
-  return {
-    step: stepView(step), stdout: planned.stdout, stderr: planned.stderr,
-    startedAt: '', finishedAt: '', status: NodeStatus.NotStarted, retryCount: 0, doneCount: 0, error: '',
-    subRuns: [], subRunsRepeated: [],
-  };
-}
-
 interface AttemptSeed {
   dag: Dag;
   name: string;
@@ -491,10 +453,8 @@ interface AttemptSeed {
   fileName?: string;
   /** The run's params, given its variables and a way to run backtick commands. */
   params: (variables: RunVariables, runCommand: RunCommand) => Promise<ParamDef[]>;
-  /** A retry: the earlier attempt, and which of its nodes run again (the others keep their result). */
-  prior?: { record: RunRecord; rerun: (index: number) => boolean };
-  /** A sub DAG run: the root of its tree and the run that called it. */
-  lineage?: { root: { name: string; dagRunId: string }; parent: { name: string; dagRunId: string } };
+  prior?: PriorAttempt;
+  lineage?: Lineage;
 }
 
 function runKey(name: string, dagRunId: string): string {

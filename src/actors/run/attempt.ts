@@ -1,0 +1,67 @@
+// The first record of a run's attempt, and which nodes a retry runs again. Pure.
+import { AppError, HANDLER_NODE_NAMES, NodeStatus, RunStatus, isoTime, type Dag, type HandlerKind, type NodeRecord, type RunRecord, type Step } from '../../core/index.ts';
+import { dependencyNames, stepView } from '../../spec/index.ts';
+import type { RunPlan } from './plan.ts';
+import { downstreamOf } from './progress.ts';
+
+/** A retry: the earlier attempt, and the nodes that run again (the others keep their results). */
+export interface PriorAttempt {
+  record: RunRecord;
+  rerun: Set<number>;
+}
+
+/** A sub DAG run: the root of its tree and the run that called it. */
+export interface Lineage {
+  root: { name: string; dagRunId: string };
+  parent: { name: string; dagRunId: string };
+}
+
+/** A node not started yet, for a step of the definition and its plan. */
+function newNode(step: Step, planned: { stdout: string; stderr: string }): NodeRecord {
+  return {
+    step: stepView(step), stdout: planned.stdout, stderr: planned.stderr,
+    startedAt: '', finishedAt: '', status: NodeStatus.NotStarted, retryCount: 0, doneCount: 0, error: '',
+    subRuns: [], subRunsRepeated: [],
+  };
+}
+
+export function attemptRecord(input: {
+  dag: Dag; plan: RunPlan; params: string; now: number; fileName?: string; lineage?: Lineage; prior?: PriorAttempt;
+}): RunRecord {
+  const { dag, plan, now, prior } = input;
+  const fresh = dag.steps.map((step, index) => newNode(step, plan.steps[index]));
+  const handlers = Object.entries(plan.handlers).map(([kind, planned]) => [
+    HANDLER_NODE_NAMES[kind as HandlerKind], newNode(dag.handlerOn[kind as HandlerKind]!, planned!),
+  ]);
+  return {
+    name: plan.name, dagRunId: plan.dagRunId, attemptId: plan.attemptId,
+    rootDAGRunName: plan.root.name, rootDAGRunId: plan.root.dagRunId,
+    parentDAGRunName: input.lineage?.parent.name ?? '', parentDAGRunId: input.lineage?.parent.dagRunId ?? '',
+    status: RunStatus.Running, queuedAt: '', startedAt: isoTime(now), finishedAt: '',
+    log: plan.logPath, params: input.params,
+    // A retry under the same id keeps its place in listings.
+    createdAtMs: prior?.record.dagRunId === plan.dagRunId ? prior.record.createdAtMs : now,
+    nodes: prior ? fresh.map((node, index) => (prior.rerun.has(index) ? node : { ...prior.record.nodes[index], step: node.step })) : fresh,
+    ...(handlers.length > 0 ? { handlers: Object.fromEntries(handlers) } : {}),
+    ...(prior?.record.outputs ? { outputs: prior.record.outputs } : {}),
+    ...(prior?.record.outputVars ? { outputVars: prior.record.outputVars } : {}),
+    ...(input.fileName ? { fileName: input.fileName } : {}),
+  };
+}
+
+/**
+ * The nodes a retry runs again (COMPAT.md): `stepName` alone, or the failed, aborted and unfinished
+ * nodes and every node downstream of them.
+ */
+export function rerunSelection(dag: Dag, prior: RunRecord, stepName?: string): Set<number> {
+  const indexOf = new Map(dag.steps.map((step, index) => [step.name, index]));
+  if (stepName !== undefined) {
+    const index = indexOf.get(stepName);
+    if (index === undefined) throw new AppError('not_found', `step ${stepName} not found in DAG ${prior.name}`);
+    return new Set([index]);
+  }
+  const names = dependencyNames(dag.steps);
+  const steps = dag.steps.map((step) => ({ depends: (names.get(step.name) ?? []).map((dependency) => indexOf.get(dependency)!) }));
+  const unfinished = prior.nodes.flatMap((node, index) => (node.status === NodeStatus.Succeeded || node.status === NodeStatus.Skipped ? [] : [index]));
+  return downstreamOf(steps, unfinished);
+}
