@@ -1,13 +1,20 @@
 // LogStore: the layout of the log directory, the run log writer and the chunk reader.
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, open, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileSafe, type LogChunk, type LogQuery, type LogStore, type StepLogPaths } from '../core/index.ts';
 import { readLogChunk } from './log-reader.ts';
 
+interface RunLog {
+  fd?: number;
+  failed?: boolean;
+  /** Settles when the file is open (or could not be). */
+  opened: Promise<void>;
+  lines: string[];
+}
+
 export class LogFiles implements LogStore {
-  /** Lines waiting for the next flush, by run log path; written once per tick, in order. */
-  private readonly pending = new Map<string, string[]>();
-  private readonly descriptors = new Map<string, number>();
+  /** Open run logs by path, with the lines waiting to be written (in call order). */
+  private readonly runLogs = new Map<string, RunLog>();
   private flushScheduled = false;
 
   constructor(readonly dir: string) {}
@@ -38,39 +45,66 @@ export class LogFiles implements LogStore {
   }
 
   appendRunLog(path: string, line: string): void {
-    const lines = this.pending.get(path);
-    if (lines) lines.push(line);
-    else this.pending.set(path, [line]);
-    if (!this.flushScheduled) {
+    let log = this.runLogs.get(path);
+    if (!log) {
+      log = this.openRunLog(path);
+      this.runLogs.set(path, log);
+    }
+    if (log.failed) return;
+    log.lines.push(line);
+    if (log.fd !== undefined && !this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => this.flush());
     }
   }
 
   async closeRunLog(path: string): Promise<void> {
-    this.flush();
-    const fd = this.descriptors.get(path);
-    if (fd === undefined) return;
-    this.descriptors.delete(path);
-    closeSync(fd);
+    const log = this.runLogs.get(path);
+    if (!log) return;
+    await log.opened;
+    this.runLogs.delete(path);
+    if (log.fd === undefined) return;
+    this.write(log);
+    closeSync(log.fd);
   }
 
-  /** Small appends to the page cache: a synchronous write per run and tick is cheaper than a stream per line. */
+  /**
+   * Creating the file is the costly part (0.1 to 0.8 ms on ext4 here, measured): it happens on the
+   * thread pool, and the lines wait for it. Appends to the open file are small page-cache writes.
+   */
+  private openRunLog(path: string): RunLog {
+    const log: RunLog = { lines: [], opened: Promise.resolve() };
+    log.opened = new Promise<void>((resolve) => {
+      open(path, 'a', (error, fd) => {
+        if (error) {
+          console.error(`troupe: cannot write run log ${path}:`, error.message);
+          log.lines = [];
+          log.failed = true;
+        } else {
+          log.fd = fd;
+          this.write(log);
+        }
+        resolve();
+      });
+    });
+    return log;
+  }
+
+  /** Writes each open run log's waiting lines, once per tick. */
   private flush(): void {
     this.flushScheduled = false;
-    for (const [path, lines] of this.pending) {
-      try {
-        let fd = this.descriptors.get(path);
-        if (fd === undefined) {
-          fd = openSync(path, 'a');
-          this.descriptors.set(path, fd);
-        }
-        writeSync(fd, `${lines.join('\n')}\n`);
-      } catch (error) {
-        console.error(`troupe: cannot write run log ${path}:`, (error as Error).message);
-      }
+    for (const log of this.runLogs.values()) if (log.fd !== undefined) this.write(log);
+  }
+
+  private write(log: RunLog): void {
+    if (log.lines.length === 0 || log.fd === undefined) return;
+    const text = `${log.lines.join('\n')}\n`;
+    log.lines = [];
+    try {
+      writeSync(log.fd, text);
+    } catch (error) {
+      console.error('troupe: cannot write a run log:', (error as Error).message);
     }
-    this.pending.clear();
   }
 
   read(path: string, query: LogQuery): Promise<LogChunk | undefined> {

@@ -1,11 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NodeStatus, RunStatus, type NodeRecord, type RunRecord } from '../core/index.ts';
 import { LmdbRunStore } from './lmdb-run-store.ts';
 import { DagFiles } from './dag-files.ts';
+import { LogFiles } from './log-files.ts';
 import { readLogChunk, EXACT_LIMIT } from './log-reader.ts';
 
 function record(name: string, dagRunId: string, createdAtMs: number, status: RunStatus = RunStatus.Succeeded): RunRecord {
@@ -104,4 +105,30 @@ test('log chunks of a large file read only the needed end and estimate the total
   const middle = await readLogChunk(path, { offset: 1000, limit: 2 });
   assert.equal(middle?.content, `${lines[999]}\n${lines[1000]}`);
   assert.equal(middle?.hasMore, true);
+});
+
+test('run log lines land in call order, across ticks, and are all written when the log closes', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-logs-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const logs = new LogFiles(dir);
+  logs.prepare('d');
+  const path = logs.runLogPath('d', 'r1', 'a1');
+  logs.appendRunLog(path, 'one'); // before the file is open
+  logs.appendRunLog(path, 'two');
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  logs.appendRunLog(path, 'three'); // after
+  await new Promise((resolve) => setImmediate(resolve));
+  logs.appendRunLog(path, 'four');
+  await logs.closeRunLog(path);
+  assert.equal(await readFile(path, 'utf8'), 'one\ntwo\nthree\nfour\n');
+  await logs.closeRunLog(path); // closing twice is harmless
+
+  // A log that cannot be created loses its lines, and says so; nothing throws.
+  const lost = join(dir, 'missing-folder', 'x.run.log');
+  const errors: unknown[] = [];
+  t.mock.method(console, 'error', (...args: unknown[]) => errors.push(args));
+  logs.appendRunLog(lost, 'gone');
+  await logs.closeRunLog(lost);
+  assert.equal(errors.length, 1);
+  assert.match(String((errors[0] as unknown[])[0]), /cannot write run log/);
 });
