@@ -9,6 +9,9 @@ export interface StepDeps {
 const isDone = (status: NodeStatus) =>
   status === NodeStatus.Succeeded || status === NodeStatus.Failed || status === NodeStatus.Aborted || status === NodeStatus.Skipped;
 
+const stopsDependents = (status: NodeStatus) =>
+  status === NodeStatus.Failed || status === NodeStatus.Aborted || status === NodeStatus.Skipped;
+
 /**
  * Not-started steps whose dependencies all succeeded (or failed or were skipped in a way their
  * continueOn allows: `continued`), in definition order, up to the free slots.
@@ -18,10 +21,9 @@ export function readySteps(steps: StepDeps[], nodes: NodeRecord[], maxActiveStep
   for (const node of nodes) if (node.status === NodeStatus.Running) running++;
   const free = Math.max(maxActiveSteps - running, 0);
   const ready: number[] = [];
+  const satisfied = (dependency: number) => nodes[dependency].status === NodeStatus.Succeeded || continued.includes(dependency);
   for (let index = 0; index < steps.length && ready.length < free; index++) {
-    if (nodes[index].status !== NodeStatus.NotStarted) continue;
-    const satisfied = (dependency: number) => nodes[dependency].status === NodeStatus.Succeeded || continued.includes(dependency);
-    if (steps[index].depends.every(satisfied)) ready.push(index);
+    if (nodes[index].status === NodeStatus.NotStarted && steps[index].depends.every(satisfied)) ready.push(index);
   }
   return ready;
 }
@@ -33,6 +35,8 @@ export function readySteps(steps: StepDeps[], nodes: NodeRecord[], maxActiveStep
  */
 export function blockedSteps(steps: StepDeps[], nodes: NodeRecord[], continued: readonly number[] = []): Map<number, { culprit: number; status: NodeStatus }> {
   const blocked = new Map<number, { culprit: number; status: NodeStatus }>();
+  // The common case, checked after every event of a run: nothing failed, aborted or was skipped.
+  if (!nodes.some((node) => stopsDependents(node.status))) return blocked;
   const status = nodes.map((node) => node.status);
   // Definition order is a topological order for chains; repeat until nothing changes for graphs.
   let changed = true;
@@ -40,8 +44,7 @@ export function blockedSteps(steps: StepDeps[], nodes: NodeRecord[], continued: 
     changed = false;
     steps.forEach((step, index) => {
       if (status[index] !== NodeStatus.NotStarted || blocked.has(index)) return;
-      const stops = (dependency: number) => !continued.includes(dependency) &&
-        (status[dependency] === NodeStatus.Failed || status[dependency] === NodeStatus.Aborted || status[dependency] === NodeStatus.Skipped);
+      const stops = (dependency: number) => !continued.includes(dependency) && stopsDependents(status[dependency]);
       const culprit = step.depends.find(stops);
       if (culprit === undefined) return;
       const becomes = status[culprit] === NodeStatus.Skipped ? NodeStatus.Skipped : NodeStatus.Aborted;
