@@ -130,6 +130,55 @@ for (const spawnMode of ['posix_spawn', 'child_process']) {
   });
 }
 
+for (const spawnMode of ['posix_spawn', 'child_process']) {
+  test(`a step inherits no descriptor of the server beyond stdin, stdout and stderr (steps started with ${spawnMode})`, async (t) => {
+    const home = await mkdtemp(join(tmpdir(), 'troupe-fds-'));
+    t.after(() => rm(home, { recursive: true, force: true }));
+    const { child, base } = await startCli(['--home', home, '--port', '0'], spawnMode === 'child_process' ? { TROUPE_SPAWN: 'child_process' } : {});
+    t.after(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+    await fetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'fds', spec: 'steps:\n  - name: list\n    command: ls -l /proc/self/fd\n' }) });
+    const { dagRunId } = await getJson(`${base}/dags/fds/start`, { method: 'POST', body: '{}' });
+    assert.ok(await waitUntil(async () => (await getJson(`${base}/dag-runs/fds/${dagRunId}`)).dagRun.status === 4), 'the run succeeds');
+    const log = await getJson(`${base}/dag-runs/fds/${dagRunId}/steps/list/log`);
+    const fds = String(log.content).split('\n').map((line) => /(\d+) -> (.*)$/.exec(line)).filter((match) => match !== null)
+      .map((match) => ({ fd: Number(match![1]), target: match![2] }));
+    // ls itself holds one more: the /proc/self/fd listing it reads.
+    assert.deepEqual(fds.filter(({ fd, target }) => fd > 2 && !target.startsWith('/proc/')), [], log.content);
+    assert.ok(!String(log.content).includes('data.mdb'), log.content);
+  });
+}
+
+test('a step started before its step host died is still stopped when the server is killed (the successor host guards it)', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'troupe-crash-'));
+  t.after(() => rm(home, { recursive: true, force: true }));
+  const { child, base, output } = await startCli(['--home', home, '--port', '0'], {});
+  t.after(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  if (!process.env.CI && !output().includes('steps start with posix_spawn')) {
+    t.skip('the posix_spawn addon is not built here');
+    return;
+  }
+  const marker = `troupe-successor-orphan-${process.pid}-${Date.now()}`;
+  await fetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'orphan', spec: `steps:\n  - command: bash -c 'exec -a ${marker} sleep 60' & sleep 60\n` }) });
+  await getJson(`${base}/dags/orphan/start`, { method: 'POST', body: '{}' });
+  assert.ok(await waitUntil(async () => processesNamed(marker) === 1), 'the step and its grandchild run');
+  const [first] = stepHostsOf(child.pid!);
+  assert.ok(first, 'the server has a step host');
+  process.kill(first, 'SIGKILL');
+  assert.ok(await waitUntil(async () => stepHostsOf(child.pid!).some((pid) => pid !== first)), 'a successor host starts while the step runs');
+  assert.equal(processesNamed(marker), 1, 'the step outlives the host that died');
+  child.kill('SIGKILL');
+  await exited(child);
+  assert.ok(await waitUntil(async () => processesNamed(marker) === 0, 10_000), 'the successor stopped the group');
+});
+
+/** Step host processes whose parent is `serverPid`. */
+function stepHostsOf(serverPid: number): number[] {
+  const out = execFileSync('ps', ['-eo', 'pid,ppid,args'], { encoding: 'utf8' });
+  return out.split('\n').map((line) => line.trim().split(/\s+/))
+    .filter(([, ppid, ...args]) => ppid === String(serverPid) && args.join(' ').includes('step-host'))
+    .map(([pid]) => Number(pid));
+}
+
 function processesNamed(marker: string): number {
   const out = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
   return out.split('\n').filter((line) => line.startsWith(marker)).length;

@@ -1,12 +1,13 @@
 // A worker thread's link to its step host process: forks it on first use, relays tasks and stop
 // messages (child_process mode) or names the groups of steps started here (posix_spawn mode).
-// A host that dies fails the tasks it ran; the groups named to it are named again to its successor.
+// A host that dies fails the tasks it ran; the groups named to it stay named to its successor.
 import { fork, type ChildProcess } from 'node:child_process';
+import { openSync, unlinkSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 import type { StepResult, StepTask } from '../core/index.ts';
-import type { ControlMessage, ControlPort, HostReply, HostRequest } from './protocol.ts';
-
-/** How long an ended group may stay on the host's list when no other step starts. */
-const UNWATCH_DELAY_MS = 50;
+import { WATCH_LIST_FD, type ControlMessage, type ControlPort, type HostReply, type HostRequest } from './protocol.ts';
 
 const hostFile = new URL(import.meta.url.endsWith('.ts') ? './step-host.ts' : './step-host.js', import.meta.url);
 
@@ -19,11 +20,12 @@ export class HostClient {
   private readonly pending = new Map<number, (result: StepResult) => void>();
   /** Process groups of the steps the host runs, by task id: stopped here if the host dies. */
   private readonly groups = new Map<number, number>();
-  /** Groups of steps this worker started itself, named to the host. */
-  private readonly watched = new Set<number>();
-  /** Ended groups not yet told to the host. */
-  private readonly ended: number[] = [];
-  private unwatchTimer: NodeJS.Timeout | undefined;
+  /** The watch list (protocol.ts): a step's group is one pwrite here, not a message to wake the host for. */
+  private watchList: number | undefined;
+  private readonly slots = new Map<number, number>();
+  private readonly freeSlots: number[] = [];
+  private nextSlot = 0;
+  private readonly slotBytes = Buffer.alloc(4);
   /** Resolves when the current host has said `ready`. */
   private listening: Promise<void> | undefined;
   private isListening = false;
@@ -46,21 +48,35 @@ export class HostClient {
     return this.listening!;
   }
 
-  /** The host stops this group if the server disappears while it runs. Not awaited. */
+  /** The host stops this group if the server disappears while it runs. */
   watch(pid: number): void {
-    this.watched.add(pid);
-    const ended = this.ended.length > 0 ? this.ended.splice(0) : undefined;
-    this.send(ended ? { type: 'watch', pid, ended } : { type: 'watch', pid });
+    const slot = this.freeSlots.pop() ?? this.nextSlot++;
+    this.slots.set(pid, slot);
+    this.writeSlot(slot, pid);
   }
 
-  /** The group ended: told to the host with the next `watch`, or within UNWATCH_DELAY_MS. */
+  /** The group ended: its slot is cleared and reused. */
   unwatch(pid: number): void {
-    this.watched.delete(pid);
-    this.ended.push(pid);
-    this.unwatchTimer ??= setTimeout(() => {
-      this.unwatchTimer = undefined;
-      if (this.ended.length > 0) this.send({ type: 'unwatch', pids: this.ended.splice(0) });
-    }, UNWATCH_DELAY_MS).unref();
+    const slot = this.slots.get(pid);
+    if (slot === undefined) return;
+    this.slots.delete(pid);
+    this.writeSlot(slot, 0);
+    this.freeSlots.push(slot);
+  }
+
+  private writeSlot(slot: number, pid: number): void {
+    this.slotBytes.writeInt32LE(pid);
+    writeSync(this.openWatchList(), this.slotBytes, 0, 4, slot * 4);
+  }
+
+  /** Created once per worker and unlinked at once: only this thread and its hosts hold it. */
+  private openWatchList(): number {
+    if (this.watchList === undefined) {
+      const path = join(tmpdir(), `troupe-watch-${process.pid}-${threadId}-${Date.now()}`);
+      this.watchList = openSync(path, 'wx+', 0o600);
+      unlinkSync(path);
+    }
+    return this.watchList;
   }
 
   /** Sends once the host listens; messages keep their order. A host that died gets nothing. */
@@ -78,7 +94,8 @@ export class HostClient {
     const host = fork(hostFile, [], {
       // Under tsx (tests, development) the host loads TypeScript the same way.
       execArgv: hostFile.pathname.endsWith('.ts') ? ['--import', 'tsx'] : [],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      // The watch list becomes the host's descriptor WATCH_LIST_FD; a successor gets the same file.
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...(this.relayMode ? [] : [this.openWatchList()])],
       serialization: 'advanced',
       // Steps relayed here start the way the pool was told to start them.
       env: this.relayMode ? { ...process.env, TROUPE_SPAWN: 'child_process' } : process.env,
@@ -119,8 +136,8 @@ export class HostClient {
         this.pending.delete(id);
         resolve({ kind: 'error', code: 'host_exited', message: `the step host exited (${signal ?? code})` });
       }
-      // Steps started here keep running: their successor host watches them.
-      if (this.watched.size > 0) for (const pid of this.watched) this.send({ type: 'watch', pid });
+      // Steps started here keep running: a successor reads the same watch list.
+      if (this.slots.size > 0) this.ensureHost();
     });
     this.host = host;
     return host;

@@ -22,16 +22,17 @@ export type ExecutorFn = (task: WorkerTask) => Promise<StepResult>;
 /** How a worker starts shell steps: itself with posix_spawn, or through its host with child_process. */
 export type SpawnMode = 'posix_spawn' | 'child_process';
 
-/**
- * Worker thread -> step host. `watch`/`unwatch` name the groups to stop if the server disappears;
- * groups that ended ride along with the next `watch` (one message per step), or follow on their own
- * shortly after when no step starts.
- */
+/** Worker thread -> step host (child_process mode): run a step, stop one. */
 export type HostRequest =
   | { type: 'run'; id: number; task: StepTask }
-  | { type: 'stop'; id: number; signal: string; cleanupMs: number }
-  | { type: 'watch'; pid: number; ended?: number[] }
-  | { type: 'unwatch'; pids: number[] };
+  | { type: 'stop'; id: number; signal: string; cleanupMs: number };
+
+/**
+ * The descriptor, in the step host, of the watch list: a file of 32-bit little-endian slots that
+ * the worker thread writes the process groups of the steps it started into (0 marks a free slot).
+ * The host reads it only when the server disappears.
+ */
+export const WATCH_LIST_FD = 4;
 
 /** Step host -> worker thread. `ready` comes first: nothing is sent to a host before it listens. */
 export type HostReply =

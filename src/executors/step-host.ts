@@ -2,18 +2,61 @@
 // - With child_process (no posix_spawn addon) it runs that worker's shell steps: a fork copies the
 //   page tables of the process that forks, so spawning from this ~40 MB process costs a fraction of
 //   spawning from the server (measured: 1.3 ms at 44 MB RSS, 3-4 ms at 100 MB, 6-7 ms at 160 MB).
-// - With posix_spawn the worker starts its steps itself and only names their process groups here
-//   (`watch`/`unwatch`), off the step's path.
+// - With posix_spawn the worker starts its steps itself and writes their process groups into the
+//   watch list (protocol.ts), a file this host reads only when the server has gone: a step costs
+//   the host nothing.
 // Either way, when the server goes away without stopping its steps (a crash), the host stops every
 // group it knows, rather than leave them running as orphans.
 // It imports node:* modules and the shell executor only, and must stay that small.
 import { EventEmitter } from 'node:events';
-import type { ControlMessage, HostReply, HostRequest } from './protocol.ts';
+import { closeSync, fstatSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { WATCH_LIST_FD, type ControlMessage, type HostReply, type HostRequest } from './protocol.ts';
 import { runShell, runningGroups, signalGroup } from './shell/shell.executor.ts';
 
 const controls = new Map<number, EventEmitter>();
-/** Groups of steps the worker started itself. */
-const watched = new Set<number>();
+
+/**
+ * Descriptors the server opened without close-on-exec (LMDB's data file among them) came along
+ * with the fork; steps started here must not inherit them. Node's own carry close-on-exec, and so
+ * would have been closed by the exec: what lacks it was inherited.
+ */
+function closeInheritedDescriptors(): void {
+  const keep = new Set([0, 1, 2, WATCH_LIST_FD, Number(process.env.NODE_CHANNEL_FD)]);
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc/self/fd');
+  } catch {
+    return; // not Linux
+  }
+  for (const entry of entries) {
+    const fd = Number(entry);
+    if (keep.has(fd)) continue;
+    try {
+      const flags = /^flags:\s+([0-7]+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+      if (flags !== undefined && (parseInt(flags, 8) & O_CLOEXEC) === 0) closeSync(fd);
+    } catch {
+      // closed meanwhile (the listing's own descriptor)
+    }
+  }
+}
+const O_CLOEXEC = 0o2000000;
+closeInheritedDescriptors();
+
+/** Groups of steps the worker started itself: the watch list's non-zero slots. */
+function watched(): number[] {
+  try {
+    const bytes = Buffer.alloc(fstatSync(WATCH_LIST_FD).size);
+    readSync(WATCH_LIST_FD, bytes, 0, bytes.length, 0);
+    const groups: number[] = [];
+    for (let offset = 0; offset + 4 <= bytes.length; offset += 4) {
+      const pid = bytes.readInt32LE(offset);
+      if (pid > 0) groups.push(pid);
+    }
+    return groups;
+  } catch {
+    return []; // relay mode: no watch list
+  }
+}
 
 process.on('message', (message: HostRequest) => {
   if (message.type === 'run') {
@@ -33,23 +76,21 @@ process.on('message', (message: HostRequest) => {
   } else if (message.type === 'stop') {
     const stop: ControlMessage = { type: 'stop', signal: message.signal, cleanupMs: message.cleanupMs };
     controls.get(message.id)?.emit('message', stop);
-  } else if (message.type === 'watch') {
-    for (const pid of message.ended ?? []) watched.delete(pid);
-    watched.add(message.pid);
-  } else if (message.type === 'unwatch') {
-    for (const pid of message.pids) watched.delete(pid);
   }
 });
 
 const ready: HostReply = { type: 'ready' };
-process.send?.(ready);
+if (process.connected) process.send?.(ready);
 
 // The server went away without stopping its steps (a crash): stop them rather than orphan them.
-process.on('disconnect', () => {
-  const groups = [...runningGroups, ...watched];
+// A host still loading when that happens finds its channel closed already.
+function serverGone(): void {
+  const groups = [...runningGroups, ...watched()];
   for (const pid of groups) signalGroup(pid, 'SIGTERM');
   setTimeout(() => {
     for (const pid of groups) signalGroup(pid, 'SIGKILL');
     process.exit(0);
   }, groups.length > 0 ? 2000 : 0);
-});
+}
+process.once('disconnect', serverGone);
+if (!process.connected) serverGone();
