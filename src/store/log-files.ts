@@ -62,10 +62,13 @@ export class LogFiles implements LogStore {
     const log = this.runLogs.get(path);
     if (!log) return;
     await log.opened;
+    // A second close of the same log (a recovery and a run's end) must not close a reused number.
+    if (this.runLogs.get(path) !== log) return;
     this.runLogs.delete(path);
     if (log.fd === undefined) return;
     this.write(log);
     closeSync(log.fd);
+    log.fd = undefined;
   }
 
   /**

@@ -123,6 +123,12 @@ test('run log lines land in call order, across ticks, and are all written when t
   assert.equal(await readFile(path, 'utf8'), 'one\ntwo\nthree\nfour\n');
   await logs.closeRunLog(path); // closing twice is harmless
 
+  // Two closes racing on a log still being opened close its descriptor once, and lose nothing.
+  const raced = logs.runLogPath('d', 'r2', 'a1');
+  logs.appendRunLog(raced, 'only');
+  await Promise.all([logs.closeRunLog(raced), logs.closeRunLog(raced)]);
+  assert.equal(await readFile(raced, 'utf8'), 'only\n');
+
   // A log that cannot be created loses its lines, and says so; nothing throws.
   const lost = join(dir, 'missing-folder', 'x.run.log');
   const errors: unknown[] = [];
