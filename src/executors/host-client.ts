@@ -91,7 +91,8 @@ export class HostClient {
 
   private ensureHost(): ChildProcess {
     if (this.host && this.host.connected) return this.host;
-    const host = fork(hostFile, [], {
+    // With posix_spawn the host is told where its watch list is; a relaying host has none.
+    const host = fork(hostFile, this.relayMode ? [] : [String(WATCH_LIST_FD)], {
       // Under tsx (tests, development) the host loads TypeScript the same way.
       execArgv: hostFile.pathname.endsWith('.ts') ? ['--import', 'tsx'] : [],
       // The watch list becomes the host's descriptor WATCH_LIST_FD; a successor gets the same file.

@@ -30,7 +30,7 @@ export type HostRequest =
 /**
  * The descriptor, in the step host, of the watch list: a file of 32-bit little-endian slots that
  * the worker thread writes the process groups of the steps it started into (0 marks a free slot).
- * The host reads it only when the server disappears.
+ * The host, given this number as its argument, reads it only when the server disappears.
  */
 export const WATCH_LIST_FD = 4;
 

@@ -14,6 +14,9 @@ import { WATCH_LIST_FD, type ControlMessage, type HostReply, type HostRequest } 
 import { runShell, runningGroups, signalGroup } from './shell/shell.executor.ts';
 
 const controls = new Map<number, EventEmitter>();
+/** The watch list's descriptor, named on the command line; a host that relays steps has none. */
+const watchListFd = process.argv[2] === String(WATCH_LIST_FD) ? WATCH_LIST_FD : undefined;
+const O_CLOEXEC = 0o2000000;
 
 /**
  * Descriptors the server opened without close-on-exec (LMDB's data file among them) came along
@@ -21,7 +24,7 @@ const controls = new Map<number, EventEmitter>();
  * would have been closed by the exec: what lacks it was inherited.
  */
 function closeInheritedDescriptors(): void {
-  const keep = new Set([0, 1, 2, WATCH_LIST_FD, Number(process.env.NODE_CHANNEL_FD)]);
+  const keep = new Set([0, 1, 2, watchListFd, Number(process.env.NODE_CHANNEL_FD)]);
   let entries: string[];
   try {
     entries = readdirSync('/proc/self/fd');
@@ -39,22 +42,23 @@ function closeInheritedDescriptors(): void {
     }
   }
 }
-const O_CLOEXEC = 0o2000000;
 closeInheritedDescriptors();
 
 /** Groups of steps the worker started itself: the watch list's non-zero slots. */
 function watched(): number[] {
+  if (watchListFd === undefined) return [];
   try {
-    const bytes = Buffer.alloc(fstatSync(WATCH_LIST_FD).size);
-    readSync(WATCH_LIST_FD, bytes, 0, bytes.length, 0);
+    const bytes = Buffer.alloc(fstatSync(watchListFd).size);
+    readSync(watchListFd, bytes, 0, bytes.length, 0);
     const groups: number[] = [];
     for (let offset = 0; offset + 4 <= bytes.length; offset += 4) {
       const pid = bytes.readInt32LE(offset);
       if (pid > 0) groups.push(pid);
     }
     return groups;
-  } catch {
-    return []; // relay mode: no watch list
+  } catch (error) {
+    console.error('troupe step host: cannot read the watch list:', (error as Error).message);
+    return [];
   }
 }
 
