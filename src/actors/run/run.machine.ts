@@ -114,6 +114,18 @@ function handlerLaunch(context: RunContext, which: HandlerKind | 'outcome', at: 
   return { id: `handler-${kind}`, record, line, input };
 }
 
+/** The action that starts the init, outcome or exit handler, when the definition has one. */
+function launchHandler(which: HandlerKind | 'outcome') {
+  return effects.createAction(enqueueActions(({ context, event, enqueue }) => {
+    const launch = handlerLaunch(context, which, eventTime(event, context));
+    if (!launch) return;
+    enqueue.assign({ record: launch.record });
+    enqueue({ type: 'persist', params: { record: launch.record } });
+    enqueue({ type: 'appendLog', params: { path: launch.record.log, line: launch.line } });
+    enqueue.spawnChild('step', { id: launch.id, input: launch.input });
+  }));
+}
+
 export const runMachine = effects.extend({
   actions: {
     logRunStarted: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
@@ -150,30 +162,9 @@ export const runMachine = effects.extend({
       }
     })),
     // A lifecycle handler runs as a step actor of its own, with DAG_RUN_STATUS (section 6).
-    startInitHandler: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
-      const launch = handlerLaunch(context, 'init', eventTime(event, context));
-      if (!launch) return;
-      enqueue.assign({ record: launch.record });
-      enqueue({ type: 'persist', params: { record: launch.record } });
-      enqueue({ type: 'appendLog', params: { path: launch.record.log, line: launch.line } });
-      enqueue.spawnChild('step', { id: launch.id, input: launch.input });
-    })),
-    startOutcomeHandler: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
-      const launch = handlerLaunch(context, 'outcome', eventTime(event, context));
-      if (!launch) return;
-      enqueue.assign({ record: launch.record });
-      enqueue({ type: 'persist', params: { record: launch.record } });
-      enqueue({ type: 'appendLog', params: { path: launch.record.log, line: launch.line } });
-      enqueue.spawnChild('step', { id: launch.id, input: launch.input });
-    })),
-    startExitHandler: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
-      const launch = handlerLaunch(context, 'exit', eventTime(event, context));
-      if (!launch) return;
-      enqueue.assign({ record: launch.record });
-      enqueue({ type: 'persist', params: { record: launch.record } });
-      enqueue({ type: 'appendLog', params: { path: launch.record.log, line: launch.line } });
-      enqueue.spawnChild('step', { id: launch.id, input: launch.input });
-    })),
+    startInitHandler: launchHandler('init'),
+    startOutcomeHandler: launchHandler('outcome'),
+    startExitHandler: launchHandler('exit'),
     recordHandlerResult: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'step.finished' || event.handler === undefined) return;
       const { record, failed, line } = finishHandler(context, event.handler, event.result, event.at);
