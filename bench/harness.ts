@@ -133,15 +133,16 @@ export function percentile(values: number[], p: number): number {
 
 export const round = (value: number, digits = 2) => Number(value.toFixed(digits));
 
-/** Starts a stored DAG `warmup + repeats` times, one after another; the first `warmup` are not timed. */
-export async function timeRuns(server: BenchServer, name: string, repeats: number, warmup = 1): Promise<number[]> {
+/** Starts a stored DAG `warmup + repeats` times, one after another; the first `warmup` are timed apart. */
+export async function timeRuns(server: BenchServer, name: string, repeats: number, warmup = 1): Promise<{ times: number[]; warmupTimes: number[] }> {
   const times: number[] = [];
+  const warmupTimes: number[] = [];
   for (let i = 0; i < warmup + repeats; i++) {
     const t0 = performance.now();
     const { body } = await server.post(`/dags/${name}/start`, {});
     const run = await pollUntilFinal(server, name, body.dagRunId, 1);
     if (run.status !== 4) throw new Error(`${name} run ended ${run.statusLabel}`);
-    if (i >= warmup) times.push(performance.now() - t0);
+    (i < warmup ? warmupTimes : times).push(performance.now() - t0);
   }
-  return times;
+  return { times, warmupTimes };
 }

@@ -129,6 +129,24 @@ test('run log lines land in call order, across ticks, and are all written when t
   await Promise.all([logs.closeRunLog(raced), logs.closeRunLog(raced)]);
   assert.equal(await readFile(raced, 'utf8'), 'only\n');
 
+  // The file waits for the run's end, a read, or a short delay: a read writes the waiting lines out.
+  const waiting = logs.runLogPath('d', 'r3', 'a1');
+  logs.appendRunLog(waiting, 'early');
+  await assert.rejects(readFile(waiting, 'utf8'), { code: 'ENOENT' });
+  assert.equal((await logs.read(waiting, { offset: 1, limit: 10 }))?.content, 'early');
+  logs.appendRunLog(waiting, 'later');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(await readFile(waiting, 'utf8'), 'early\nlater\n');
+  await logs.closeRunLog(waiting);
+
+  // A run that goes on past the delay gets its file while it runs.
+  const long = logs.runLogPath('d', 'r4', 'a1');
+  logs.appendRunLog(long, 'started');
+  const deadline = Date.now() + 5000;
+  while ((await readFile(long, 'utf8').catch(() => '')) !== 'started\n' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.equal(await readFile(long, 'utf8'), 'started\n');
+  await logs.closeRunLog(long);
+
   // A log that cannot be created loses its lines, and says so; nothing throws.
   const lost = join(dir, 'missing-folder', 'x.run.log');
   const errors: unknown[] = [];
