@@ -1,6 +1,6 @@
 // latency: one-step run (`true`), from the start request to the final status seen by a client
 // polling the run every 1 ms.
-import { percentile, pollUntilFinal, round, type BenchServer } from './harness.ts';
+import { percentile, round, timeRuns, type BenchServer } from './harness.ts';
 
 /**
  * Runs before the measured ones: they start the pool thread and let V8 optimize the start and step
@@ -14,17 +14,9 @@ const WARMUP_RUNS = 500;
 
 export async function latency(server: BenchServer, runs = 100): Promise<Record<string, unknown>> {
   await server.writeDag('bench-latency', 'maxActiveRuns: -1\nsteps:\n  - name: one\n    command: "true"\n');
-  const warmup: number[] = [];
-  const times: number[] = [];
-  for (let i = 0; i < runs + WARMUP_RUNS; i++) {
-    const t0 = performance.now();
-    const { body } = await server.post('/dags/bench-latency/start', {});
-    const run = await pollUntilFinal(server, 'bench-latency', body.dagRunId, 1);
-    if (run.status !== 4) throw new Error(`latency run failed: ${JSON.stringify(run)}`);
-    (i < WARMUP_RUNS ? warmup : times).push(performance.now() - t0);
-  }
+  const { times, warmupTimes } = await timeRuns(server, 'bench-latency', runs, WARMUP_RUNS);
   return {
     workload: 'latency', runs, warmupRuns: WARMUP_RUNS, p50Ms: round(percentile(times, 50)), p95Ms: round(percentile(times, 95)),
-    warmupP50Ms: round(percentile(warmup, 50)), targetP50Ms: 5,
+    warmupP50Ms: round(percentile(warmupTimes, 50)), targetP50Ms: 5,
   };
 }
