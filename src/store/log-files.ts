@@ -59,10 +59,8 @@ export class LogFiles implements LogStore {
   appendRunLog(path: string, line: string): void {
     let log = this.runLogs.get(path);
     if (!log) {
-      const created: RunLog = { lines: [] };
-      created.timer = setTimeout(() => void this.openRunLog(path, created), CREATE_AFTER_MS).unref();
-      this.runLogs.set(path, created);
-      log = created;
+      log = this.pendingRunLog(path);
+      this.runLogs.set(path, log);
     }
     if (log.failed) return;
     log.lines.push(line);
@@ -83,6 +81,13 @@ export class LogFiles implements LogStore {
     this.write(log);
     closeSync(log.fd);
     log.fd = undefined;
+  }
+
+  /** A log whose file is not created yet (see CREATE_AFTER_MS). */
+  private pendingRunLog(path: string): RunLog {
+    const log: RunLog = { lines: [] };
+    log.timer = setTimeout(() => void this.openRunLog(path, log), CREATE_AFTER_MS).unref();
+    return log;
   }
 
   /** The file is created on the thread pool, once; the lines wait for it. */
