@@ -6,8 +6,6 @@ import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, request } from 'undici';
 
-const cli = resolve(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
-
 export interface BenchServer {
   base: string;
   pid: number;
@@ -59,7 +57,9 @@ async function benchParent(): Promise<{ dir: string; fileCreateMs: number }> {
   return best;
 }
 
-export async function startBenchServer(): Promise<BenchServer> {
+/** Starts `troupe start-all` from `checkout`'s `dist/` (this checkout by default). */
+export async function startBenchServer(checkout = resolve(import.meta.dirname, '..')): Promise<BenchServer> {
+  const cli = resolve(checkout, 'dist', 'cli', 'main.js');
   const parent = await benchParent();
   const home = await mkdtemp(join(parent.dir, 'run-'));
   // TROUPE_BENCH_NODE_ARGS passes flags to the server's node, e.g. "--cpu-prof --cpu-prof-dir=prof".

@@ -10,11 +10,14 @@ import { percentile, round, timeRuns, type BenchServer } from './harness.ts';
  * warm-up was 5 runs until 2026-11-20 and 100 until 2026-11-21; `warmupP50Ms` reports the warm-up
  * runs' own median, so the figure of a freshly started server stays visible.
  */
-const WARMUP_RUNS = 500;
+export const WARMUP_RUNS = 500;
+
+/** The one-step DAG the latency is measured on (also by ab.ts). */
+export const LATENCY_DAG = { name: 'bench-latency', spec: 'maxActiveRuns: -1\nsteps:\n  - name: one\n    command: "true"\n' };
 
 export async function latency(server: BenchServer, runs = 100): Promise<Record<string, unknown>> {
-  await server.writeDag('bench-latency', 'maxActiveRuns: -1\nsteps:\n  - name: one\n    command: "true"\n');
-  const { times, warmupTimes } = await timeRuns(server, 'bench-latency', runs, WARMUP_RUNS);
+  await server.writeDag(LATENCY_DAG.name, LATENCY_DAG.spec);
+  const { times, warmupTimes } = await timeRuns(server, LATENCY_DAG.name, runs, WARMUP_RUNS);
   return {
     workload: 'latency', runs, warmupRuns: WARMUP_RUNS, p50Ms: round(percentile(times, 50)), p95Ms: round(percentile(times, 95)),
     warmupP50Ms: round(percentile(warmupTimes, 50)), targetP50Ms: 5,
