@@ -2,7 +2,7 @@
 // Usage: npm run bench:ab -- <other checkout> [blocks]   (the other checkout needs its dist/ built)
 //
 // On the development VMs the latency moves by a millisecond and more from one minute to the next
-// (p50 3.3-6.4 ms for one build over 75 minutes, 2026-11-21), so two benches run one after the other
+// (p50 3.3-6.4 ms for one build over two hours, 2026-11-21), so two benches run one after the other
 // compare the minutes, not the builds. Here both servers stay up and warm, and blocks of runs
 // alternate between them, the order swapped every block; an A/A comparison over 20 blocks differs
 // by 0.1-0.2 ms, which is about what this can resolve.
@@ -36,14 +36,13 @@ try {
       blockP50s[side].push(round(percentile(blockTimes, 50)));
     }
   }
-  const side = (i: number) => ({
+  const summary = (i: number) => ({
     checkout: checkouts[i], p50Ms: round(percentile(times[i], 50)), p95Ms: round(percentile(times[i], 95)),
     meanMs: round(times[i].reduce((sum, t) => sum + t, 0) / times[i].length), blockP50Ms: blockP50s[i],
   });
-  const otherFaster = blockP50s[1].filter((p50, i) => p50 < blockP50s[0][i]).length;
   console.log(JSON.stringify({
-    workload: 'latency-ab', warmupRuns: WARMUP_RUNS, blocks, blockRuns: BLOCK_RUNS, a: side(0), b: side(1),
-    bFasterInBlocks: otherFaster,
+    workload: 'latency-ab', warmupRuns: WARMUP_RUNS, blocks, blockRuns: BLOCK_RUNS, a: summary(0), b: summary(1),
+    bFasterInBlocks: blockP50s[1].filter((p50, i) => p50 < blockP50s[0][i]).length,
   }));
 } finally {
   for (const server of servers) await server.stop();
