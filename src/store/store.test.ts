@@ -62,6 +62,30 @@ test('a run written transition by transition reads back whole from a reopened st
   assert.deepEqual(reopened.listByName('d', 5), [third]);
 });
 
+
+test('a final record commits before save returns when no write is in flight, and after the writes in flight otherwise', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-store-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const store = new LmdbRunStore(dir);
+  await store.save(record('f', 'idle', 1000, RunStatus.Running));
+  // Idle: committed (and on disk) by the time save returns, before its promise settles.
+  const idle = store.save(record('f', 'idle', 1000, RunStatus.Succeeded));
+  assert.equal(store.get('f', 'idle')?.status, RunStatus.Succeeded);
+  await idle;
+  // Busy: the earlier write of the same run is in flight, so the final one queues behind it and
+  // shows only once both are committed; a run that never showed stays unseen until then.
+  const running = store.save(record('f', 'busy', 2000, RunStatus.Running));
+  const final = store.save(record('f', 'busy', 2000, RunStatus.Failed));
+  assert.equal(store.get('f', 'busy'), undefined);
+  await Promise.all([running, final]);
+  assert.equal(store.get('f', 'busy')?.status, RunStatus.Failed);
+  await store.close();
+  const reopened = new LmdbRunStore(dir);
+  t.after(() => reopened.close());
+  assert.equal(reopened.get('f', 'idle')?.status, RunStatus.Succeeded);
+  assert.equal(reopened.get('f', 'busy')?.status, RunStatus.Failed);
+  assert.deepEqual(reopened.listByName('f', 5).map((run) => run.dagRunId), ['busy', 'idle']);
+});
 test('DAG files: create refuses an existing file, rename keeps content, names are validated', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'troupe-dags-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
