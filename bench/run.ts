@@ -3,7 +3,7 @@
 import { chain } from './chain.ts';
 import { fanout } from './fanout.ts';
 import { availableParallelism } from 'node:os';
-import { round, startBenchServer } from './harness.ts';
+import { cpuLoopMs, round, startBenchServer } from './harness.ts';
 import { latency } from './latency.ts';
 import { idleMemory, memory } from './memory.ts';
 import { throughput } from './throughput.ts';
@@ -16,12 +16,14 @@ try {
     workload: 'environment', node: process.version, cpus: availableParallelism(), home: server.home,
     fileCreateMs: round(server.fileCreateMs, 3), server: server.startLine.replace(/^troupe /, ''),
   }));
+  // Each workload's line ends with the processor's speed measured just before it (harness.ts).
   const idleMb = await idleMemory(server);
   for (const name of chosen) {
     const workload = { latency, chain, fanout, throughput } as Record<string, typeof latency>;
-    const result = name === 'memory' ? await memory(server, idleMb) : await workload[name]?.(server);
-    if (!result) throw new Error(`unknown workload ${name}; choose from ${all.join(', ')}`);
-    console.log(JSON.stringify(result));
+    if (name !== 'memory' && !workload[name]) throw new Error(`unknown workload ${name}; choose from ${all.join(', ')}`);
+    const loopMs = round(cpuLoopMs(), 3);
+    const result = name === 'memory' ? await memory(server, idleMb) : await workload[name](server);
+    console.log(JSON.stringify({ ...result, cpuLoopMs: loopMs }));
   }
 } finally {
   await server.stop();
