@@ -1,5 +1,5 @@
 // Starts the compiled server (what users run) in a child process and talks to it with undici.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
@@ -112,6 +112,15 @@ export async function startBenchServer(checkout = resolve(import.meta.dirname, '
 }
 
 export const sleep = (ms: number) => new Promise((resolvePromise) => setTimeout(resolvePromise, ms));
+
+/** Runs spawn-reference.mjs in a plain `node`: what one `sh -c true` costs on this machine now. */
+export async function shSpawnReference(): Promise<{ spawnMs: number; perSec: number }> {
+  const script = resolve(import.meta.dirname, 'spawn-reference.mjs');
+  const output = await new Promise<string>((resolvePromise, reject) => {
+    execFile(process.execPath, [script], (error, stdout) => (error ? reject(error) : resolvePromise(stdout)));
+  });
+  return JSON.parse(output);
+}
 
 /** A fixed amount of integer work (xorshift steps) that no engine can skip. */
 function fixedWork(steps: number): number {

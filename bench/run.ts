@@ -3,7 +3,7 @@
 import { chain } from './chain.ts';
 import { fanout } from './fanout.ts';
 import { availableParallelism } from 'node:os';
-import { cpuLoopMs, round, startBenchServer } from './harness.ts';
+import { cpuLoopMs, round, shSpawnReference, startBenchServer } from './harness.ts';
 import { latency } from './latency.ts';
 import { idleMemory, memory } from './memory.ts';
 import { throughput } from './throughput.ts';
@@ -15,6 +15,11 @@ try {
   console.log(JSON.stringify({
     workload: 'environment', node: process.version, cpus: availableParallelism(), home: server.home,
     fileCreateMs: round(server.fileCreateMs, 3), server: server.startLine.replace(/^troupe /, ''),
+  }));
+  const reference = await shSpawnReference();
+  console.log(JSON.stringify({
+    workload: 'machine', shSpawnMs: round(reference.spawnMs), shSpawnsPerSec: Math.round(reference.perSec),
+    issueReference: { shSpawnMs: 1.5, shSpawnsPerSec: 900 }, cpuLoopMs: round(cpuLoopMs(), 3),
   }));
   // Each workload's line ends with the processor's speed measured just before it (harness.ts).
   const idleMb = await idleMemory(server);
