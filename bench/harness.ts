@@ -122,37 +122,6 @@ export async function shSpawnReference(): Promise<{ spawnMs: number; perSec: num
   return JSON.parse(output);
 }
 
-/** A fixed amount of integer work (xorshift steps) that no engine can skip. */
-function fixedWork(steps: number): number {
-  let x = 0x9e3779b9 | 0;
-  for (let i = 0; i < steps; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-  }
-  return x;
-}
-
-let sink = 0;
-
-/**
- * How fast the machine's processor is right now: the best of 25 timings of the same fixed work
- * (after 5 unmeasured ones that let V8 optimize it), in ms. Best-of leaves out the timings in
- * which another thread took the core. On the development VMs the host slows the VM's processor by
- * about 1.6 times for minutes at a time, also while the VM is idle (bench/README.md), and every
- * figure moves with it; printed beside each workload, this says which kind of minute it ran in.
- */
-export function cpuLoopMs(): number {
-  let best = Infinity;
-  for (let i = 0; i < 30; i++) {
-    const t0 = performance.now();
-    sink ^= fixedWork(1_000_000);
-    const ms = performance.now() - t0;
-    if (i >= 5) best = Math.min(best, ms);
-  }
-  return best;
-}
-
 const FINAL = new Set([2, 3, 4, 6]);
 
 /** Polls a run every `intervalMs` until its status is final; returns the run. */

@@ -3,7 +3,7 @@
 import { chain } from './chain.ts';
 import { fanout } from './fanout.ts';
 import { availableParallelism } from 'node:os';
-import { cpuLoopMs, round, shSpawnReference, startBenchServer } from './harness.ts';
+import { round, shSpawnReference, startBenchServer } from './harness.ts';
 import { latency } from './latency.ts';
 import { idleMemory, memory } from './memory.ts';
 import { throughput } from './throughput.ts';
@@ -19,16 +19,14 @@ try {
   const reference = await shSpawnReference();
   console.log(JSON.stringify({
     workload: 'machine', shSpawnMs: round(reference.spawnMs), shSpawnsPerSec: Math.round(reference.perSec),
-    issueReference: { shSpawnMs: 1.5, shSpawnsPerSec: 900 }, cpuLoopMs: round(cpuLoopMs(), 3),
+    issueReference: { shSpawnMs: 1.5, shSpawnsPerSec: 900 },
   }));
-  // Each workload's line ends with the processor's speed measured just before it (harness.ts).
   const idleMb = await idleMemory(server);
   for (const name of chosen) {
     const workload = { latency, chain, fanout, throughput } as Record<string, typeof latency>;
     if (name !== 'memory' && !workload[name]) throw new Error(`unknown workload ${name}; choose from ${all.join(', ')}`);
-    const loopMs = round(cpuLoopMs(), 3);
     const result = name === 'memory' ? await memory(server, idleMb) : await workload[name](server);
-    console.log(JSON.stringify({ ...result, cpuLoopMs: loopMs }));
+    console.log(JSON.stringify(result));
   }
 } finally {
   await server.stop();
