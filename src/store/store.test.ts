@@ -62,7 +62,6 @@ test('a run written transition by transition reads back whole from a reopened st
   assert.deepEqual(reopened.listByName('d', 5), [third]);
 });
 
-
 test('a final record commits before save returns when no write is in flight, and after the writes in flight otherwise', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'troupe-store-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
@@ -86,6 +85,7 @@ test('a final record commits before save returns when no write is in flight, and
   assert.equal(reopened.get('f', 'busy')?.status, RunStatus.Failed);
   assert.deepEqual(reopened.listByName('f', 5).map((run) => run.dagRunId), ['busy', 'idle']);
 });
+
 test('DAG files: create refuses an existing file, rename keeps content, names are validated', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'troupe-dags-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
