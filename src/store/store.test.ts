@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NodeStatus, RunStatus, type NodeRecord, type RunRecord } from '../core/index.ts';
@@ -170,6 +170,19 @@ test('run log lines land in call order, across ticks, and are all written when t
   while ((await readFile(long, 'utf8').catch(() => '')) !== 'started\n' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
   assert.equal(await readFile(long, 'utf8'), 'started\n');
   await logs.closeRunLog(long);
+
+  // Logs of one directory are created one after another (see LogFiles.creating): all of them,
+  // each with its own lines, one that cannot be created (a folder has its name) in their midst.
+  const many = Array.from({ length: 30 }, (_, i) => logs.runLogPath('d', `m${i}`, 'a1'));
+  await mkdir(many[10]);
+  const quiet = t.mock.method(console, 'error', () => {});
+  many.forEach((path, i) => logs.appendRunLog(path, `line ${i}`));
+  await Promise.all(many.map((path) => logs.closeRunLog(path)));
+  assert.equal(quiet.mock.callCount(), 1);
+  quiet.mock.restore();
+  for (const [i, path] of many.entries()) {
+    if (i !== 10) assert.equal(await readFile(path, 'utf8'), `line ${i}\n`);
+  }
 
   // A log that cannot be created loses its lines, and says so; nothing throws.
   const lost = join(dir, 'missing-folder', 'x.run.log');
