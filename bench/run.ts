@@ -14,7 +14,7 @@ const server = await startBenchServer();
 try {
   console.log(JSON.stringify({
     workload: 'environment', node: process.version, cpus: availableParallelism(), home: server.home,
-    fileCreateMs: round(server.fileCreateMs, 3), server: server.startLine.replace(/^troupe /, ''),
+    fileCreateMs: round(server.place.fileCreateMs, 3), spreadFolders: server.place.spreadFolders, homeAttempts: server.place.attempts, server: server.startLine.replace(/^troupe /, ''),
   }));
   const reference = await shSpawnReference();
   console.log(JSON.stringify({
