@@ -8,7 +8,8 @@
 // by 0.1-0.2 ms, which is about what this can resolve.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { percentile, round, startBenchServer, timeRuns, type BenchServer } from './harness.ts';
+import { rm } from 'node:fs/promises';
+import { chooseHome, percentile, round, startBenchServer, timeRuns, type BenchServer } from './harness.ts';
 import { LATENCY_DAG, WARMUP_RUNS } from './latency.ts';
 
 const BLOCK_RUNS = 50;
@@ -21,8 +22,10 @@ if (!other || !existsSync(resolve(other, 'dist', 'cli', 'main.js')) || !Number.i
 }
 const checkouts = [resolve(import.meta.dirname, '..'), resolve(other)];
 const servers: BenchServer[] = [];
+// Both homes in one folder: where a server's files go changes what creating them costs (harness.ts).
+const { home: folder } = await chooseHome();
 try {
-  for (const checkout of checkouts) servers.push(await startBenchServer(checkout));
+  for (const checkout of checkouts) servers.push(await startBenchServer(checkout, folder));
   for (const server of servers) {
     await server.writeDag(LATENCY_DAG.name, LATENCY_DAG.spec);
     await timeRuns(server, LATENCY_DAG.name, 0, WARMUP_RUNS);
@@ -46,4 +49,5 @@ try {
   }));
 } finally {
   for (const server of servers) await server.stop();
+  await rm(folder, { recursive: true, force: true });
 }

@@ -44,7 +44,7 @@ const HOME_ATTEMPTS = 6;
  * fresh one, up to HOME_ATTEMPTS times. The probe's files stay in the home (deleting them would
  * leave the trace this avoids).
  */
-async function chooseHome(): Promise<{ home: string; fileCreateMs: number; spreadFolders: boolean; attempts: number }> {
+export async function chooseHome(): Promise<{ home: string; fileCreateMs: number; spreadFolders: boolean; attempts: number }> {
   const candidates = process.env.TROUPE_BENCH_DIR
     ? [process.env.TROUPE_BENCH_DIR]
     : [join(homedir(), '.cache', 'troupe-bench'), '/var/tmp/troupe-bench', join(tmpdir(), 'troupe-bench')];
@@ -82,10 +82,21 @@ async function chooseHome(): Promise<{ home: string; fileCreateMs: number; sprea
   }
 }
 
-/** Starts `troupe start-all` from `checkout`'s `dist/` (this checkout by default). */
-export async function startBenchServer(checkout = resolve(import.meta.dirname, '..')): Promise<BenchServer> {
+async function homeWithin(folder: string): Promise<{ home: string; fileCreateMs: number; spreadFolders: boolean; attempts: number }> {
+  const home = await mkdtemp(join(folder, 'run-'));
+  const probe = join(home, '.bench-probe');
+  await mkdir(probe);
+  return { home, fileCreateMs: fileCreateMs(probe), spreadFolders: false, attempts: 1 };
+}
+
+/**
+ * Starts `troupe start-all` from `checkout`'s `dist/` (this checkout by default). Its home is
+ * chosen by chooseHome, or made inside `within` (a folder chooseHome chose): servers compared
+ * side by side create their files in the same part of the disk.
+ */
+export async function startBenchServer(checkout = resolve(import.meta.dirname, '..'), within?: string): Promise<BenchServer> {
   const cli = resolve(checkout, 'dist', 'cli', 'main.js');
-  const { home, ...place } = await chooseHome();
+  const { home, ...place } = within ? await homeWithin(within) : await chooseHome();
   // TROUPE_BENCH_NODE_ARGS passes flags to the server's node, e.g. "--cpu-prof --cpu-prof-dir=prof".
   const nodeArgs = (process.env.TROUPE_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, cli, 'start-all', '--home', home, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -22,6 +22,9 @@ export type RunContext = RunState;
 export type RunEvent =
   | { type: 'run.begin'; at: number }
   | { type: 'run.stop'; at: number }
+  /** Delayed events the run raises itself: timeoutSec has passed; delaySec has passed. */
+  | { type: 'run.timeout' }
+  | { type: 'run.delayed' }
   | StepFinishedEvent
   | StepRerunEvent
   | StepSubRunEvent;
@@ -56,6 +59,9 @@ function outcomeHandler(context: RunContext): HandlerKind | undefined {
 const handlerDone = (kind: HandlerKind | 'outcome') => ({ context, event }: { context: RunContext; event: RunEvent }) =>
   event.type === 'step.finished' && event.handler !== undefined && (kind === 'outcome' ? event.handler === outcomeHandler(context) : event.handler === kind);
 
+const DAG_TIMEOUT_ID = 'dagTimeout';
+const DELAY_ID = 'runDelay';
+
 /** Timers above Node's largest (24.8 days) would fire at once; a longer deadline waits that long. */
 function timerMs(seconds: number): number {
   return Math.min(seconds * 1000, 2_147_483_647);
@@ -72,15 +78,24 @@ const effects = setup({
     // Provided by the engine: write the record to the store; append a line to the run log.
     persist: (_, _params: { record: RunRecord }) => {},
     appendLog: (_, _params: { path: string; line: string }) => {},
-  },
-  delays: {
-    runDelay: ({ context }) => context.plan.delaySec * 1000,
-    dagTimeout: ({ context }) => (context.plan.timeoutSec > 0 ? timerMs(context.plan.timeoutSec) : 2_147_483_647),
+    // Timers are delayed events raised only when the run has a timeout or a delay: `after`
+    // transitions would set (and clear) their timers on every run.
+    armDagTimeout: enqueueActions(({ context, enqueue }) => {
+      if (context.plan.timeoutSec > 0) enqueue.raise({ type: 'run.timeout' }, { id: DAG_TIMEOUT_ID, delay: timerMs(context.plan.timeoutSec) });
+    }),
+    disarmDagTimeout: enqueueActions(({ context, enqueue }) => {
+      if (context.plan.timeoutSec > 0) enqueue.cancel(DAG_TIMEOUT_ID);
+    }),
+    armDelay: enqueueActions(({ context, enqueue }) => {
+      if (context.plan.delaySec > 0) enqueue.raise({ type: 'run.delayed' }, { id: DELAY_ID, delay: timerMs(context.plan.delaySec) });
+    }),
+    disarmDelay: enqueueActions(({ context, enqueue }) => {
+      if (context.plan.delaySec > 0) enqueue.cancel(DELAY_ID);
+    }),
   },
   guards: {
     beginsAtOnce: ({ context }) => context.record.status === RunStatus.Running,
     noDelay: ({ context }) => context.plan.delaySec <= 0,
-    hasDagTimeout: ({ context }) => context.plan.timeoutSec > 0,
     allSettled: ({ context }) => allSettled(context.record.nodes),
     hasStepsToStart: ({ context }) =>
       readySteps(context.plan.steps, context.record.nodes, context.plan.maxActiveSteps, context.continued).length > 0 ||
@@ -261,10 +276,10 @@ export const runMachine = effects.extend({
     },
     // The run's time counts from here: delaySec, then the steps; timeoutSec covers both.
     active: {
-      entry: 'logRunStarted',
+      entry: ['logRunStarted', 'armDagTimeout'],
+      exit: 'disarmDagTimeout',
       initial: 'initializing',
-      after: { dagTimeout: { guard: 'hasDagTimeout', target: 'stopping', actions: 'markTimedOut' } },
-      on: { 'run.stop': 'stopping' },
+      on: { 'run.stop': 'stopping', 'run.timeout': { target: 'stopping', actions: 'markTimedOut' } },
       states: {
         // The init handler runs before the steps; when it fails they do not run (aborted).
         initializing: {
@@ -282,8 +297,10 @@ export const runMachine = effects.extend({
           },
         },
         delaying: {
+          entry: 'armDelay',
+          exit: 'disarmDelay',
           always: { guard: 'noDelay', target: 'running' },
-          after: { runDelay: { target: 'running', actions: enqueueActions(({ enqueue }) => enqueue.assign({ delayed: true })) } },
+          on: { 'run.delayed': { target: 'running', actions: enqueueActions(({ enqueue }) => enqueue.assign({ delayed: true })) } },
         },
         running: {
           // Re-evaluated after every event: settle when all nodes are done, else start what is ready.

@@ -36,6 +36,8 @@ export interface StepContext extends StepInput {
 export type StepEvent =
   /** `at`: when the stop was asked for, for the record of a step stopped between executions. */
   | { type: 'step.stop'; at?: number }
+  /** The step's timeoutSec has passed (a delayed event the step raises itself). */
+  | { type: 'step.timeout' }
   /** The executor started a sub DAG run. */
   | { type: 'step.subRun'; dagName: string; dagRunId: string; params: string }
   | { type: 'step.exited'; result: StepResult; at: number; repeatConditionHolds?: boolean };
@@ -87,6 +89,7 @@ export const executeStepPlaceholder = fromCallback<{ type: 'step.stop' }, Execut
 
 /** Node's largest timer. */
 const MAX_TIMER_MS = 2_147_483_647;
+const TIMEOUT_ID = 'stepTimeout';
 
 /** The result reported for an execution the step's timeout stopped. */
 function timedOutResult(context: StepContext, result: StepResult): StepResult {
@@ -103,13 +106,18 @@ export const stepMachine = setup({
   },
   actors: { executeStep: executeStepPlaceholder },
   delays: {
-    // Without a timeout the timer is set beyond reach (and cleared with the state) rather than at 0,
-    // which would fire an event through the machine on every execution.
-    stepTimeout: ({ context }) => ((context.timeoutSec ?? 0) > 0 ? Math.min(context.timeoutSec! * 1000, MAX_TIMER_MS) : MAX_TIMER_MS),
     retryWait: ({ context }) => (context.retryPolicy ? waitMs(context.retryPolicy, context.retries - 1) : 0),
     repeatWait: ({ context }) => (context.repeatPolicy ? waitMs(context.repeatPolicy, context.executions - 1) : 0),
   },
   actions: {
+    // The timeout is a delayed event raised only when the step has one: an `after` transition
+    // would set (and clear) a timer on every execution, timeout or not.
+    armTimeout: enqueueActions(({ context, enqueue }) => {
+      if ((context.timeoutSec ?? 0) > 0) enqueue.raise({ type: 'step.timeout' }, { id: TIMEOUT_ID, delay: Math.min(context.timeoutSec! * 1000, MAX_TIMER_MS) });
+    }),
+    disarmTimeout: enqueueActions(({ context, enqueue }) => {
+      if ((context.timeoutSec ?? 0) > 0) enqueue.cancel(TIMEOUT_ID);
+    }),
     // A stop between executions: the step ends with the stop.
     reportStopped: sendParent(({ context, event }): StepFinishedEvent => ({
       type: 'step.finished', index: context.index, at: (event.type === 'step.stop' ? event.at : undefined) ?? Date.now(),
@@ -118,7 +126,6 @@ export const stepMachine = setup({
     })),
   },
   guards: {
-    hasTimeout: ({ context }) => (context.timeoutSec ?? 0) > 0,
     retries: ({ context, event }) => event.type === 'step.exited' && !context.stopped &&
       shouldRetry(context.retryPolicy, timedOutResult(context, event.result), context.retries),
     repeats: ({ context, event }) => event.type === 'step.exited' && !context.stopped && !context.timedOut &&
@@ -130,7 +137,8 @@ export const stepMachine = setup({
   context: ({ input }) => ({ ...input, retries: 0, executions: 0, timedOut: false, stopped: false }),
   states: {
     running: {
-      entry: assign({ timedOut: false }),
+      entry: [assign({ timedOut: false }), 'armTimeout'],
+      exit: 'disarmTimeout',
       invoke: {
         id: 'executor',
         src: 'executeStep',
@@ -144,13 +152,8 @@ export const stepMachine = setup({
             : {}),
         }),
       },
-      after: {
-        stepTimeout: {
-          guard: 'hasTimeout',
-          actions: [assign({ timedOut: true }), sendTo('executor', { type: 'step.stop' })],
-        },
-      },
       on: {
+        'step.timeout': { actions: [assign({ timedOut: true }), sendTo('executor', { type: 'step.stop' })] },
         'step.stop': { actions: [assign({ stopped: true }), sendTo('executor', { type: 'step.stop' })] },
         'step.subRun': {
           actions: sendParent(({ context, event }): StepSubRunEvent => ({
