@@ -44,7 +44,7 @@ const HOME_ATTEMPTS = 6;
  * fresh one, up to HOME_ATTEMPTS times. The probe's files stay in the home (deleting them would
  * leave the trace this avoids).
  */
-export async function chooseHome(): Promise<{ home: string; fileCreateMs: number; spreadFolders: boolean; attempts: number }> {
+export async function chooseHome(): Promise<Home> {
   const candidates = process.env.TROUPE_BENCH_DIR
     ? [process.env.TROUPE_BENCH_DIR]
     : [join(homedir(), '.cache', 'troupe-bench'), '/var/tmp/troupe-bench', join(tmpdir(), 'troupe-bench')];
@@ -62,27 +62,17 @@ export async function chooseHome(): Promise<{ home: string; fileCreateMs: number
   if (!parent) throw new Error(`no writable directory for the benchmark among ${candidates.join(', ')}`);
   // Not ext4, or no chattr: the homes stay where the file system puts them.
   const spreadFolders = await new Promise<boolean>((done) => execFile('chattr', ['+T', parent], (error) => done(!error)));
-  const setAside: string[] = [];
-  let best: { home: string; fileCreateMs: number } | undefined;
-  for (let attempt = 1; ; attempt++) {
-    const home = await mkdtemp(join(parent, 'run-'));
-    const probe = join(home, '.bench-probe');
-    await mkdir(probe);
-    const ms = fileCreateMs(probe);
-    if (!best || ms < best.fileCreateMs) {
-      if (best) setAside.push(best.home);
-      best = { home, fileCreateMs: ms };
-    } else {
-      setAside.push(home);
-    }
-    if (best.fileCreateMs <= QUIET_CREATE_MS || attempt === HOME_ATTEMPTS) {
-      await Promise.all(setAside.map((dir) => rm(dir, { recursive: true, force: true })));
-      return { ...best, spreadFolders, attempts: attempt };
-    }
-  }
+  const tried: Home[] = [];
+  while (tried.length < HOME_ATTEMPTS && !tried.some((home) => home.fileCreateMs <= QUIET_CREATE_MS)) tried.push(await homeWithin(parent));
+  tried.sort((a, b) => a.fileCreateMs - b.fileCreateMs);
+  await Promise.all(tried.slice(1).map(({ home }) => rm(home, { recursive: true, force: true })));
+  return { ...tried[0], spreadFolders, attempts: tried.length };
 }
 
-async function homeWithin(folder: string): Promise<{ home: string; fileCreateMs: number; spreadFolders: boolean; attempts: number }> {
+type Home = { home: string; fileCreateMs: number; spreadFolders: boolean; attempts: number };
+
+/** A new home inside `folder`, with what creating a file costs there. */
+async function homeWithin(folder: string): Promise<Home> {
   const home = await mkdtemp(join(folder, 'run-'));
   const probe = join(home, '.bench-probe');
   await mkdir(probe);
