@@ -1,10 +1,10 @@
 // The two ways a step's process starts must behave alike: posix_spawn (the addon) and child_process.
-import { test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nativeSpawner, nodeSpawner, spawnMethod, type OutputStream, type Spawner } from './spawner.ts';
+import { nativeSpawner, nativeSpawns, nodeSpawner, spawnMethod, type OutputStream, type Spawner, type StepProcess } from './spawner.ts';
 
 const PATH = process.env.PATH ?? '/usr/bin:/bin';
 
@@ -21,11 +21,36 @@ function text(stream: OutputStream): Promise<string> {
   });
 }
 
-const spawners: Array<[string, Spawner | undefined]> = [['posix_spawn', nativeSpawner], ['child_process', nodeSpawner]];
+/** `beside`: the tests run while another process of the same spawner runs. */
+const spawners: Array<[string, Spawner | undefined, boolean]> = [
+  ['posix_spawn', nativeSpawner, false],
+  // A thread that holds a running process starts the next ones on libuv's pool (spawnAsync).
+  ['posix_spawn beside a running process', nativeSpawner, true],
+  ['child_process', nodeSpawner, false],
+];
 
-for (const [name, spawner] of spawners) {
+for (const [name, spawner, beside] of spawners) describe(name, () => {
   const options = { skip: spawner === undefined && !process.env.CI && 'addon not built here' };
   const start = spawner!;
+
+  if (spawner === nativeSpawner && spawner !== undefined) {
+    let sibling: StepProcess | undefined;
+    const before_ = { ...nativeSpawns };
+    before(async () => {
+      if (beside) sibling = await spawner(['sleep', '60'], { cwd: '/', env: { PATH } });
+      Object.assign(before_, nativeSpawns);
+    });
+    after(async () => {
+      if (sibling) {
+        process.kill(-sibling.pid, 'SIGKILL');
+        assert.deepEqual(await sibling.exited, { code: null, signal: 'SIGKILL' });
+      }
+      // Every test below starts at least one process the way this block names.
+      const started = { inline: nativeSpawns.inline - before_.inline, onPool: nativeSpawns.onPool - before_.onPool };
+      if (beside) assert.ok(started.onPool >= 5 && started.inline === 0, JSON.stringify(started));
+      else assert.ok(started.inline >= 5 && started.onPool === 0, JSON.stringify(started));
+    });
+  }
 
   test(`${name}: exit code, stdout and stderr on pipes, stdin empty, working directory and environment`, options, async () => {
     const child = await start(['sh', '-c', 'cat; pwd; echo "$GREETING"; echo oops >&2; exit 3'], { cwd: '/', env: { PATH, GREETING: 'hello' } });
@@ -72,4 +97,4 @@ for (const [name, spawner] of spawners) {
     await assert.rejects(start(['only-here'], { cwd: '/', env: { PATH } }), { code: 'ENOENT' });
     await assert.rejects(start(['sh', '-c', 'true'], { cwd: join(dir, 'missing'), env: { PATH } }), { code: 'ENOENT' });
   });
-}
+});

@@ -35,6 +35,8 @@ export type Spawner = (argv: string[], options: SpawnOptions) => Promise<StepPro
 interface NativeSpawn {
   spawn(file: string, argv: string[], envp: string[], cwd: string, stdoutFd: number, stderrFd: number,
     onExit: (code: number | null, signal: number | null) => void): number;
+  spawnAsync(file: string, argv: string[], envp: string[], cwd: string, stdoutFd: number, stderrFd: number,
+    onSpawned: (error: Error | null, pid: number | null) => void, onExit: (code: number | null, signal: number | null) => void): void;
   pipe(): [number, number];
   close(fd: number): void;
   readPipe(fd: number, onData: (chunk: Buffer | null) => void): void;
@@ -67,8 +69,32 @@ function loadNative(): NativeSpawn | undefined {
   }
 }
 
+/** How a thread's posix_spawn spawner started its processes so far (for tests and measurements). */
+export const nativeSpawns = { inline: 0, onPool: 0 };
+
+/**
+ * posix_spawn returns once the child has called exec, and the thread waits until then: 0.13 ms
+ * alone, 1 - 5 ms while many processes start at once. A thread holding no other process of ours
+ * spawns inline (the pool's round trip would only add to a chain of steps); one that holds others
+ * spawns on libuv's pool, so that their exits and output are not held up behind the new one.
+ * Side by side (bench, 2-core VM): throughput 435 -> 568 runs/s (faster in 11 of 12 rounds), fanout
+ * 311.7 -> 303.3 ms (10 of 12), chain unchanged (74.5 vs 75.9 ms).
+ */
 function nativeSpawnerOf(native: NativeSpawn): Spawner {
   const resolved = new Map<string, string>();
+  /** Processes started here and not yet reaped, and spawns under way. */
+  let live = 0;
+  const start = (file: string, argv: string[], envp: string[], cwd: string, stdoutFd: number, stderrFd: number,
+    onExit: (code: number | null, signal: number | null) => void): number | Promise<number> => {
+    if (live === 0) {
+      nativeSpawns.inline++;
+      return native.spawn(file, argv, envp, cwd, stdoutFd, stderrFd, onExit);
+    }
+    nativeSpawns.onPool++;
+    return new Promise<number>((resolveSpawn, rejectSpawn) => {
+      native.spawnAsync(file, argv, envp, cwd, stdoutFd, stderrFd, (error, pid) => (error ? rejectSpawn(error) : resolveSpawn(pid!)), onExit);
+    });
+  };
   return async (argv, { cwd, env }) => {
     const envp = Object.entries(env).map(([key, value]) => `${key}=${value}`);
     const key = `${env.PATH ?? ''}\u0000${cwd}\u0000${argv[0]}`;
@@ -79,11 +105,17 @@ function nativeSpawnerOf(native: NativeSpawn): Spawner {
       let finish!: (exit: { code: number | null; signal: NodeJS.Signals | null }) => void;
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => (finish = done));
       let pid: number;
+      let counted = false;
       try {
-        pid = native.spawn(file, argv, envp, cwd, stdoutWrite, stderrWrite, (code, signal) => {
+        const starting = start(file, argv, envp, cwd, stdoutWrite, stderrWrite, (code, signal) => {
+          live--;
           finish({ code, signal: signal === null ? null : signalNames.get(signal) ?? 'SIGKILL' });
         });
+        live++;
+        counted = true;
+        pid = await starting;
       } catch (error) {
+        if (counted) live--;
         native.close(stdoutRead);
         native.close(stderrRead);
         // A program found earlier may have moved: look it up again once.
