@@ -120,6 +120,25 @@ for (const mode of modes) {
     assert.equal(result.kind === 'ok' && result.signal, 'SIGKILL');
   });
 
+  test('a stop that comes while the step is starting is not lost', async (t) => {
+    const dir = await tempDir(t);
+    const marker = `sleep 30.${process.pid}${Date.now() % 100_000}`;
+    // Steps already running on the threads: the next processes start on libuv's pool (spawner.ts),
+    // so the stop can arrive before there is a process group to signal.
+    const holders = await Promise.all(Array.from({ length: 4 }, async () => pool.dispatch(await taskIn(dir, { command: 'sleep 30' }))));
+    const tasks = await Promise.all(Array.from({ length: 12 }, () => taskIn(dir, { command: `exec ${marker}` })));
+    const handles = tasks.map((task) => pool.dispatch(task));
+    for (const handle of handles) handle.stop('SIGTERM', 2000);
+    for (const result of await Promise.all(handles.map((handle) => handle.result))) {
+      const stopped = result.kind === 'error' ? result.code === 'stopped' : result.kind === 'ok' && result.signal === 'SIGTERM';
+      assert.ok(stopped, `stopped before it started or by the signal: ${JSON.stringify(result)}`);
+    }
+    await waitFor(() => processesNamed(marker) === 0);
+    assert.equal(processesNamed(marker), 0);
+    for (const holder of holders) holder.stop('SIGKILL', 0);
+    for (const result of await Promise.all(holders.map((holder) => holder.result))) assert.equal(result.kind === 'ok' && result.signal, 'SIGKILL');
+  });
+
   const killStepHosts = () => {
     const hosts = execFileSync('ps', ['-eo', 'pid,ppid,args'], { encoding: 'utf8' }).split('\n')
       .filter((line) => line.includes('step-host') && line.trim().split(/\s+/)[1] === String(process.pid));

@@ -20,7 +20,44 @@ export const runningGroups = new Set<number>();
 const PIPE_GRACE_MS = 100;
 
 export async function runShell(task: WorkerTask): Promise<StepResult> {
-  return execute(task, await commandLine(task));
+  // Stop messages are heard from the start: one that comes while the script is written or while
+  // the process starts (which may take a few ms on libuv's pool, see spawner.ts) is not lost.
+  const stops = new Stops(task.port);
+  try {
+    return await execute(task, await commandLine(task), stops);
+  } finally {
+    stops.detach();
+  }
+}
+
+/** The stop messages of one step: kept until the process is there, then handed on as they come. */
+class Stops {
+  private first: ControlMessage | undefined;
+  private handler: ((message: ControlMessage) => void) | undefined;
+  private readonly listener = (message: ControlMessage) => {
+    if (message.type !== 'stop') return;
+    this.first ??= message;
+    this.handler?.(message);
+  };
+
+  constructor(private readonly port: WorkerTask['port']) {
+    port.on('message', this.listener);
+  }
+
+  get requested(): boolean {
+    return this.first !== undefined;
+  }
+
+  /** `handler` gets every stop from now on, and at once the one that came before, if any. */
+  handle(handler: (message: ControlMessage) => void): void {
+    this.handler = handler;
+    if (this.first) handler(this.first);
+  }
+
+  detach(): void {
+    this.handler = undefined;
+    this.port.off('message', this.listener);
+  }
 }
 
 async function commandLine(task: WorkerTask): Promise<string[]> {
@@ -37,7 +74,8 @@ function quote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-async function execute(task: WorkerTask, argv: string[]): Promise<StepResult> {
+async function execute(task: WorkerTask, argv: string[], stops: Stops): Promise<StepResult> {
+  if (stops.requested) return { kind: 'error', code: 'stopped', message: 'stopped before its process started' };
   let child: StepProcess;
   try {
     child = await spawner(argv, { cwd: task.workingDir, env: task.env });
@@ -49,16 +87,15 @@ async function execute(task: WorkerTask, argv: string[]): Promise<StepResult> {
   task.onSpawn?.(pid);
   let stopping = false;
   let killTimer: NodeJS.Timeout | undefined;
-  const onControl = (message: ControlMessage) => {
-    if (message.type !== 'stop') return;
+  // A stop that came while the process was starting is applied now.
+  stops.handle((message) => {
     stopping = true;
     signalGroup(pid, message.signal);
     killTimer ??= setTimeout(() => signalGroup(pid, 'SIGKILL'), message.cleanupMs);
-  };
-  task.port.on('message', onControl);
+  });
   const output = forwardOutputs(child, task);
   const { code, signal } = await child.exited;
-  task.port.off('message', onControl);
+  stops.detach();
   runningGroups.delete(pid);
   task.onExit?.(pid);
   // Processes left in the group after a stop still get SIGKILL when the cleanup time ends.
