@@ -84,17 +84,10 @@ function nativeSpawnerOf(native: NativeSpawn): Spawner {
   const resolved = new Map<string, string>();
   /** Processes started here and not yet reaped, and spawns under way. */
   let live = 0;
-  const start = (file: string, argv: string[], envp: string[], cwd: string, stdoutFd: number, stderrFd: number,
-    onExit: (code: number | null, signal: number | null) => void): number | Promise<number> => {
-    if (live === 0) {
-      nativeSpawns.inline++;
-      return native.spawn(file, argv, envp, cwd, stdoutFd, stderrFd, onExit);
-    }
-    nativeSpawns.onPool++;
-    return new Promise<number>((resolveSpawn, rejectSpawn) => {
-      native.spawnAsync(file, argv, envp, cwd, stdoutFd, stderrFd, (error, pid) => (error ? rejectSpawn(error) : resolveSpawn(pid!)), onExit);
-    });
-  };
+  const spawnOnPool = (file: string, argv: string[], envp: string[], cwd: string, stdoutFd: number, stderrFd: number,
+    onExit: (code: number | null, signal: number | null) => void) => new Promise<number>((resolveSpawn, rejectSpawn) => {
+    native.spawnAsync(file, argv, envp, cwd, stdoutFd, stderrFd, (error, pid) => (error ? rejectSpawn(error) : resolveSpawn(pid!)), onExit);
+  });
   return async (argv, { cwd, env }) => {
     const envp = Object.entries(env).map(([key, value]) => `${key}=${value}`);
     const key = `${env.PATH ?? ''}\u0000${cwd}\u0000${argv[0]}`;
@@ -104,18 +97,20 @@ function nativeSpawnerOf(native: NativeSpawn): Spawner {
       const [stderrRead, stderrWrite] = native.pipe();
       let finish!: (exit: { code: number | null; signal: NodeJS.Signals | null }) => void;
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => (finish = done));
+      const onExit = (code: number | null, signal: number | null) => {
+        live--;
+        finish({ code, signal: signal === null ? null : signalNames.get(signal) ?? 'SIGKILL' });
+      };
+      const inline = live === 0;
+      live++;
+      nativeSpawns[inline ? 'inline' : 'onPool']++;
       let pid: number;
-      let counted = false;
       try {
-        const starting = start(file, argv, envp, cwd, stdoutWrite, stderrWrite, (code, signal) => {
-          live--;
-          finish({ code, signal: signal === null ? null : signalNames.get(signal) ?? 'SIGKILL' });
-        });
-        live++;
-        counted = true;
-        pid = await starting;
+        pid = inline
+          ? native.spawn(file, argv, envp, cwd, stdoutWrite, stderrWrite, onExit)
+          : await spawnOnPool(file, argv, envp, cwd, stdoutWrite, stderrWrite, onExit);
       } catch (error) {
-        if (counted) live--;
+        live--;
         native.close(stdoutRead);
         native.close(stderrRead);
         // A program found earlier may have moved: look it up again once.
