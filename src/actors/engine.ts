@@ -14,9 +14,10 @@ import { executeStepOn } from './step/execute-step.ts';
 import type { SubDagCall, SubDagRunner } from './step/sub-dag.ts';
 import { loadRunVariables, type RunVariables } from './run/variables.ts';
 import { logLine } from './run/log-line.ts';
+import { ancestry, MAX_SUB_DAG_DEPTH, nestingProblem } from './run/nesting.ts';
 import { runMachine } from './run/run.machine.ts';
 import { admissionError } from './scheduler/admission.ts';
-import { schedulerMachine } from './scheduler/scheduler.machine.ts';
+import { admittedCount, schedulerMachine } from './scheduler/scheduler.machine.ts';
 import { stepMachine } from './step/step.machine.ts';
 
 export interface EngineDeps {
@@ -54,7 +55,7 @@ export class Engine {
   private readonly scheduler: Actor<typeof schedulerMachine>;
   private readonly events = new StatusEvents();
   private readonly clock: Clock;
-  /** Runs admitted but not yet handed to the scheduler: counted by admission, refused as duplicates. */
+  /** Ids of runs being started and not yet handed to the scheduler: a second start of one is refused. */
   private readonly reserved = new Map<string, number>();
   private readonly waiters = new Map<string, Array<() => void>>();
   /** The newest write of each active run; a run counts as finished once its final write is durable. */
@@ -132,11 +133,11 @@ export class Engine {
   }
 
   isActive(name: string, dagRunId: string): boolean {
-    return (this.scheduler.getSnapshot().context.active[name] ?? []).includes(dagRunId);
+    return this.scheduler.getSnapshot().context.active.get(name)?.includes(dagRunId) ?? false;
   }
 
   activeRuns(): Array<{ name: string; dagRunId: string }> {
-    return Object.entries(this.scheduler.getSnapshot().context.active).flatMap(([name, ids]) => ids.map((dagRunId) => ({ name, dagRunId })));
+    return [...this.scheduler.getSnapshot().context.active].flatMap(([name, ids]) => ids.map((dagRunId) => ({ name, dagRunId })));
   }
 
   /** Parses a stored DAG, reusing the last result while the file's text is unchanged. */
@@ -229,6 +230,8 @@ export class Engine {
    */
   private async startChild(call: SubDagCall, params: string): Promise<{ dagName: string; dagRunId: string; finished: Promise<RunRecord> }> {
     const target = call.target.replace(/\.ya?ml$/, '');
+    const tooDeep = nestingProblem([...call.parent.callers, call.parent.name], target);
+    if (tooDeep) throw new AppError('bad_request', tooDeep);
     const parsed = parseDag(call.parent.specText, { nameOverride: call.parent.name, baseDir: this.deps.dags.dir });
     const local = parsed.localDags.find((candidate) => candidate.name === target);
     let dag: Dag;
@@ -256,7 +259,7 @@ export class Engine {
           const env = { ...variables.dotenv, ...this.deps.systemEnv, DAG_NAME: dag.name, DAG_RUN_ID: dagRunId };
           return mergeParams(await paramDefaultsWithCommands(dag.params, env, runCommand), paramsFromRequest(params));
         },
-        lineage: { root: call.parent.root, parent: { name: call.parent.name, dagRunId: call.parent.dagRunId } },
+        lineage: { root: call.parent.root, parent: { name: call.parent.name, dagRunId: call.parent.dagRunId }, callers: [...call.parent.callers, call.parent.name] },
       });
     } finally {
       this.reserved.delete(key);
@@ -280,7 +283,7 @@ export class Engine {
 
   /** Stops every active run of a DAG name; resolves once they have all finished. */
   async stopAll(name: string): Promise<void> {
-    const ids = this.scheduler.getSnapshot().context.active[name] ?? [];
+    const ids = this.scheduler.getSnapshot().context.active.get(name) ?? [];
     const finished = ids.map((dagRunId) => this.whenFinished(name, dagRunId));
     for (const dagRunId of ids) this.scheduler.send({ type: 'run.stop', name, dagRunId, at: this.clock.now() });
     await Promise.all(finished);
@@ -304,7 +307,7 @@ export class Engine {
         const child = this.deps.runs.get(childName, childId);
         if (!child) continue;
         if (childId === subDagRunId) return child;
-        const deeper = depth < 16 ? search(child, depth + 1) : undefined;
+        const deeper = depth < MAX_SUB_DAG_DEPTH ? search(child, depth + 1) : undefined;
         if (deeper) return deeper;
       }
       return undefined;
@@ -357,18 +360,22 @@ export class Engine {
     if (this.reserved.has(key) || this.isActive(name, dagRunId) || this.deps.runs.get(name, dagRunId)) {
       throw new AppError('already_exists', `dag-run ID ${dagRunId} already exists for DAG ${name}`);
     }
-    const active = (this.scheduler.getSnapshot().context.active[name]?.length ?? 0) + (this.reservedCount(name));
+    const active = admittedCount(this.scheduler.getSnapshot().context, name);
     const refused = admissionError({ name, maxActiveRuns: dag.maxActiveRuns, singleton: options.singleton === true, active, kind });
     if (refused) throw refused;
+    // The slot is the scheduler's from here; the run actor takes it over when it is admitted.
+    this.scheduler.send({ type: 'run.reserve', name });
     this.reserved.set(key, this.clock.now());
+    const seed: AttemptSeed = { dag, name, dagRunId, specText, fileName, reservedSlot: true, params: async (variables, runCommand) => {
+      const env = { ...variables.dotenv, ...this.deps.systemEnv, DAG_NAME: name, DAG_RUN_ID: dagRunId };
+      return mergeParams(await paramDefaultsWithCommands(dag.params, env, runCommand), requested);
+    } };
     try {
       // Reserved first: a refused start runs none of the definition's commands.
-      return await this.startAttempt({ dag, name, dagRunId, specText, fileName, params: async (variables, runCommand) => {
-        const env = { ...variables.dotenv, ...this.deps.systemEnv, DAG_NAME: name, DAG_RUN_ID: dagRunId };
-        return mergeParams(await paramDefaultsWithCommands(dag.params, env, runCommand), requested);
-      } });
+      return await this.startAttempt(seed);
     } finally {
       this.reserved.delete(key);
+      if (seed.reservedSlot) this.scheduler.send({ type: 'run.release', name });
     }
   }
 
@@ -393,7 +400,11 @@ export class Engine {
       ? await evaluateEnvWithCommands(dag.env, { ...runScope({ dag, name, dagRunId, params, systemEnv: this.deps.systemEnv, variables, logPath }), ...positionalParams(params) }, runCommand)
       : undefined;
     const root = seed.lineage?.root ?? { name, dagRunId };
-    const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: this.deps.systemEnv, logs: this.deps.logs, variables, dagEnv, specText: seed.specText, root });
+    // A retried sub DAG run learns its callers from the records above it, which are durable by then.
+    const callers = seed.lineage?.callers ?? (seed.prior?.record.parentDAGRunId
+      ? ancestry((runName, id) => this.deps.runs.get(runName, id), { name: seed.prior.record.parentDAGRunName, dagRunId: seed.prior.record.parentDAGRunId })
+      : []);
+    const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: this.deps.systemEnv, logs: this.deps.logs, variables, dagEnv, specText: seed.specText, root, callers });
     const now = this.clock.now();
     const record = attemptRecord({ dag, plan, params: paramsJson(params), now, fileName: seed.fileName, lineage: seed.lineage, prior: seed.prior });
     // A DAG-level precondition that does not hold aborts the run before its steps; the exit
@@ -409,15 +420,11 @@ export class Engine {
     // The first record is durable before the caller hears the id; the actor's writes follow in order.
     const saved = this.deps.runs.save(record);
     void this.deps.runs.saveSpec(name, dagRunId, seed.specText);
-    this.scheduler.send({ type: 'run.admit', input: { record, plan, ...(unmet ? { unmet } : {}) } });
+    // Admitted in one step: a start's reserved slot becomes the active run, never both at once.
+    this.scheduler.send({ type: 'run.admit', input: { record, plan, ...(unmet ? { unmet } : {}) }, reserved: seed.reservedSlot === true });
+    seed.reservedSlot = false;
     await saved;
     return { dagRunId };
-  }
-
-  private reservedCount(name: string): number {
-    let count = 0;
-    for (const key of this.reserved.keys()) if (key.startsWith(`${name}\u0000`)) count++;
-    return count;
   }
 
   /** Runs recorded active by a process that ended without finishing them are closed as failed. */
@@ -455,6 +462,8 @@ interface AttemptSeed {
   params: (variables: RunVariables, runCommand: RunCommand) => Promise<ParamDef[]>;
   prior?: PriorAttempt;
   lineage?: Lineage;
+  /** The start holds a slot of the scheduler's (counted against maxActiveRuns) until its run is admitted. */
+  reservedSlot?: boolean;
 }
 
 function runKey(name: string, dagRunId: string): string {
