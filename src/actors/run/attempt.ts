@@ -14,6 +14,8 @@ export interface PriorAttempt {
 export interface Lineage {
   root: { name: string; dagRunId: string };
   parent: { name: string; dagRunId: string };
+  /** The DAG names of every run above this one, the root first. */
+  callers: readonly string[];
 }
 
 /** A node not started yet, for a step of the definition and its plan. */

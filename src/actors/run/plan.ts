@@ -39,6 +39,8 @@ export interface RunPlan {
   dagRunId: string;
   /** The root run of a tree of sub DAG runs (this run when it has no parent). */
   root: { name: string; dagRunId: string };
+  /** The DAG names of the runs above this one, the root first: how deep its sub DAG runs nest. */
+  callers: readonly string[];
   /** The definition's text: sub DAG runs find the local DAGs of the file in it. */
   specText: string;
   attemptId: string;
@@ -75,9 +77,10 @@ export interface PlanInput {
   dagEnv?: Record<string, string>;
   specText?: string;
   root?: { name: string; dagRunId: string };
+  callers?: readonly string[];
 }
 
-export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, logs, variables, dagEnv, specText, root }: PlanInput): RunPlan {
+export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, logs, variables, dagEnv, specText, root, callers }: PlanInput): RunPlan {
   const logPath = logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
   const positional = positionalParams(params);
   const scope = runScope({ dag, name, dagRunId, logPath, params, systemEnv, variables });
@@ -87,6 +90,7 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
   return {
     name, dagRunId, attemptId, logPath,
     root: root ?? { name, dagRunId },
+    callers: callers ?? [],
     specText: specText ?? '',
     maxActiveSteps: dag.maxActiveSteps,
     maxCleanUpTimeSec: dag.maxCleanUpTimeSec,

@@ -160,7 +160,7 @@ export const runMachine = effects.extend({
             ...(context.plan.steps[index].call ? {
               call: {
                 ...context.plan.steps[index].call!,
-                parent: { name: context.plan.name, dagRunId: context.plan.dagRunId, root: context.plan.root, specText: context.plan.specText },
+                parent: { name: context.plan.name, dagRunId: context.plan.dagRunId, root: context.plan.root, callers: context.plan.callers, specText: context.plan.specText },
               },
             } : {}),
             preconditions: context.plan.steps[index].preconditions,

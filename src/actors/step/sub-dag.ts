@@ -9,7 +9,7 @@ export interface SubDagCall {
   target: string;
   params?: string | Record<string, string>;
   parallel?: { items: unknown[] | string; maxConcurrent?: number };
-  parent: { name: string; dagRunId: string; root: { name: string; dagRunId: string }; specText: string };
+  parent: { name: string; dagRunId: string; root: { name: string; dagRunId: string }; callers: readonly string[]; specText: string };
 }
 
 /** What the engine offers for sub DAG runs: start one, learn its id, await its final record, stop it. */

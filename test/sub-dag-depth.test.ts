@@ -1,0 +1,60 @@
+// A DAG that calls itself, directly or through others, stops at the nesting limit: the deepest
+// calling step fails with a clear error, every run of the tree ends, and the server stays usable.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from './helpers.ts';
+
+const LIMIT = 20;
+
+/**
+ * The runs of a tree from its root down its first calling step, once every one has ended: the
+ * root's details, then each sub DAG run's, read through the root as a client does.
+ */
+async function settledChain(server: TestServer, name: string, rootId: string): Promise<any[]> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const chain: any[] = [];
+    let details = (await server.call('GET', `/dag-runs/${name}/${rootId}`)).body.dagRun;
+    while (details) {
+      chain.push(details);
+      const child = details.nodes[0]?.subRuns?.[0];
+      details = child ? (await server.call('GET', `/dag-runs/${name}/${rootId}/sub-dag-runs/${child.dagRunId}`)).body.dagRunDetails : undefined;
+    }
+    if (chain.every((run) => ![0, 1, 5].includes(run.status))) return chain;
+    if (Date.now() > deadline) throw new Error(`runs did not end: ${JSON.stringify(chain.map((run) => [run.name, run.statusLabel]))}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+test('a DAG that calls itself fails its deepest call at the nesting limit and every run ends', async (t) => {
+  const server = await startTestServer();
+  t.after(() => server.close());
+  // Written by hand, as a user may: the API refuses such a file, the runtime must still cope.
+  await server.writeDag('selfcall', 'steps:\n  - call: selfcall\n');
+  const started = await server.call('POST', '/dags/selfcall/start', {});
+  assert.equal(started.status, 200);
+  const chain = await settledChain(server, 'selfcall', started.body.dagRunId);
+  assert.equal(chain.length, LIMIT + 1, 'the root and one run per level below it');
+  assert.deepEqual(new Set(chain.map((run) => run.statusLabel)), new Set(['failed']));
+  const deepest = chain.at(-1);
+  assert.deepEqual(deepest.nodes[0].subRuns, []);
+  assert.match(deepest.nodes[0].error, new RegExp(`nest deeper than ${LIMIT} levels \\(selfcall -> selfcall -> selfcall -> \\.\\.\\.`));
+  const health = await server.call('GET', '/health');
+  assert.equal(health.status, 200);
+  assert.equal(health.body.status, 'healthy');
+});
+
+test('two DAGs that call each other stop at the nesting limit, naming the path', async (t) => {
+  const server = await startTestServer();
+  t.after(() => server.close());
+  await server.writeDag('pingdag', 'steps:\n  - call: pongdag\n');
+  await server.writeDag('pongdag', 'steps:\n  - call: pingdag\n');
+  const started = await server.call('POST', '/dags/pingdag/start', {});
+  assert.equal(started.status, 200);
+  const chain = await settledChain(server, 'pingdag', started.body.dagRunId);
+  assert.equal(chain.length, LIMIT + 1);
+  assert.deepEqual(chain.slice(0, 4).map((run) => run.name), ['pingdag', 'pongdag', 'pingdag', 'pongdag']);
+  const limitErrors = chain.map((run) => run.nodes[0].error as string).filter((error) => error.includes('nest deeper'));
+  assert.equal(limitErrors.length, 1);
+  assert.match(limitErrors[0], /\(pingdag -> pongdag -> pingdag -> \.\.\./);
+});
