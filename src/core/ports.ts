@@ -29,6 +29,8 @@ export interface DagStore {
   readonly dir: string;
   list(): Promise<DagFile[]>;
   read(fileName: string): Promise<DagFile | undefined>;
+  /** For validation, which must answer at once (the DAG files a definition calls). */
+  readSync(fileName: string): DagFile | undefined;
   /** `create` fails with already_exists when the file is there. */
   write(fileName: string, text: string, mode: 'create' | 'replace'): Promise<void>;
   remove(fileName: string): Promise<boolean>;

@@ -28,6 +28,11 @@ export class DagFiles implements DagStore {
   }
 
   async read(fileName: string): Promise<DagFile | undefined> {
+    return this.readSync(fileName);
+  }
+
+  readSync(fileName: string): DagFile | undefined {
+    if (!isValidDagName(fileName)) return undefined;
     for (const path of this.candidates(fileName)) {
       try {
         // A definition is a small file, nearly always in the page cache: read at once rather than
