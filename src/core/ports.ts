@@ -31,7 +31,10 @@ export interface DagStore {
   read(fileName: string): Promise<DagFile | undefined>;
   /** For validation, which must answer at once (the DAG files a definition calls). */
   readSync(fileName: string): DagFile | undefined;
-  /** `create` fails with already_exists when the file is there. */
+  /**
+   * `create` fails with already_exists when the file is there, `replace` with not_found when it is
+   * not. Writes, renames and removals of one file are applied one at a time, in call order.
+   */
   write(fileName: string, text: string, mode: 'create' | 'replace'): Promise<void>;
   remove(fileName: string): Promise<boolean>;
   rename(from: string, to: string): Promise<void>;
