@@ -44,6 +44,8 @@ export function parseDag(text: string, options: ParseOptions): ParseResult {
   const source = readYaml(text);
   const [main, ...locals] = source.documents;
   const result = main && source.issues.length === 0 ? parseDocument(main, options, text) : { issues: [] as SpecIssue[] };
+  // Empty, blank or only comments: no document at all, which would otherwise pass with no problem.
+  if (!main) result.issues.push({ path: '', message: 'the definition is empty: a DAG needs at least steps' });
   const parsedLocals = locals.map((doc, index) => ({ doc, ...parseDocument(doc, { baseDir: options.baseDir, defaultName: `local_${index + 1}` }, text) }));
   const localNames = new Set(parsedLocals.map((local, index) => local.dag?.name ?? `local_${index + 1}`));
   if (options.dagExists) {
