@@ -6,6 +6,7 @@ import {
 } from '../core/index.ts';
 import { callCycles, fieldsNotRunYet, mergeParams, paramsFromRequest, paramsJson, parseDag, type ParseResult, type ParsedFile } from '../spec/index.ts';
 import { usableDag } from './usable-dag.ts';
+import { parsedSpec } from './run/parsed-specs.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
 import { planRun, positionalParams, runScope } from './run/plan.ts';
 import { attemptRecord, rerunSelection, type Lineage, type PriorAttempt } from './run/attempt.ts';
@@ -169,10 +170,8 @@ export class Engine {
 
   /** The call cycles reachable from a definition, through the stored DAG files (call-graph.ts). */
   callCycles(fileName: string | undefined, parsed: ParsedFile): string[] {
-    return callCycles({ fileName, parsed }, (name) => {
-      const file = this.deps.dags.readSync(name);
-      return file ? this.parseStored(file) : undefined;
-    });
+    const stored = (name: string) => { const file = this.deps.dags.readSync(name); return file ? this.parseStored(file) : undefined; };
+    return callCycles({ fileName, parsed }, stored);
   }
 
   async startInline(options: InlineOptions): Promise<{ dagRunId: string }> {
@@ -241,7 +240,7 @@ export class Engine {
     const target = call.target.replace(/\.ya?ml$/, '');
     const tooDeep = nestingProblem([...call.parent.callers, call.parent.name], target);
     if (tooDeep) throw new AppError('bad_request', tooDeep);
-    const parsed = parseDag(call.parent.specText, { nameOverride: call.parent.name, baseDir: this.deps.dags.dir });
+    const parsed = parsedSpec(call.parent.specText, call.parent.name, this.deps.dags.dir);
     const local = parsed.localDags.find((candidate) => candidate.name === target);
     let dag: Dag;
     let specText = call.parent.specText;

@@ -112,7 +112,7 @@ function parseDocument(doc: YamlDocument, options: ParseOptions, text: string): 
   const workingDirText = reader.string(value, 'workingDir', []);
   const workingDir = workingDirText ? path.resolve(options.baseDir, workingDirText) : options.baseDir;
 
-  const dag: Dag = {
+  const dag: Dag = dropUndefined({
     name,
     description: reader.string(value, 'description', []),
     group: reader.string(value, 'group', []),
@@ -149,9 +149,8 @@ function parseDocument(doc: YamlDocument, options: ParseOptions, text: string): 
     smtp: readSmtp(reader, value),
     handlerOn: {},
     steps: [],
-  };
+  });
   if (dag.container && dag.ssh) reader.report(['ssh'], 'ssh and container cannot both be set at DAG level');
-  dropUndefined(dag);
 
   if (value.steps === undefined || value.steps === null) {
     reader.report(['steps'], 'steps is required');
@@ -181,8 +180,7 @@ function readHandlers(reader: FieldReader, root: Record<string, unknown>, dag: D
     const named = isPlainMap(raw) && raw.name === undefined ? { ...raw, name: HANDLER_NAMES[kind] } : raw;
     const step = readStep(reader, named, ['handlerOn', key], dag, 0);
     if (!step) continue;
-    if (step.explicitDepends) reader.report(['handlerOn', key, 'depends'], 'a handler has no dependencies');
-    delete step.explicitDepends;
+    if (explicitDepends.has(step)) reader.report(['handlerOn', key, 'depends'], 'a handler has no dependencies');
     step.depends = [];
     handlers[kind] = step;
   }
@@ -250,7 +248,7 @@ function readSteps(reader: FieldReader, items: unknown[], dag: Dag): Step[] {
       item.forEach((member, memberIndex) => {
         const step = readStep(reader, member, ['steps', index, memberIndex], dag, steps.length + 1, { group: index + 1, index: memberIndex + 1 });
         if (!step) return;
-        if (!step.explicitDepends) step.depends = [...previous];
+        if (!explicitDepends.has(step)) step.depends = [...previous];
         group.push(step);
         steps.push(step);
       });
@@ -259,13 +257,12 @@ function readSteps(reader: FieldReader, items: unknown[], dag: Dag): Step[] {
     }
     const step = readStep(reader, item, ['steps', index], dag, steps.length + 1);
     if (!step) return;
-    if (!step.explicitDepends && (dag.type === 'chain' || Array.isArray(items[index - 1]))) step.depends = [...previous];
+    if (!explicitDepends.has(step) && (dag.type === 'chain' || Array.isArray(items[index - 1]))) step.depends = [...previous];
     steps.push(step);
     previous = [step.name];
   });
   const seen = new Map<string, number>();
   steps.forEach((step, index) => {
-    delete (step as ParsedStep).explicitDepends;
     if (seen.has(step.name)) reader.report(stepPath(items, index), `duplicate step name "${step.name}"`);
     seen.set(step.name, index);
   });
@@ -280,18 +277,24 @@ function readSteps(reader: FieldReader, items: unknown[], dag: Dag): Step[] {
   return steps;
 }
 
+/** The YAML paths of the flat steps, built once per list: problems of thousands of steps stay linear. */
+const flatPaths = new WeakMap<unknown[], Path[]>();
+
 function stepPath(items: unknown[], flatIndex: number): Path {
-  let count = 0;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    const size = Array.isArray(item) ? item.length : 1;
-    if (flatIndex < count + size) return Array.isArray(item) ? ['steps', i, flatIndex - count] : ['steps', i];
-    count += size;
+  let paths = flatPaths.get(items);
+  if (!paths) {
+    paths = [];
+    items.forEach((item, i) => {
+      if (Array.isArray(item)) item.forEach((_, member) => paths!.push(['steps', i, member]));
+      else paths!.push(['steps', i]);
+    });
+    flatPaths.set(items, paths);
   }
-  return ['steps'];
+  return paths[flatIndex] ?? ['steps'];
 }
 
-type ParsedStep = Step & { explicitDepends?: boolean };
+/** Steps whose definition lists their dependencies: chains and groups leave them as they are. */
+const explicitDepends = new WeakSet<Step>();
 
 function readStep(
   reader: FieldReader,
@@ -300,7 +303,7 @@ function readStep(
   dag: Dag,
   position: number,
   group?: { group: number; index: number },
-): ParsedStep | undefined {
+): Step | undefined {
   const value = typeof raw === 'string' ? { command: raw } : raw;
   if (!isPlainMap(value)) {
     reader.report(at, 'a step must be a map or a command string');
@@ -328,14 +331,13 @@ function readStep(
   const dir = dirText ? path.resolve(dag.workingDir, dirText) : dag.workingDir;
   const dependsList = value.depends === undefined ? undefined : reader.stringList(value, 'depends', at) ?? [];
 
-  const step: ParsedStep = {
+  const step: Step = dropUndefined({
     name: reader.string(value, 'name', at) ?? generatedName(commandText, scriptText, call, executor.type, position, group),
     id: reader.string(value, 'id', at),
     description: reader.string(value, 'description', at),
     command: multiLine ? undefined : commandText?.trim(),
     script: multiLine ? commandText : scriptText,
     depends: dependsList ?? [],
-    explicitDepends: dependsList !== undefined,
     dir,
     shell: readShell(reader, value, at),
     ...readOutput(reader, value, at),
@@ -348,8 +350,8 @@ function readStep(
     repeatPolicy: readRepeatPolicy(reader, value.repeatPolicy, [...at, 'repeatPolicy']),
     ...readStepFields(reader, value, at, dir),
     call,
-  };
-  dropUndefined(step);
+  });
+  if (dependsList !== undefined) explicitDepends.add(step);
   if (step.parallel && step.call === undefined && executor.type !== 'dag') reader.report([...at, 'parallel'], 'parallel fans out a sub DAG: it needs call');
   if (step.name.trim() === '') reader.report([...at, 'name'], 'must not be empty');
   if (step.id !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(step.id)) {

@@ -17,23 +17,35 @@ export function dependencyIssues(steps: Step[]): Array<{ index: number; message:
   });
   // Duplicate names are reported on their own; a cycle among them cannot be told apart.
   if (issues.length > 0 || !unique) return issues;
-  const state = new Array<0 | 1 | 2>(steps.length).fill(0);
-  const visit = (index: number, trail: number[]): number[] | undefined => {
-    if (state[index] === 2) return undefined;
-    if (state[index] === 1) return [...trail.slice(trail.indexOf(index)), index];
-    state[index] = 1;
-    for (const dependency of steps[index].depends) {
-      const cycle = visit(byName.get(dependency)!, [...trail, index]);
-      if (cycle) return cycle;
-    }
-    state[index] = 2;
-    return undefined;
-  };
-  for (let index = 0; index < steps.length; index++) {
-    const cycle = visit(index, []);
-    if (cycle) {
-      issues.push({ index: cycle[0], message: `dependency cycle: ${cycle.map((i) => steps[i].name).join(' -> ')}` });
-      break;
+  // Depth-first with its own stack: a chain of many thousand steps neither overflows the call stack
+  // nor copies its path at every level.
+  const state = new Uint8Array(steps.length);
+  const dependenciesOf = steps.map((step) => step.depends.map((dependency) => byName.get(dependency)!));
+  for (let start = 0; start < steps.length; start++) {
+    if (state[start] !== 0) continue;
+    const stack: Array<{ index: number; next: number }> = [{ index: start, next: 0 }];
+    state[start] = 1;
+    while (stack.length > 0) {
+      const frame = stack[stack.length - 1];
+      const dependencies = dependenciesOf[frame.index];
+      if (frame.next >= dependencies.length) {
+        state[frame.index] = 2;
+        stack.pop();
+        continue;
+      }
+      const dependency = dependencies[frame.next++];
+      if (state[dependency] === 2) continue;
+      if (state[dependency] === 1) {
+        const from = stack.findIndex((entry) => entry.index === dependency);
+        const cycle = [...stack.slice(from).map((entry) => entry.index), dependency];
+        const names = cycle.map((i) => steps[i].name);
+        // A cycle through thousands of steps is named by its ends.
+        const shown = names.length > 12 ? [...names.slice(0, 5), `... (${names.length - 10} more)`, ...names.slice(-5)] : names;
+        issues.push({ index: cycle[0], message: `dependency cycle: ${shown.join(' -> ')}` });
+        return issues;
+      }
+      state[dependency] = 1;
+      stack.push({ index: dependency, next: 0 });
     }
   }
   return issues;

@@ -18,14 +18,17 @@ export const STEP_KEYS = [
 export function closestKey(key: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;
+  const limit = Math.max(2, Math.floor(key.length / 3));
   for (const candidate of candidates) {
+    // The lengths alone put a long key out of reach: no need to compare every character of it.
+    if (Math.abs(key.length - candidate.length) > limit) continue;
     const distance = editDistance(key.toLowerCase(), candidate.toLowerCase());
     if (distance < bestDistance) {
       best = candidate;
       bestDistance = distance;
     }
   }
-  return bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : undefined;
+  return bestDistance <= limit ? best : undefined;
 }
 
 function editDistance(a: string, b: string): number {

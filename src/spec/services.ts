@@ -1,5 +1,6 @@
 // Root fields for the services a run may use (workflow-format 2.1, 2.3, 2.4): container, ssh,
 // registry credentials, mail, SMTP and tracing. Read and validated now; their runtimes come later.
+import { setOwn } from '../core/index.ts';
 import type { ContainerSpec, MailSpec, OtelSpec, SmtpSpec, SshSpec } from '../core/index.ts';
 import { dropUndefined, type FieldReader } from './field-reader.ts';
 import type { Path } from './issues.ts';
@@ -78,7 +79,7 @@ export function readRegistryAuths(reader: FieldReader, root: Record<string, unkn
     }
     const credentials = item as Record<string, unknown>;
     reader.knownKeys(credentials, ['username', 'password'], at);
-    auths[host] = dropUndefined({ username: reader.string(credentials, 'username', at), password: reader.string(credentials, 'password', at) });
+    setOwn(auths, host, dropUndefined({ username: reader.string(credentials, 'username', at), password: reader.string(credentials, 'password', at) }));
   }
   return auths;
 }

@@ -1,5 +1,5 @@
 // YAML text -> plain values plus a way to find the line of any field path.
-import { LineCounter, parseAllDocuments, isNode, isPair, isMap, type Document } from 'yaml';
+import { LineCounter, parseAllDocuments, isNode, isPair, isMap, isScalar, isSeq, type Document, type Pair, type YAMLMap } from 'yaml';
 import type { Path, SpecIssue } from './issues.ts';
 
 export interface YamlDocument {
@@ -14,8 +14,10 @@ export interface YamlSource {
 
 export function readYaml(text: string): YamlSource {
   const lineCounter = new LineCounter();
-  // Merge keys (`<<: *base`) as YAML 1.1 and Dagu's Go parser read them.
-  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: true, prettyErrors: false, merge: true });
+  // Merge keys (`<<: *base`) as YAML 1.1 and Dagu's Go parser read them. The library's own check
+  // of unique keys compares each key with every earlier one (a 1 MB map took minutes): keys are
+  // checked below, in one pass.
+  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: false, prettyErrors: false, merge: true });
   const issues: SpecIssue[] = [];
   if (!Array.isArray(docs)) {
     // An empty stream: one empty document.
@@ -34,14 +36,43 @@ export function readYaml(text: string): YamlSource {
   }
   const documents = docs.map((doc) => {
     let value: unknown = null;
-    if (doc.errors.length === 0) {
+    const duplicates = doc.errors.length === 0 ? duplicateKeys(doc, lineCounter) : [];
+    issues.push(...duplicates);
+    if (doc.errors.length === 0 && duplicates.length === 0) {
       const expanded = expandAliases(doc, text.includes('*'));
       if ('problem' in expanded) issues.push({ path: '', line: rangeLine(doc.contents, lineCounter), message: expanded.problem });
       else value = expanded.value;
     }
-    return { value, lineOf: (path: Path) => lineOf(doc, lineCounter, path) };
+    const pairs = new WeakMap<YAMLMap, Map<string, Pair>>();
+    return { value, lineOf: (path: Path) => lineOf(doc, lineCounter, path, pairs) };
   });
   return { documents, issues };
+}
+
+/** Keys repeated within a map, each reported at its repetition. */
+function duplicateKeys(doc: Document, counter: LineCounter): SpecIssue[] {
+  const issues: SpecIssue[] = [];
+  const stack: unknown[] = [doc.contents];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (isPair(node)) {
+      stack.push(node.value);
+    } else if (isMap(node)) {
+      const keys = new Set<string>();
+      for (const pair of node.items) {
+        const key = keyText(pair.key);
+        // Merge keys may repeat; a key that is itself a collection is compared by its text.
+        if (key !== undefined && !(key === '<<' && isScalar(pair.key))) {
+          if (keys.has(key)) issues.push({ path: '', line: rangeLine(pair.key, counter), message: `Map keys must be unique: "${key.slice(0, 60)}" is repeated` });
+          keys.add(key);
+        }
+        stack.push(pair.value);
+      }
+    } else if (isSeq(node)) {
+      stack.push(...node.items);
+    }
+  }
+  return issues;
 }
 
 /**
@@ -105,13 +136,23 @@ function expandedSize(root: unknown): number | 'cycle' {
   return result ?? 1;
 }
 
-function lineOf(doc: Document, counter: LineCounter, path: Path): number | undefined {
-  // Walk as deep as the path exists; report the key's line for map entries.
+function lineOf(doc: Document, counter: LineCounter, path: Path, index: WeakMap<YAMLMap, Map<string, Pair>>): number | undefined {
+  // Walk as deep as the path exists; report the key's line for map entries. A map's keys are
+  // indexed on first use: a definition with thousands of problems in one map stays linear.
   let node: unknown = doc.contents;
   let line: number | undefined = rangeLine(node, counter);
   for (const part of path) {
     if (isMap(node)) {
-      const pair = node.items.find((item) => isPair(item) && keyText(item.key) === String(part));
+      let byKey = index.get(node);
+      if (!byKey) {
+        byKey = new Map();
+        for (const item of node.items) {
+          const key = keyText(item.key);
+          if (key !== undefined && !byKey.has(key)) byKey.set(key, item);
+        }
+        index.set(node, byKey);
+      }
+      const pair = byKey.get(String(part));
       if (!pair) break;
       line = rangeLine(pair.key, counter) ?? line;
       node = pair.value;
@@ -128,7 +169,8 @@ function lineOf(doc: Document, counter: LineCounter, path: Path): number | undef
 }
 
 function keyText(key: unknown): string | undefined {
-  if (isNode(key) && 'value' in key) return String((key as { value: unknown }).value);
+  if (isScalar(key)) return String(key.value);
+  if (isNode(key)) return key.toString();
   return key === undefined || key === null ? undefined : String(key);
 }
 

@@ -1,0 +1,53 @@
+// How long reading a definition near the 1 MiB body limit holds the event loop: parseDag (what
+// validate, create, edit and every start run) over shapes of 1 MiB specs, in process. One JSON
+// line; `node --import tsx bench/spec-parse.ts`. Not part of `npm run bench`: no server involved.
+import { loadavg } from 'node:os';
+import { parseDag } from '../src/spec/index.ts';
+import { readYaml } from '../src/spec/yaml-source.ts';
+
+const MB = 1024 * 1024;
+
+function nearOneMb(head: string, item: (i: number) => string, tail = (_count: number) => ''): string {
+  const parts = [head];
+  let size = head.length + 64;
+  let count = 0;
+  while (size < MB - 64) {
+    parts.push(item(count++));
+    size += parts[parts.length - 1].length;
+  }
+  return parts.join('') + tail(count);
+}
+
+const shapes: Record<string, string> = {
+  chain: nearOneMb('steps:\n', (i) => `  - name: s${i}\n    command: echo ${i}\n`),
+  shortSteps: nearOneMb('steps:\n', (i) => `  - echo ${i}\n`),
+  graphLongPath: nearOneMb('type: graph\nsteps:\n', (i) => `  - name: s${i}\n    command: "true"\n    depends: s${i + 1}\n`, (count) => `  - name: s${count}\n    command: "true"\n`),
+  envMap: nearOneMb('env:\n', (i) => `  K${i}: v\n`, () => 'steps:\n  - echo\n'),
+  unknownCalls: nearOneMb('steps:\n', (i) => `  - call: nosuch${i}\n`),
+  unknownFields: nearOneMb('steps:\n', (i) => `  - command: x\n    bogus${i}: 1\n`),
+};
+
+const ROUNDS = 3;
+const results: Record<string, unknown> = {};
+for (const [name, text] of Object.entries(shapes)) {
+  const parse: number[] = [];
+  const parseCpu: number[] = [];
+  const yaml: number[] = [];
+  let outcome = '';
+  for (let round = 0; round < ROUNDS; round++) {
+    let start = performance.now();
+    readYaml(text);
+    yaml.push(performance.now() - start);
+    // CPU time as well: on a shared machine the wall time also counts the other processes' turns.
+    const cpu = process.cpuUsage();
+    start = performance.now();
+    const result = parseDag(text, { fileName: 'big', baseDir: '/tmp', dagExists: () => false });
+    parse.push(performance.now() - start);
+    const used = process.cpuUsage(cpu);
+    parseCpu.push((used.user + used.system) / 1000);
+    outcome = `${result.dag?.steps.length ?? 0} steps, ${result.errors.length} problems`;
+  }
+  const best = (values: number[]) => Math.round(Math.min(...values));
+  results[name] = { parseDagMs: best(parse), parseDagCpuMs: best(parseCpu), readYamlMs: best(yaml), outcome };
+}
+console.log(JSON.stringify({ workload: 'spec-parse', bytes: MB, bestOf: ROUNDS, loadavg1: Number(loadavg()[0].toFixed(1)), ...results }));
