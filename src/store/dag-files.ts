@@ -32,6 +32,8 @@ export class DagFiles implements DagStore {
   }
 
   async read(fileName: string): Promise<DagFile | undefined> {
+    // An invalid name is refused here (bad_request); readSync only answers that no such file exists.
+    this.pathOf(fileName);
     return this.readSync(fileName);
   }
 
