@@ -42,6 +42,8 @@ test('call cycles are definition errors at validate, create, edit and start', as
   assert.equal(started.body.code, 'bad_request');
   assert.match(started.body.message, /call cycle: ping -> pong -> ping/);
   assert.deepEqual((await server.call('GET', '/dag-runs/ping')).body.dagRuns, []);
+  assert.deepEqual((await server.call('GET', '/dags/pong')).body.errors, ['call cycle: pong -> ping -> pong']);
+  assert.deepEqual((await server.call('GET', '/dags/ping/spec')).body.errors, ['call cycle: ping -> pong -> ping']);
 
   const inline = await server.call('POST', '/dag-runs', { name: 'inlineloop', spec: 'steps:\n  - call: inner\n---\nname: inner\nsteps:\n  - call: inner\n' });
   assert.equal(inline.status, 400);

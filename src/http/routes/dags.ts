@@ -108,13 +108,19 @@ async function getDag(request: HttpRequest, deps: ApiDeps) {
     localDags: localDagsOf(result),
     latestDAGRun: latest ? runDetails(latest) : { ...emptyRunSummary(name), nodes: [], preconditions: [] },
     suspended: deps.runs.isSuspended(fileName),
-    errors: result.errors,
+    errors: storedErrors(deps, fileName, result),
   });
+}
+
+/** A stored DAG's problems, with the call cycles its file is in (a file edited by hand may be). */
+function storedErrors(deps: ApiDeps, fileName: string, result: ParseResult): string[] {
+  return [...result.errors, ...deps.engine.callCycles(fileName, result)];
 }
 
 async function getSpec(request: HttpRequest, deps: ApiDeps) {
   const { result, text } = await requireDag(deps, request.params.fileName);
-  return json({ dag: result.dag ? dagDetails(result.dag) : { name: request.params.fileName }, spec: text, errors: result.errors });
+  const errors = storedErrors(deps, request.params.fileName, result);
+  return json({ dag: result.dag ? dagDetails(result.dag) : { name: request.params.fileName }, spec: text, errors });
 }
 
 async function putSpec(request: HttpRequest, deps: ApiDeps) {
