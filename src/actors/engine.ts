@@ -4,7 +4,8 @@ import {
   AppError, NodeStatus, RunStatus, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, isoTime, systemClock, uuidv7,
   type Clock, type Dag, type DagFile, type DagStore, type LogStore, type ParamDef, type RunRecord, type RunStore, type StepDispatcher,
 } from '../core/index.ts';
-import { fieldsNotRunYet, mergeParams, paramsFromRequest, paramsJson, parseDag, type ParseResult } from '../spec/index.ts';
+import { callCycles, fieldsNotRunYet, mergeParams, paramsFromRequest, paramsJson, parseDag, type ParseResult, type ParsedFile } from '../spec/index.ts';
+import { usableDag } from './usable-dag.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
 import { planRun, positionalParams, runScope } from './run/plan.ts';
 import { attemptRecord, rerunSelection, type Lineage, type PriorAttempt } from './run/attempt.ts';
@@ -162,8 +163,16 @@ export class Engine {
   async startDag(fileName: string, options: StartOptions): Promise<{ dagRunId: string }> {
     const loaded = await this.loadDag(fileName);
     if (!loaded) throw new AppError('not_found', `DAG ${fileName} not found`);
-    const dag = usableDag(loaded.result);
+    const dag = usableDag(loaded.result, this.callCycles(fileName, loaded.result));
     return this.launch(dag, loaded.text, options, 'start', fileName);
+  }
+
+  /** The call cycles reachable from a definition, through the stored DAG files (call-graph.ts). */
+  callCycles(fileName: string | undefined, parsed: ParsedFile): string[] {
+    return callCycles({ fileName, parsed }, (name) => {
+      const file = this.deps.dags.readSync(name);
+      return file ? this.parseStored(file) : undefined;
+    });
   }
 
   async startInline(options: InlineOptions): Promise<{ dagRunId: string }> {
@@ -174,7 +183,7 @@ export class Engine {
     }
     const result = parseDag(options.spec, { nameOverride: options.name, baseDir: this.deps.dags.dir, defaultName: '' });
     if (result.dag && result.dag.name === '' && options.name === undefined) throw new AppError('bad_request', 'DAG name is required');
-    const dag = usableDag(result);
+    const dag = usableDag(result, this.callCycles(undefined, result));
     return this.launch(dag, options.spec, { ...options, dagName: undefined }, 'inline');
   }
 
@@ -468,11 +477,4 @@ interface AttemptSeed {
 
 function runKey(name: string, dagRunId: string): string {
   return `${name}\u0000${dagRunId}`;
-}
-
-function usableDag(result: ParseResult): Dag {
-  if (!result.dag || result.errors.length > 0) {
-    throw new AppError('bad_request', result.errors.join('; ') || 'invalid DAG definition', { errors: result.errors });
-  }
-  return result.dag;
 }

@@ -19,8 +19,12 @@ export function isValidDagName(name: unknown): name is string {
   return dagNameProblem(name) === undefined;
 }
 
+/** Ids the API reads as something else: `latest` names a DAG's newest run in every run path. */
+const RESERVED_RUN_IDS = new Set(['latest']);
+
 export function dagRunIdProblem(id: unknown): string | undefined {
   if (typeof id !== 'string' || id.length === 0) return 'dagRunId is required';
+  if (RESERVED_RUN_IDS.has(id)) return `dagRunId "${id}" is reserved: it names the newest run of a DAG`;
   if (!runIdPattern.test(id)) {
     return 'dagRunId must start with a letter or digit and contain at most 128 letters, digits, underscores, dots and hyphens';
   }

@@ -29,7 +29,12 @@ export interface DagStore {
   readonly dir: string;
   list(): Promise<DagFile[]>;
   read(fileName: string): Promise<DagFile | undefined>;
-  /** `create` fails with already_exists when the file is there. */
+  /** For validation, which must answer at once (the DAG files a definition calls). */
+  readSync(fileName: string): DagFile | undefined;
+  /**
+   * `create` fails with already_exists when the file is there, `replace` with not_found when it is
+   * not. Writes, renames and removals of one file are applied one at a time, in call order.
+   */
   write(fileName: string, text: string, mode: 'create' | 'replace'): Promise<void>;
   remove(fileName: string): Promise<boolean>;
   rename(from: string, to: string): Promise<void>;

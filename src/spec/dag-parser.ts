@@ -14,6 +14,7 @@ import { readExecutor } from './executors.ts';
 import { readStepFields } from './step-fields.ts';
 import { readYaml, type YamlDocument } from './yaml-source.ts';
 import { dependencyIssues } from './graph.ts';
+import { nulBytePaths } from './nul-bytes.ts';
 
 export interface ParseOptions {
   /** The DAG file's name without extension: the default DAG name. */
@@ -42,8 +43,10 @@ export interface ParseResult {
 export function parseDag(text: string, options: ParseOptions): ParseResult {
   const source = readYaml(text);
   const [main, ...locals] = source.documents;
-  const result = main && source.issues.length === 0 ? parseDocument(main, options) : { issues: [] as SpecIssue[] };
-  const parsedLocals = locals.map((doc, index) => ({ doc, ...parseDocument(doc, { baseDir: options.baseDir, defaultName: `local_${index + 1}` }) }));
+  const result = main && source.issues.length === 0 ? parseDocument(main, options, text) : { issues: [] as SpecIssue[] };
+  // Empty, blank or only comments: no document at all, which would otherwise pass with no problem.
+  if (!main) result.issues.push({ path: '', message: 'the definition is empty: a DAG needs at least steps' });
+  const parsedLocals = locals.map((doc, index) => ({ doc, ...parseDocument(doc, { baseDir: options.baseDir, defaultName: `local_${index + 1}` }, text) }));
   const localNames = new Set(parsedLocals.map((local, index) => local.dag?.name ?? `local_${index + 1}`));
   if (options.dagExists) {
     const known = (name: string) => localNames.has(name) || options.dagExists!(name);
@@ -84,9 +87,10 @@ function stepPathOf(doc: YamlDocument, index: number): Path {
   return [...at, raw.call !== undefined ? 'call' : raw.run !== undefined ? 'run' : 'command'];
 }
 
-function parseDocument(doc: YamlDocument, options: ParseOptions): { dag?: Dag; issues: SpecIssue[] } {
+function parseDocument(doc: YamlDocument, options: ParseOptions, text: string): { dag?: Dag; issues: SpecIssue[] } {
   const reader = new FieldReader(doc);
   const value = doc.value ?? {};
+  for (const path of nulBytePaths(text, value)) reader.report(path, 'must not contain a NUL byte');
   if (!isPlainMap(value)) {
     reader.report([], 'a DAG definition must be a map of fields');
     return { issues: reader.issues };

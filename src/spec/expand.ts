@@ -6,6 +6,7 @@
 //   ${id.exitCode} ${id.stdout} ${id.stderr}  of the step with that id (the log files' paths)
 // Unknown names are left as written, for the shell to expand. Backticks are not handled here: the
 // runtime runs them as processes.
+import { ownValue, setOwn } from '../core/index.ts';
 
 /** What a reference can name. */
 export interface ExpandScope {
@@ -68,7 +69,7 @@ function jsonField(text: string, path: string[]): string | undefined {
   }
   for (const key of path) {
     if (value === null || typeof value !== 'object') return undefined;
-    value = Array.isArray(value) ? value[Number(key)] : (value as Record<string, unknown>)[key];
+    value = Array.isArray(value) ? value[Number(key)] : ownValue(value as Record<string, unknown>, key);
     if (value === undefined) return undefined;
   }
   return typeof value === 'string' ? value : JSON.stringify(value);
@@ -82,9 +83,9 @@ export function evaluateEnv(
   const scope = { ...base };
   const result: Record<string, string> = {};
   for (const [key, template] of entries) {
-    const value = expandVariables(template, (name) => scope[name]);
-    scope[key] = value;
-    result[key] = value;
+    const value = expandVariables(template, (name) => ownValue(scope, name));
+    setOwn(scope, key, value);
+    setOwn(result, key, value);
   }
   return result;
 }

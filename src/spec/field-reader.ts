@@ -1,4 +1,5 @@
 // Typed access to a YAML map that records a located issue instead of throwing.
+import { setOwn } from '../core/index.ts';
 import type { Path, SpecIssue } from './issues.ts';
 import { pathText } from './issues.ts';
 import type { YamlDocument } from './yaml-source.ts';
@@ -78,7 +79,7 @@ export class FieldReader {
     }
     const out: Record<string, string> = {};
     for (const [name, item] of Object.entries(value)) {
-      if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') out[name] = String(item);
+      if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') setOwn(out, name, String(item));
       else this.report([...path, key, name], 'must be a string');
     }
     return out;

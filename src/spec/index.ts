@@ -8,3 +8,4 @@ export { dependencyNames } from './graph.ts';
 export { stepView, conditionView, fieldsNotRunYet, minimalSpec, exampleSpec } from './step-view.ts';
 export { parseDotenv } from './dotenv.ts';
 export { backtickCommands, substituteBackticks } from './backticks.ts';
+export { callCycles, callTargets, type CallRoot, type ParsedFile } from './call-graph.ts';

@@ -1,5 +1,5 @@
 // Parameters: defaults from the definition, overrides from a run request, and their JSON text form.
-import { AppError, type ParamDef } from '../core/index.ts';
+import { AppError, setOwn, type ParamDef } from '../core/index.ts';
 import { splitWords } from './command.ts';
 
 const namedPattern = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s;
@@ -64,7 +64,7 @@ export function mergeParams(defaults: ParamDef[], overrides: ParamDef[]): ParamD
 export function paramsRecord(params: ParamDef[]): Record<string, string> {
   const record: Record<string, string> = {};
   let position = 0;
-  for (const param of params) record[param.name ?? String(++position)] = param.value;
+  for (const param of params) setOwn(record, param.name ?? String(++position), param.value);
   return record;
 }
 

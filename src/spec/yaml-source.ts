@@ -14,7 +14,8 @@ export interface YamlSource {
 
 export function readYaml(text: string): YamlSource {
   const lineCounter = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  // Merge keys (`<<: *base`) as YAML 1.1 and Dagu's Go parser read them.
+  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: true, prettyErrors: false, merge: true });
   const issues: SpecIssue[] = [];
   if (!Array.isArray(docs)) {
     // An empty stream: one empty document.
@@ -31,11 +32,77 @@ export function readYaml(text: string): YamlSource {
       issues.push({ path: '', line, message });
     }
   }
-  const documents = docs.map((doc) => ({
-    value: doc.errors.length > 0 ? null : doc.toJS({ maxAliasCount: 100 }),
-    lineOf: (path: Path) => lineOf(doc, lineCounter, path),
-  }));
+  const documents = docs.map((doc) => {
+    let value: unknown = null;
+    if (doc.errors.length === 0) {
+      const expanded = expandAliases(doc, text.includes('*'));
+      if ('problem' in expanded) issues.push({ path: '', line: rangeLine(doc.contents, lineCounter), message: expanded.problem });
+      else value = expanded.value;
+    }
+    return { value, lineOf: (path: Path) => lineOf(doc, lineCounter, path) };
+  });
   return { documents, issues };
+}
+
+/**
+ * Aliases are resolved as shared values, so that many uses of one anchor cost nothing to build;
+ * what bounds a document is how far they expand. The yaml library counts alias uses against their
+ * nesting (a billion laughs fails at once); a big anchor used many times is counted here, as the
+ * values the definition holds once expanded, since everything downstream walks the expanded tree.
+ */
+export const MAX_ALIAS_COUNT = 10_000;
+export const MAX_EXPANDED_VALUES = 1_000_000;
+
+function expandAliases(doc: Document, mayHaveAliases: boolean): { value: unknown } | { problem: string } {
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (error) {
+    if (error instanceof ReferenceError) {
+      return { problem: `too many aliases: their uses, times the aliases nested in what they name, exceed ${MAX_ALIAS_COUNT}` };
+    }
+    return { problem: `the document cannot be read: ${(error as Error).message.split('\n')[0]}` };
+  }
+  if (!mayHaveAliases) return { value };
+  const size = expandedSize(value);
+  if (size === 'cycle') return { problem: 'an alias names a node that contains it: the definition would be infinite' };
+  if (size > MAX_EXPANDED_VALUES) return { problem: `aliases expand the document to more than ${MAX_EXPANDED_VALUES} values` };
+  return { value };
+}
+
+/** Values in the tree once every alias is expanded; each shared node is measured once. */
+function expandedSize(root: unknown): number | 'cycle' {
+  const sizes = new Map<object, number>();
+  const open = new Set<object>();
+  // Its own stack: a deeply nested document must not overflow the call stack.
+  const stack: Array<{ node: object; children: unknown[]; index: number; total: number }> = [];
+  const enter = (node: unknown): number | 'cycle' | undefined => {
+    if (node === null || typeof node !== 'object') return 1;
+    const known = sizes.get(node);
+    if (known !== undefined) return known;
+    if (open.has(node)) return 'cycle';
+    open.add(node);
+    const children = node instanceof Map ? [...node.values()] : Array.isArray(node) ? node : Object.values(node);
+    stack.push({ node, children, index: 0, total: 1 });
+    return undefined;
+  };
+  let result = enter(root);
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1];
+    if (frame.index < frame.children.length) {
+      const size = enter(frame.children[frame.index++]);
+      if (size === 'cycle') return 'cycle';
+      if (size !== undefined) frame.total = Math.min(frame.total + size, Number.MAX_SAFE_INTEGER);
+      continue;
+    }
+    stack.pop();
+    open.delete(frame.node);
+    sizes.set(frame.node, frame.total);
+    result = frame.total;
+    const parent = stack[stack.length - 1];
+    if (parent) parent.total = Math.min(parent.total + frame.total, Number.MAX_SAFE_INTEGER);
+  }
+  return result ?? 1;
 }
 
 function lineOf(doc: Document, counter: LineCounter, path: Path): number | undefined {

@@ -1,12 +1,16 @@
 // DagStore over the DAGs directory: one YAML file per DAG, addressed by file name without extension.
 import { readFileSync, statSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat, writeFile, link, unlink } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { AppError, isValidDagName, type DagFile, type DagStore } from '../core/index.ts';
+import { KeyedLock } from './keyed-lock.ts';
 
 const extensions = ['.yaml', '.yml'];
 
 export class DagFiles implements DagStore {
+  private readonly locks = new KeyedLock();
+
   constructor(readonly dir: string) {}
 
   async init(): Promise<void> {
@@ -28,6 +32,11 @@ export class DagFiles implements DagStore {
   }
 
   async read(fileName: string): Promise<DagFile | undefined> {
+    return this.readSync(fileName);
+  }
+
+  readSync(fileName: string): DagFile | undefined {
+    if (!isValidDagName(fileName)) return undefined;
     for (const path of this.candidates(fileName)) {
       try {
         // A definition is a small file, nearly always in the page cache: read at once rather than
@@ -44,46 +53,57 @@ export class DagFiles implements DagStore {
     return (await this.existingPath(fileName)) !== undefined;
   }
 
-  async write(fileName: string, text: string, mode: 'create' | 'replace'): Promise<void> {
-    const existing = await this.existingPath(fileName);
-    if (mode === 'create' && existing) throw new AppError('already_exists', `DAG ${fileName} already exists`);
-    const target = existing ?? this.pathOf(fileName);
-    // Write beside the target and rename over it: a reader never sees half a file.
-    const temp = `${target}.${process.pid}.${Date.now()}.tmp`;
-    await writeFile(temp, text, 'utf8');
-    if (mode === 'create') {
+  write(fileName: string, text: string, mode: 'create' | 'replace'): Promise<void> {
+    return this.locks.run([fileName], async () => {
+      const existing = await this.existingPath(fileName);
+      if (mode === 'create' && existing) throw new AppError('already_exists', `DAG ${fileName} already exists`);
+      // A replace never brings back a file that a rename or removal took away meanwhile.
+      if (mode === 'replace' && !existing) throw new AppError('not_found', `DAG ${fileName} not found`);
+      const target = existing ?? this.pathOf(fileName);
+      // Write beside the target and rename over it: a reader never sees half a file. The name is
+      // unique, so that writers in other processes (or a hand edit) never share it.
+      const temp = `${target}.${process.pid}.${randomUUID()}.tmp`;
+      await writeFile(temp, text, 'utf8');
       try {
-        await link(temp, target);
+        if (mode === 'create') await link(temp, target);
+        else await rename(temp, target);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new AppError('already_exists', `DAG ${fileName} already exists`);
         throw error;
       } finally {
         await unlink(temp).catch(() => undefined);
       }
-    } else {
-      await rename(temp, target);
-    }
+    });
   }
 
-  async remove(fileName: string): Promise<boolean> {
-    const existing = await this.existingPath(fileName);
-    if (!existing) return false;
-    await rm(existing, { force: true });
-    return true;
+  remove(fileName: string): Promise<boolean> {
+    return this.locks.run([fileName], async () => {
+      const existing = await this.existingPath(fileName);
+      if (!existing) return false;
+      await rm(existing, { force: true });
+      return true;
+    });
   }
 
-  async rename(from: string, to: string): Promise<void> {
-    const source = await this.existingPath(from);
-    if (!source) throw new AppError('not_found', `DAG ${from} not found`);
-    if (await this.existingPath(to)) throw new AppError('already_exists', `DAG ${to} already exists`);
-    const target = this.pathOf(to, source.endsWith('.yml') ? '.yml' : '.yaml');
-    try {
-      await link(source, target);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new AppError('already_exists', `DAG ${to} already exists`);
-      throw error;
-    }
-    await unlink(source);
+  rename(from: string, to: string): Promise<void> {
+    return this.locks.run([from, to], async () => {
+      const source = await this.existingPath(from);
+      if (!source) throw new AppError('not_found', `DAG ${from} not found`);
+      if (await this.existingPath(to)) throw new AppError('already_exists', `DAG ${to} already exists`);
+      const target = this.pathOf(to, source.endsWith('.yml') ? '.yml' : '.yaml');
+      try {
+        await link(source, target);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EEXIST') throw new AppError('already_exists', `DAG ${to} already exists`);
+        // Removed by hand between the check and the link.
+        if (code === 'ENOENT') throw new AppError('not_found', `DAG ${from} not found`);
+        throw error;
+      }
+      await unlink(source).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+      });
+    });
   }
 
   private pathOf(fileName: string, ext = '.yaml'): string {

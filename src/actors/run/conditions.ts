@@ -2,7 +2,7 @@
 // aborted). A command must exit 0; a condition is expanded (variables, then backtick commands on the
 // pool) and compared with `expected` (`re:` for a regular expression), or, without `expected`, run
 // as a command. `negate` inverts the outcome.
-import type { Condition } from '../../core/index.ts';
+import { ownValue, type Condition } from '../../core/index.ts';
 import { backtickCommands, expandVariables, substituteBackticks } from '../../spec/index.ts';
 import { matches } from './continue-on.ts';
 import type { ProbeCommand } from './substitution.ts';
@@ -19,7 +19,7 @@ export async function checkConditions(conditions: Condition[], env: Record<strin
 }
 
 async function checkCondition(condition: Condition, env: Record<string, string>, probe: ProbeCommand): Promise<Verdict> {
-  const expand = (text: string) => expandVariables(text, (name) => env[name]);
+  const expand = (text: string) => expandVariables(text, (name) => ownValue(env, name));
   let holds: boolean;
   let detail: string;
   if (condition.command !== undefined || condition.expected === undefined) {

@@ -1,5 +1,5 @@
 // A run's plan: the DAG resolved for one run (params, env, log paths), as plain data for the actor.
-import { HANDLER_NODE_NAMES, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepTask } from '../../core/index.ts';
+import { HANDLER_NODE_NAMES, ownValue, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepTask } from '../../core/index.ts';
 import { dependencyNames, evaluateEnv, expandVariables, paramsRecord, type ExpandScope } from '../../spec/index.ts';
 import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
 
@@ -216,7 +216,7 @@ function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scop
     DAG_RUN_STEP_STDERR_FILE: step.stderr,
   };
   const references: ExpandScope = {
-    get: (name) => env[name] ?? plan.positional[name],
+    get: (name) => ownValue(env, name) ?? ownValue(plan.positional, name),
     step: (id) => {
       const at = plan.steps.findIndex((candidate) => candidate.id === id);
       if (at < 0) return undefined;

@@ -1,5 +1,5 @@
 // Pure updates of a run's record: what each transition changes and the run-log line it writes.
-import { HANDLER_NODE_NAMES, NodeStatus, isoTime, nodeStatusLabel, runStatusLabel, type HandlerKind, type NodeRecord, type RunRecord, type RunStatus, type StepResult } from '../../core/index.ts';
+import { HANDLER_NODE_NAMES, NodeStatus, isoTime, setOwn, nodeStatusLabel, runStatusLabel, type HandlerKind, type NodeRecord, type RunRecord, type RunStatus, type StepResult } from '../../core/index.ts';
 import type { StepFinishedEvent, StepRerunEvent } from '../step/step.machine.ts';
 import { logLine } from './log-line.ts';
 import type { RunPlan } from './plan.ts';
@@ -57,7 +57,7 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
   // A failure that continues still hands its output on: later steps may test it.
   let kept: Partial<RunRecord> = {};
   if (step.output && result.kind === 'ok' && result.output !== undefined && (updated.status === NodeStatus.Succeeded || continued.includes(index))) {
-    outputs[step.output] = result.output;
+    setOwn(outputs, step.output, result.output);
     // The executor masked secrets already; the later step in execution order wins.
     const document = step.outputKey !== undefined ? { ...state.record.outputs, [step.outputKey]: result.output } : state.record.outputs;
     kept = { outputVars: outputs, ...(document ? { outputs: document } : {}) };

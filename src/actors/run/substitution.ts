@@ -1,7 +1,7 @@
 // Backtick command substitution at run start: DAG env values and param defaults whose text holds
 // `command`s get the commands' trimmed output. The commands run as tasks on the pool, with the
 // variables defined so far; a command that fails refuses the run, naming it.
-import { AppError, type ParamDef, type StepDispatcher, type StepResult } from '../../core/index.ts';
+import { AppError, ownValue, setOwn, type ParamDef, type StepDispatcher, type StepResult } from '../../core/index.ts';
 import { backtickCommands, expandVariables, substituteBackticks } from '../../spec/index.ts';
 
 export type RunCommand = (command: string, env: Record<string, string>) => Promise<string>;
@@ -38,9 +38,9 @@ export async function evaluateEnvWithCommands(
   const scope = { ...base };
   const result: Record<string, string> = {};
   for (const [key, template] of entries) {
-    const value = await substitute(expandVariables(template, (name) => scope[name]), scope, run, `env ${key}`);
-    scope[key] = value;
-    result[key] = value;
+    const value = await substitute(expandVariables(template, (name) => ownValue(scope, name)), scope, run, `env ${key}`);
+    setOwn(scope, key, value);
+    setOwn(result, key, value);
   }
   return result;
 }

@@ -2,7 +2,7 @@
 // the run starts. Secret values are handed to the executor for masking and are never stored.
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { AppError, type Dag } from '../../core/index.ts';
+import { AppError, ownValue, setOwn, type Dag } from '../../core/index.ts';
 import { parseDotenv } from '../../spec/index.ts';
 
 export interface RunVariables {
@@ -26,14 +26,14 @@ export function loadRunVariables(dag: Dag, dagDir: string, processEnv: Record<st
     }
     const { entries, problems } = parseDotenv(text);
     if (problems.length > 0) throw new AppError('bad_request', `dotenv file ${path}: ${problems.join('; ')}`);
-    for (const [key, value] of entries) dotenv[key] = value;
+    for (const [key, value] of entries) setOwn(dotenv, key, value);
   }
   const secrets: Record<string, string> = {};
   for (const secret of dag.secrets) {
     if (secret.provider === 'env') {
-      const value = processEnv[secret.key];
+      const value = ownValue(processEnv, secret.key);
       if (value === undefined) throw new AppError('bad_request', `secret ${secret.name}: environment variable ${secret.key} is not set`);
-      secrets[secret.name] = value;
+      setOwn(secrets, secret.name, value);
       continue;
     }
     const candidates = isAbsolute(secret.key) ? [secret.key] : [join(dag.workingDir, secret.key), join(dagDir, secret.key)];
@@ -43,7 +43,7 @@ export function loadRunVariables(dag: Dag, dagDir: string, processEnv: Record<st
       if (value !== undefined) break;
     }
     if (value === undefined) throw new AppError('bad_request', `secret ${secret.name}: file ${secret.key} not found`);
-    secrets[secret.name] = value.replace(/\r?\n$/, '');
+    setOwn(secrets, secret.name, value.replace(/\r?\n$/, ''));
   }
   return { dotenv, secrets };
 }

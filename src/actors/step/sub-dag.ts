@@ -2,7 +2,7 @@
 // child run per call (per item with `parallel`) and the step waits for them. The step's output is
 // the child's result JSON, so that ${VAR.outputs.key} reads the child's outputs.
 import type { RunRecord, StepHandle, StepResult } from '../../core/index.ts';
-import { runStatusLabel, RunStatus } from '../../core/index.ts';
+import { ownValue, runStatusLabel, RunStatus } from '../../core/index.ts';
 import { expandVariables } from '../../spec/index.ts';
 
 export interface SubDagCall {
@@ -28,7 +28,7 @@ const succeeded = (record: RunRecord) => record.status === RunStatus.Succeeded |
 /** `params` of the call with the step's variables (and ITEM for a fan-out item) expanded. */
 function paramsText(call: SubDagCall, env: Record<string, string>, item?: unknown): string {
   const scope = item === undefined ? env : { ...env, ITEM: typeof item === 'string' ? item : JSON.stringify(item) };
-  const lookup = (name: string) => scope[name];
+  const lookup = (name: string) => ownValue(scope, name);
   if (call.params === undefined) return item === undefined ? '' : `ITEM=${JSON.stringify(scope.ITEM)}`;
   if (typeof call.params === 'string') return expandVariables(call.params, lookup);
   return Object.entries(call.params).map(([key, value]) => `${key}=${JSON.stringify(expandVariables(value, lookup))}`).join(' ');
@@ -37,7 +37,7 @@ function paramsText(call: SubDagCall, env: Record<string, string>, item?: unknow
 /** The items of a fan-out: a list, or a variable holding a JSON list (or whitespace-separated words). */
 function itemsOf(items: unknown[] | string, env: Record<string, string>): unknown[] {
   if (Array.isArray(items)) return items;
-  const text = expandVariables(items, (name) => env[name]).trim();
+  const text = expandVariables(items, (name) => ownValue(env, name)).trim();
   try {
     const parsed: unknown = JSON.parse(text);
     if (Array.isArray(parsed)) return parsed;

@@ -17,6 +17,17 @@ async function loadAll(deps: ApiDeps): Promise<Loaded[]> {
   return files.map((file) => ({ file, result: deps.engine.parseStored(file) }));
 }
 
+/**
+ * A definition as the API checks it before storing it: the parse, with unknown call targets and
+ * call cycles through the stored DAG files. `fileName` is the file it is (or will be) stored as.
+ */
+function checkDefinition(deps: ApiDeps, spec: string, options: { fileName?: string; defaultName?: string }) {
+  const result = parseDag(spec, { ...options, baseDir: deps.dags.dir, dagExists: (name) => deps.dags.existsSync(name) });
+  // A definition that cannot be read has no calls to follow.
+  const cycles = result.dag ? deps.engine.callCycles(options.fileName, result) : [];
+  return { result, errors: [...result.errors, ...cycles] };
+}
+
 /** A stored DAG by its path parameter; 404 when the name is invalid or no file has it. */
 export async function requireDag(deps: ApiDeps, fileName: string) {
   const loaded = await deps.engine.loadDag(fileName);
@@ -80,7 +91,7 @@ async function createDag(request: HttpRequest, deps: ApiDeps) {
   if (problem) throw new AppError('bad_request', problem);
   const spec = body.spec ?? minimalSpec();
   if (body.spec !== undefined) {
-    const { errors } = parseDag(spec, { fileName: body.name, baseDir: deps.dags.dir, dagExists: (name) => deps.dags.existsSync(name) });
+    const { errors } = checkDefinition(deps, spec, { fileName: body.name });
     if (errors.length > 0) throw new AppError('bad_request', errors.join('; '), { errors });
   }
   await deps.dags.write(body.name, spec, 'create');
@@ -110,7 +121,7 @@ async function putSpec(request: HttpRequest, deps: ApiDeps) {
   const { fileName } = request.params;
   const body = await parseBody(SpecBody, request.body);
   await requireDag(deps, fileName);
-  const { errors } = parseDag(body.spec, { fileName, baseDir: deps.dags.dir, dagExists: (name) => deps.dags.existsSync(name) });
+  const { errors } = checkDefinition(deps, body.spec, { fileName });
   // Problems are answered with 200 and the file is left as it was (http-api.md 7, rule 4).
   if (errors.length === 0) await deps.dags.write(fileName, body.spec, 'replace');
   return json({ errors });
@@ -126,8 +137,9 @@ async function validateDag(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(ValidateBody, request.body);
   if (body.spec === undefined) return json({ valid: false, errors: ['spec is required'] });
   if (body.name !== undefined && dagNameProblem(body.name)) return json({ valid: false, errors: [`name: ${dagNameProblem(body.name)}`] });
-  const result = parseDag(body.spec, { defaultName: body.name ?? 'validated-dag', baseDir: deps.dags.dir, dagExists: (name) => deps.dags.existsSync(name) });
-  return json({ valid: result.errors.length === 0, errors: result.errors, ...(result.dag ? { dag: dagDetails(result.dag) } : {}) });
+  // With a name, the spec is checked as that DAG file's next text: a call back to it is a cycle.
+  const { result, errors } = checkDefinition(deps, body.spec, { defaultName: body.name ?? 'validated-dag', fileName: body.name });
+  return json({ valid: errors.length === 0, errors, ...(result.dag ? { dag: dagDetails(result.dag) } : {}) });
 }
 
 async function renameDag(request: HttpRequest, deps: ApiDeps) {
