@@ -1,8 +1,20 @@
 // uWebSockets.js carrier. Rules of uWS: onAborted before any await, copy everything from `req`
 // before the first await, write the response inside cork.
+//
+// What uWS (the build in uws-pack 20.0.8) decides before troupe sees a request, and troupe cannot
+// change (see docs/configuration.md for the table, node-server.ts for the carrier that can):
+// - HTTP/1.0 and any request line not ending in " HTTP/1.1" get its own 505 HTML page; oversized
+//   headers a 431 page, other parse errors a 400 page (HttpParser.h, HttpErrors.h; no hook).
+// - A request that arrives while the previous one on the connection is unanswered closes the
+//   connection (HttpContext.h, "denying async pipelining"): pipelined requests are answered in order
+//   only while each is answered before uWS parses the next, i.e. from the handler's microtasks.
+// - getHeader returns the first of repeated headers, and the parser frames the body by the first
+//   Content-Length: troupe refuses a request with several (see `smuggling` below).
 import { STATUS_CODES } from 'node:http';
 import type { HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import { encodeResponse, tooLarge, type Api, type RawRequest } from './app.ts';
+import { AppError } from '../core/index.ts';
+import { encodeResponse, hasNoBody, tooLarge, type Api, type RawRequest } from './app.ts';
+import { errorResponse } from './errors.ts';
 import { MAX_BODY_BYTES } from './types.ts';
 import type { HttpResponse } from './types.ts';
 import type { RunningServer } from './server.ts';
@@ -11,6 +23,8 @@ type Uws = typeof import('uWebSockets.js');
 
 const bodiless = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
+const conflictingLength = errorResponse(new AppError('bad_request', 'more than one Content-Length'));
+
 export function listenUws(uws: Uws, api: Api, host: string, port: number): Promise<RunningServer> {
   const app: TemplatedApp = uws.App();
   app.any('/*', (res, req) => {
@@ -18,7 +32,15 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number): Promi
     res.onAborted(() => { state.aborted = true; });
     const method = req.getMethod().toUpperCase();
     const headers: Record<string, string> = {};
-    req.forEach((key, value) => { headers[key] = value; });
+    let lengths = 0;
+    req.forEach((key, value) => {
+      if (key === 'content-length') lengths++;
+      headers[key] = value;
+    });
+    if (lengths > 1) {
+      smuggling(res, state);
+      return;
+    }
     const raw: RawRequest = { method, path: req.getUrl(), query: req.getQuery() ?? '', headers, body: undefined };
     const length = Number(headers['content-length'] ?? 0);
     if (length > MAX_BODY_BYTES) {
@@ -26,7 +48,7 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number): Promi
       return;
     }
     if (bodiless.has(method) && !length && !headers['transfer-encoding']) {
-      void api(raw).then((response) => send(res, state, response));
+      void api(raw).then((response) => send(res, state, response, false, method === 'HEAD'));
       return;
     }
     const chunks: Buffer[] = [];
@@ -42,7 +64,7 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number): Promi
       chunks.push(Buffer.from(new Uint8Array(chunk)));
       if (isLast) {
         raw.body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
-        void api(raw).then((response) => send(res, state, response));
+        void api(raw).then((response) => send(res, state, response, false, method === 'HEAD'));
       }
     });
   });
@@ -66,14 +88,36 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number): Promi
   });
 }
 
-function send(res: UwsResponse, state: { aborted: boolean }, response: HttpResponse, close = false): void {
+/**
+ * A request with several Content-Length headers: uWS framed its body by the first, a proxy in front
+ * may have used another, and the bytes after it would run as a second request. It is answered 400
+ * and the connection closed, and never from inside uWS's parse of the bytes that came with it: if
+ * those hold a further request, uWS sees this one unanswered and closes the connection before that
+ * request runs (the "denying async pipelining" rule, used here on purpose); an answer given at once
+ * would let it run.
+ */
+function smuggling(res: UwsResponse, state: { aborted: boolean }): void {
+  setImmediate(() => send(res, state, conflictingLength, true));
+}
+
+function send(res: UwsResponse, state: { aborted: boolean }, response: HttpResponse, close = false, head = false): void {
   if (state.aborted) return;
   const encoded = encodeResponse(response);
   res.cork(() => {
     res.writeStatus(`${encoded.status} ${STATUS_CODES[encoded.status] ?? ''}`);
     for (const [key, value] of Object.entries(encoded.headers)) res.writeHeader(key, value);
-    if (close) res.writeHeader('connection', 'close');
-    res.end(encoded.body, close);
+    if (close || !(head || hasNoBody(encoded.status))) {
+      // Answers that close the connection (413, 400 for a smuggling attempt) always carry a body.
+      res.end(encoded.body, close);
+    } else {
+      // endWithoutBody(length) leaves the response pending in this uWS (HttpResponse.h internalEnd
+      // marks it done only once `length` bytes are written; fixed upstream in c8da12b), and the next
+      // request on the connection would then close it; and the binding reads an undefined length as
+      // 2^63. Called without arguments it is done and writes no Content-Length: a HEAD answer gets
+      // the GET body's length from troupe, a 204 or 304 none.
+      if (head && !hasNoBody(encoded.status)) res.writeHeader('content-length', String(encoded.body === undefined ? 0 : Buffer.byteLength(encoded.body)));
+      res.endWithoutBody();
+    }
   });
   state.aborted = true; // answered: nothing more may be written
 }
