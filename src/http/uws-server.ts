@@ -1,15 +1,20 @@
 // uWebSockets.js carrier. Rules of uWS: onAborted before any await, copy everything from `req`
 // before the first await, write the response inside cork.
 //
-// What uWS (the build in uws-pack 20.0.8) decides before troupe sees a request, and troupe cannot
-// change (see docs/configuration.md for the table, node-server.ts for the carrier that can):
-// - HTTP/1.0 and any request line not ending in " HTTP/1.1" get its own 505 HTML page; oversized
-//   headers a 431 page, other parse errors a 400 page (HttpParser.h, HttpErrors.h; no hook).
+// What uWS decides before troupe sees a request, with no hook to change it. The build in uws-pack
+// 20.0.8 behaves as uWebSockets v20.66-v20.68 (it accepts two Host headers, refused from v20.71;
+// it holds a request without header lines, answered 400 from v20.69); lines are v20.68's:
+// - HTTP/1.0, and any request line not ending in " HTTP/1.1", get its own 505 HTML page
+//   (HttpParser.h:311 and :378-379, the page in HttpErrors.h:36, written by HttpContext.h:262);
+//   a line without a space, or no header line, is held as a fragment until the 10 s idle timeout
+//   (HttpParser.h:315-316, :323-325, :390-393). Oversized headers: a 431 page; other errors: 400.
 // - A request that arrives while the previous one on the connection is unanswered closes the
-//   connection (HttpContext.h, "denying async pipelining"): pipelined requests are answered in order
-//   only while each is answered before uWS parses the next, i.e. from the handler's microtasks.
-// - getHeader returns the first of repeated headers, and the parser frames the body by the first
-//   Content-Length: troupe refuses a request with several (see `smuggling` below).
+//   connection (HttpContext.h:152-157, "denying async pipelining"): pipelined requests are answered
+//   in order only while each is answered before uWS parses the next, i.e. from the handler's
+//   microtasks (which uWS.js runs before it returns to the parser).
+// - getHeader returns the first of repeated headers (HttpParser.h:115-124), and the body is framed
+//   by that first Content-Length (:499, :559-560): troupe refuses several (`smuggling` below).
+// - endWithoutBody(length) never completes the response (HttpResponse.h:200, see `send`).
 import { STATUS_CODES } from 'node:http';
 import type { HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { AppError } from '../core/index.ts';
