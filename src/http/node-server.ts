@@ -30,14 +30,14 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
     const refusal = refuse(req);
     if (refusal) {
       res.shouldKeepAlive = false;
-      void respond(refusal);
+      respond(refusal);
       return;
     }
     readBody(req).then(async (body) => {
       const url = req.url ?? '/';
       const at = url.indexOf('?');
       if (body === 'too-large') res.shouldKeepAlive = false;
-      await respond(body === 'too-large'
+      respond(body === 'too-large'
         ? tooLarge
         : await api({
           method: req.method ?? 'GET',
@@ -46,9 +46,13 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
           headers: req.headers as Record<string, string>,
           body,
         }));
-    }, () => res.destroy());
+    }, () => res.destroy()).catch((error: unknown) => {
+      // A request must not take the server down: a failure past the API's own handling is logged.
+      console.error('troupe: answering a request failed:', error);
+      res.destroy();
+    });
 
-    async function respond(response: HttpResponse): Promise<void> {
+    function respond(response: HttpResponse): void {
       const encoded = encodeResponse(response);
       if (!hasNoBody(encoded.status)) encoded.headers['content-length'] = String(encoded.body === undefined ? 0 : Buffer.byteLength(encoded.body));
       res.writeHead(encoded.status, encoded.headers);

@@ -53,7 +53,7 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number): Promi
       return;
     }
     if (bodiless.has(method) && !length && !headers['transfer-encoding']) {
-      void api(raw).then((response) => send(res, state, response, false, method === 'HEAD'));
+      answer(api, raw, res, state);
       return;
     }
     const chunks: Buffer[] = [];
@@ -69,7 +69,7 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number): Promi
       chunks.push(Buffer.from(new Uint8Array(chunk)));
       if (isLast) {
         raw.body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
-        void api(raw).then((response) => send(res, state, response, false, method === 'HEAD'));
+        answer(api, raw, res, state);
       }
     });
   });
@@ -90,6 +90,17 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number): Promi
         },
       });
     });
+  });
+}
+
+function answer(api: Api, raw: RawRequest, res: UwsResponse, state: { aborted: boolean }): void {
+  api(raw).then((response) => send(res, state, response, false, raw.method === 'HEAD')).catch((error: unknown) => {
+    // A request must not take the server down: a failure past the API's own handling is logged.
+    console.error('troupe: answering a request failed:', error);
+    if (!state.aborted) {
+      state.aborted = true;
+      res.close();
+    }
   });
 }
 
