@@ -15,6 +15,8 @@ export interface TroupeConfig {
   dataDir: string;
   logDir: string;
   carrier?: Carrier | 'auto';
+  /** node:http carrier: how long a client may take to send a request's headers (default 60 s). */
+  headersTimeoutMs?: number;
   /** Worker threads of the step pool; steps per thread are not limited by it. */
   maxThreads?: number;
   /** Write an example DAG when the home is new (the service does; embedders need not). */
@@ -68,7 +70,7 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
   try {
     server = await startServer(
       { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, version: await readVersion(), startedAtMs: Date.now() },
-      { host: config.host, port: config.port, carrier: config.carrier },
+      { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs },
     );
   } catch (error) {
     await handle.close();

@@ -46,6 +46,9 @@ export class LmdbRunStore implements RunStore {
   private writesInFlight = 0;
   private mainThreadCommitMs = 0;
   private mainThreadCommitsPausedUntil = 0;
+  private readonly opened = Date.now();
+  private probes = 0;
+  private probing: Promise<void> | undefined;
 
   constructor(path: string) {
     this.root = open({ path, maxDbs: 8 });
@@ -189,10 +192,20 @@ export class LmdbRunStore implements RunStore {
     else await this.track(this.flags.remove(keys.suspended(fileName)));
   }
 
-  async check(): Promise<void> {
-    const stamp = Date.now();
-    await this.track(this.flags.put(keys.probe(), stamp));
-    if (this.flags.get(keys.probe()) !== stamp) throw new Error('the store did not return what was written');
+  /**
+   * Writes a probe and reads it back. Checks that overlap share the probe in flight: its write lands
+   * after each of them asked, a burst of /health costs one write, and no probe can overwrite another
+   * between its write and its read (separate probes, each reading the other's value, answered 503).
+   */
+  check(): Promise<void> {
+    return (this.probing ??= this.probe().finally(() => { this.probing = undefined; }));
+  }
+
+  private async probe(): Promise<void> {
+    // Unique across restarts too: a write that did not land cannot be mistaken for this one.
+    const value = `${this.opened}.${++this.probes}`;
+    await this.track(this.flags.put(keys.probe(), value));
+    if (this.flags.get(keys.probe()) !== value) throw new Error('the store did not return what was written');
   }
 
   async close(): Promise<void> {
