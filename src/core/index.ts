@@ -6,3 +6,4 @@ export * from './clock.ts';
 export * from './model.ts';
 export * from './run.ts';
 export * from './ports.ts';
+export * from './masking.ts';
