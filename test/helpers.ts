@@ -14,9 +14,9 @@ export interface TestServer {
   waitForRun(name: string, dagRunId: string, done?: (run: any) => boolean): Promise<any>;
 }
 
-export async function startTestServer(carrier: 'uws' | 'node' = 'uws'): Promise<TestServer> {
+export async function startTestServer(carrier: 'uws' | 'node' = 'uws', options: { spawnMode?: 'child_process' } = {}): Promise<TestServer> {
   const home = await mkdtemp(join(tmpdir(), 'troupe-test-'));
-  const troupe = await startTroupe({ host: '127.0.0.1', port: 0, home, ...homePaths(home), carrier, maxThreads: 2 });
+  const troupe = await startTroupe({ host: '127.0.0.1', port: 0, home, ...homePaths(home), carrier, maxThreads: 2, ...options });
   const base = `http://127.0.0.1:${troupe.server.port}/api/v2`;
   const call: TestServer['call'] = async (method, path, body) => {
     const response = await fetch(`${base}${path}`, {

@@ -86,26 +86,36 @@ async function filesEnding(dir: string, suffix: string): Promise<string[]> {
   return entries.filter((entry) => entry.isFile() && entry.name.endsWith(suffix)).map((entry) => join(entry.parentPath, entry.name));
 }
 
-/** The command lines of every process now, NULs as spaces. */
-async function commandLines(): Promise<string[]> {
-  const lines: string[] = [];
+/** The command line of a process, NULs as spaces; '' once it has ended. */
+async function commandLineOf(pid: string): Promise<string> {
+  try {
+    return (await readFile(`/proc/${pid}/cmdline`)).toString('utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
+/** The command lines of every process now, each with its parent's. */
+async function commandLines(): Promise<Array<{ line: string; parent: string }>> {
+  const lines: Array<{ line: string; parent: string }> = [];
   for (const pid of (await readdir('/proc')).filter((name) => /^[0-9]+$/.test(name))) {
-    try {
-      lines.push((await readFile(`/proc/${pid}/cmdline`)).toString('utf8').replaceAll('\0', ' '));
-    } catch {
-      // the process ended meanwhile
-    }
+    const line = await commandLineOf(pid);
+    if (!line.includes('COMMAND_OK') && !line.includes(SECRET)) continue;
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    // Fields after the command's closing parenthesis: state, then the parent's pid.
+    const parentPid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] ?? '';
+    lines.push({ line, parent: await commandLineOf(parentPid) });
   }
   return lines;
 }
 
 /** Samples command lines and script files until `done` resolves. */
 async function sampleWhile(server: TestServer, done: Promise<unknown>) {
-  const seen = { commandLines: [] as string[], scriptModes: [] as number[], scripts: [] as string[] };
+  const seen = { commandLines: [] as Array<{ line: string; parent: string }>, scriptModes: [] as number[], scripts: [] as string[] };
   let finished = false;
   void done.finally(() => { finished = true; });
   while (!finished) {
-    seen.commandLines.push(...(await commandLines()).filter((line) => line.includes('COMMAND_OK') || line.includes(SECRET) || line.includes('.script')));
+    seen.commandLines.push(...await commandLines());
     for (const path of await filesEnding(server.home, '.script')) {
       try {
         seen.scriptModes.push((await stat(path)).mode & 0o777);
@@ -147,9 +157,9 @@ async function readRoutes(server: TestServer, name: string, dagRunId: string): P
   return texts;
 }
 
-test('a secret reaches its steps and never a file of the home, a response or a command line', async (t) => {
+for (const spawnMode of ['posix_spawn', 'child_process'] as const) test(`a secret reaches its steps and never a file of the home, a response or a command line (${spawnMode})`, async (t) => {
   process.env[SECRET_ENV] = SECRET;
-  const server = await startTestServer();
+  const server = await startTestServer('uws', spawnMode === 'child_process' ? { spawnMode } : {});
   t.after(async () => {
     delete process.env[SECRET_ENV];
     await server.close();
@@ -203,8 +213,13 @@ test('a secret reaches its steps and never a file of the home, a response or a c
   assert.deepEqual(await filesEnding(server.home, '.script'), []);
 
   // No process showed it on its command line, though the step was seen running.
-  assert.ok(seen.commandLines.some((line) => line.includes('COMMAND_OK')), 'the command step was sampled while it ran');
-  assert.deepEqual(seen.commandLines.filter((line) => line.includes(SECRET)), []);
+  const stepProcesses = seen.commandLines.filter(({ line }) => line.includes('COMMAND_OK'));
+  assert.ok(stepProcesses.length > 0, 'the command step was sampled while it ran');
+  // Started by the step host in child_process mode, by the server itself with posix_spawn.
+  if (server.troupe.spawnMethod === 'child_process') assert.ok(stepProcesses.every(({ parent }) => parent === '' || parent.includes('step-host')));
+  else assert.ok(stepProcesses.every(({ parent }) => !parent.includes('step-host')));
+  assert.equal(server.troupe.spawnMethod, spawnMode === 'child_process' ? 'child_process' : process.env.TROUPE_SPAWN ?? 'posix_spawn');
+  assert.deepEqual(seen.commandLines.filter(({ line, parent }) => line.includes(SECRET) || parent.includes(SECRET)), []);
 
   // No response of a read route holds it.
   const responses = [
