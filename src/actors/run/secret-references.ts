@@ -9,6 +9,9 @@ import { isPosixShell, shellSegments, type ShellContext } from './shell-syntax.t
 /** `$NAME` or `${NAME}`: a reference the shell can expand as it is, when NAME holds the same value. */
 const PLAIN_REFERENCE = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$/;
 
+/** The variable a reference reads: `TOKEN` of ${TOKEN:0:4}, `CONFIG` of ${CONFIG.key}, `1` of $1. */
+const REFERENCED_NAME = /^\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)/;
+
 /** Variables made for references that are not a variable of their own (slices, JSON fields, $1). */
 const GENERATED_PREFIX = 'TROUPE_SECRET_';
 
@@ -31,16 +34,44 @@ export class SecretReferences {
   /** `exported`: the environment the process gets. */
   constructor(private readonly secrets: readonly string[], private readonly exported: Record<string, string>) {}
 
+  /** The process's environment: `exported` with the generated variables, if any. */
+  environment(exported: Record<string, string>): Record<string, string> {
+    return this.generated.size === 0 ? exported : { ...exported, ...this.env };
+  }
+
   carries(text: string): boolean {
     return this.secrets.some((secret) => text.includes(secret));
   }
 
-  /** Shell code for `interpreter` with its references expanded, those carrying a secret left to the shell. */
+  /**
+   * Whether a reference reveals a secret, or a part of one: its value carries one, or the variable
+   * it reads does (a slice of a secret is no less secret, and the masker would not see it).
+   */
+  reveals(reference: string, value: string, scope: ExpandScope): boolean {
+    if (this.carries(value)) return true;
+    const name = REFERENCED_NAME.exec(reference)?.[1];
+    const variable = name === undefined ? undefined : scope.get(name);
+    return variable !== undefined && this.carries(variable);
+  }
+
+  /** Whether any reference in `text` reveals a secret. */
+  revealedIn(text: string, scope: ExpandScope): boolean {
+    let revealed = false;
+    if (this.secrets.length > 0) {
+      expandVariables(text, { ...scope, write: (reference, value) => {
+        revealed ||= this.reveals(reference, value, scope);
+        return value;
+      } });
+    }
+    return revealed;
+  }
+
+  /** Shell code for `interpreter` with its references expanded, those revealing a secret left to the shell. */
   shellCode(code: string, scope: ExpandScope, interpreter: readonly string[]): string {
     if (this.secrets.length === 0 || !isPosixShell(interpreter)) return expandVariables(code, scope);
     return shellSegments(code).map(({ text, context }) => expandVariables(text, {
       ...scope,
-      write: (reference, value) => (this.carries(value) ? this.reference(reference, value, context) : value),
+      write: (reference, value) => (this.reveals(reference, value, scope) ? this.reference(reference, value, context) : value),
     })).join('');
   }
 
@@ -79,7 +110,7 @@ export async function expandRunningCommands(template: string, scope: Record<stri
   const commands = backtickCommands(expanded);
   if (commands.length === 0) return expanded;
   const references = new SecretReferences(secrets.values, scope);
-  if (!references.carries(expanded)) {
+  if (!references.revealedIn(template, { get: lookup })) {
     const outputs: string[] = [];
     for (const command of commands) outputs.push(await run(command, scope));
     return substituteBackticks(expanded, outputs);

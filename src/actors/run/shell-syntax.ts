@@ -25,7 +25,9 @@ export function shellSegments(code: string): ShellSegment[] {
   let start = 0;
   let context = 'code' as ShellContext;
   const enter = (at: number, next: ShellContext) => {
-    if (at > start) segments.push({ text: code.slice(start, at), context });
+    const last = segments.at(-1);
+    if (at > start && last?.context === context) last.text += code.slice(start, at);
+    else if (at > start) segments.push({ text: code.slice(start, at), context });
     start = at;
     context = next;
   };
@@ -52,7 +54,10 @@ export function shellSegments(code: string): ShellSegment[] {
       enter(i, 'literal');
       enter(end, 'code');
       i = end;
-    } else if (ch === '<' && code.startsWith('<<', i) && code[i + 2] !== '<') {
+    } else if (code.startsWith('<<<', i)) {
+      // A here-string: its word is read as any other.
+      i += 3;
+    } else if (code.startsWith('<<', i)) {
       const { document, next } = hereDocumentAt(code, i + 2);
       if (document) pending.push(document);
       i = next;
