@@ -3,7 +3,8 @@
 // still get its real value, through their environment.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from './helpers.ts';
 
@@ -14,6 +15,7 @@ const REBUILT = '$(printf %s tr0upe-S3CRET- 4f9a2c71)';
 
 const MAIN = [
   'type: graph',
+  'maxActiveSteps: 8',
   'secrets:',
   '  - name: API_TOKEN',
   '    provider: env',
@@ -51,9 +53,12 @@ const MAIN = [
   'name: child',
   'params:',
   '  - TOKEN: ""',
+  // Run as the child starts, with its params: the command lasts long enough to be sampled.
+  'env:',
+  '  - TOKEN_LENGTH: "`sleep 0.3; printf %s ${TOKEN} | wc -c`"',
   'steps:',
   '  - name: check',
-  `    command: '[ "\${TOKEN}" = "${REBUILT}" ] && echo CHILD_OK; echo child \${TOKEN}'`,
+  `    command: '[ "\${TOKEN}" = "${REBUILT}" ] && echo CHILD_OK \${TOKEN_LENGTH}; echo child \${TOKEN}'`,
   '    output: CHILD_ECHO',
 ].join('\n');
 
@@ -86,47 +91,71 @@ async function filesEnding(dir: string, suffix: string): Promise<string[]> {
   return entries.filter((entry) => entry.isFile() && entry.name.endsWith(suffix)).map((entry) => join(entry.parentPath, entry.name));
 }
 
-/** The command line of a process, NULs as spaces; '' once it has ended. */
-async function commandLineOf(pid: string): Promise<string> {
-  try {
-    return (await readFile(`/proc/${pid}/cmdline`)).toString('utf8').replaceAll('\0', ' ');
-  } catch {
-    return '';
+/**
+ * A process of its own that samples, every 15 ms and apart from the server's event
+ * loop, the command lines of all processes (those holding the secret or `marker`, with their
+ * parent's) and the script files in the home (mode, whether they hold the secret). It reads the
+ * secret and its settings from its environment: its own command line names neither.
+ */
+const SAMPLER = `
+const fs = require('node:fs');
+const { join } = require('node:path');
+const { SECRETS_TEST_API_TOKEN: secret, SAMPLER_MARKER: marker, SAMPLER_HOME: home } = process.env;
+const read = (path) => { try { return fs.readFileSync(path, 'utf8'); } catch { return ''; } };
+const commandLine = (pid) => read('/proc/' + pid + '/cmdline').replaceAll('\\0', ' ');
+const reported = new Set();
+const report = (fact) => {
+  const text = JSON.stringify(fact);
+  if (!reported.has(text)) { reported.add(text); process.stdout.write(text + '\\n'); }
+};
+const tick = () => {
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(pid) || pid === String(process.pid)) continue;
+    const line = commandLine(pid);
+    if (!line.includes(marker) && !line.includes(secret)) continue;
+    const stat = read('/proc/' + pid + '/stat');
+    report({ kind: 'process', line, parent: commandLine(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) });
   }
+  let names = [];
+  try { names = fs.readdirSync(home, { recursive: true }).filter((name) => name.endsWith('.script')); } catch {}
+  for (const name of names) {
+    try {
+      const mode = fs.statSync(join(home, name)).mode & 0o777;
+      report({ kind: 'script', mode, holdsSecret: fs.readFileSync(join(home, name), 'utf8').includes(secret) });
+    } catch {}
+  }
+  setTimeout(tick, 15);
+};
+report({ kind: 'ready' });
+tick();
+`;
+
+interface Sampled {
+  processes: Array<{ line: string; parent: string }>;
+  scripts: Array<{ mode: number; holdsSecret: boolean }>;
 }
 
-/** The command lines of every process now, each with its parent's. */
-async function commandLines(): Promise<Array<{ line: string; parent: string }>> {
-  const lines: Array<{ line: string; parent: string }> = [];
-  for (const pid of (await readdir('/proc')).filter((name) => /^[0-9]+$/.test(name))) {
-    const line = await commandLineOf(pid);
-    if (!line.includes('COMMAND_OK') && !line.includes(SECRET)) continue;
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-    // Fields after the command's closing parenthesis: state, then the parent's pid.
-    const parentPid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] ?? '';
-    lines.push({ line, parent: await commandLineOf(parentPid) });
-  }
-  return lines;
-}
-
-/** Samples command lines and script files until `done` resolves. */
-async function sampleWhile(server: TestServer, done: Promise<unknown>) {
-  const seen = { commandLines: [] as Array<{ line: string; parent: string }>, scriptModes: [] as number[], scripts: [] as string[] };
-  let finished = false;
-  void done.finally(() => { finished = true; });
-  while (!finished) {
-    seen.commandLines.push(...await commandLines());
-    for (const path of await filesEnding(server.home, '.script')) {
-      try {
-        seen.scriptModes.push((await stat(path)).mode & 0o777);
-        seen.scripts.push(await readFile(path, 'utf8'));
-      } catch {
-        // removed as the step ended
-      }
-    }
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  return seen;
+/** Starts the sampler; `stop` ends it and gives what it saw. */
+async function startSampler(home: string): Promise<{ stop(): Promise<Sampled> }> {
+  const child = spawn(process.execPath, ['-e', SAMPLER], { env: { ...process.env, SAMPLER_MARKER: 'COMMAND_OK', SAMPLER_HOME: home }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  const ready = new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+    if (output.includes('"ready"')) resolve();
+  }));
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  await ready;
+  return {
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+      const facts = output.trim().split('\n').map((line) => JSON.parse(line));
+      return {
+        processes: facts.filter((fact) => fact.kind === 'process'),
+        scripts: facts.filter((fact) => fact.kind === 'script'),
+      };
+    },
+  };
 }
 
 /** The text of every read route for a run, its steps and its sub DAG runs. */
@@ -167,12 +196,12 @@ for (const spawnMode of ['posix_spawn', 'child_process'] as const) test(`a secre
   await server.writeDag('secretflow', MAIN);
   await server.writeDag('secretgate', DAG_PRECONDITION);
 
+  const sampler = await startSampler(server.home);
   const started = await server.call('POST', '/dags/secretflow/start', {});
   assert.equal(started.status, 200, started.text);
   const { dagRunId } = started.body;
-  const finished = server.waitForRun('secretflow', dagRunId);
-  const seen = await sampleWhile(server, finished);
-  const run = await finished;
+  const run = await server.waitForRun('secretflow', dagRunId);
+  const seen = await sampler.stop();
   const gate = await server.call('POST', '/dags/secretgate/start', {});
   assert.equal(gate.status, 200, gate.text);
   const gateRun = await server.waitForRun('secretgate', gate.body.dagRunId);
@@ -187,7 +216,7 @@ for (const spawnMode of ['posix_spawn', 'child_process'] as const) test(`a secre
   assert.equal(call.subRuns.length, 1);
   assert.equal(call.subRuns[0].params, 'TOKEN=*******');
   const child = (await server.call('GET', `/dag-runs/secretflow/${dagRunId}/sub-dag-runs/${call.subRuns[0].dagRunId}`)).body.dagRunDetails;
-  assert.match(await stdout(`/dag-runs/secretflow/${dagRunId}/sub-dag-runs/${child.dagRunId}/steps/check`), /CHILD_OK\nchild \*{7}/);
+  assert.match(await stdout(`/dag-runs/secretflow/${dagRunId}/sub-dag-runs/${child.dagRunId}/steps/check`), new RegExp(`CHILD_OK ${SECRET.length}\nchild \\*{7}`));
   assert.equal(child.statusLabel, 'succeeded');
 
   // What they did is recorded masked.
@@ -208,18 +237,18 @@ for (const spawnMode of ['posix_spawn', 'child_process'] as const) test(`a secre
 
   // Scripts were private while they ran and are gone after.
   assert.ok(seen.scripts.length > 0, 'the script step was sampled while it ran');
-  assert.deepEqual([...new Set(seen.scriptModes)], [0o700]);
-  assert.ok(seen.scripts.every((text) => !text.includes(SECRET)));
+  assert.deepEqual(seen.scripts, [{ kind: 'script', mode: 0o700, holdsSecret: false }]);
   assert.deepEqual(await filesEnding(server.home, '.script'), []);
 
   // No process showed it on its command line, though the step was seen running.
-  const stepProcesses = seen.commandLines.filter(({ line }) => line.includes('COMMAND_OK'));
+  // The step's shell, not its forks (a command substitution runs in a copy of it).
+  const stepProcesses = seen.processes.filter(({ line, parent }) => line.includes('COMMAND_OK') && !parent.includes('COMMAND_OK'));
   assert.ok(stepProcesses.length > 0, 'the command step was sampled while it ran');
   // Started by the step host in child_process mode, by the server itself with posix_spawn.
   if (server.troupe.spawnMethod === 'child_process') assert.ok(stepProcesses.every(({ parent }) => parent === '' || parent.includes('step-host')));
   else assert.ok(stepProcesses.every(({ parent }) => !parent.includes('step-host')));
   assert.equal(server.troupe.spawnMethod, spawnMode === 'child_process' ? 'child_process' : process.env.TROUPE_SPAWN ?? 'posix_spawn');
-  assert.deepEqual(seen.commandLines.filter(({ line, parent }) => line.includes(SECRET) || parent.includes(SECRET)), []);
+  assert.deepEqual(seen.processes.filter(({ line, parent }) => line.includes(SECRET) || parent.includes(SECRET)), []);
 
   // No response of a read route holds it.
   const responses = [

@@ -397,7 +397,7 @@ export class Engine {
     }
     const logPath = this.deps.logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
     const dagEnv = dag.env.some(([, value]) => value.includes('`'))
-      ? await evaluateEnvWithCommands(dag.env, { ...runScope({ dag, name, dagRunId, params, systemEnv: this.deps.systemEnv, variables, logPath }), ...positionalParams(params) }, runCommand)
+      ? await evaluateEnvWithCommands(dag.env, { ...runScope({ dag, name, dagRunId, params, systemEnv: this.deps.systemEnv, variables, logPath }), ...positionalParams(params) }, runCommand, { values: seed.inheritedSecrets ?? [], shell: dag.shell })
       : undefined;
     const root = seed.lineage?.root ?? { name, dagRunId };
     // A retried sub DAG run learns its callers from the records above it, which are durable by then.

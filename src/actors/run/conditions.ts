@@ -28,7 +28,7 @@ export async function checkConditions(conditions: Condition[], env: Record<strin
 export async function unmetDagPrecondition(dag: Dag, plan: RunPlan, dispatcher: StepDispatcher): Promise<string | undefined> {
   if (dag.preconditions.length === 0) return undefined;
   const probe = commandProbe(dispatcher, dag.workingDir, dag.shell, dag.maxOutputSize);
-  const verdict = await checkConditions(dag.preconditions, plan.baseEnv, probe, { values: plan.secrets, shell: dag.shell ?? DEFAULT_SHELL });
+  const verdict = await checkConditions(dag.preconditions, plan.baseEnv, probe, { values: plan.secrets, shell: dag.shell });
   return verdict.holds ? undefined : verdict.message;
 }
 
@@ -39,7 +39,7 @@ async function checkCondition(condition: Condition, env: Record<string, string>,
   let detail: string;
   if (condition.command !== undefined || condition.expected === undefined) {
     const references = new SecretReferences(secrets.values, env);
-    const command = references.shellCode(condition.command ?? condition.condition ?? '', { get: lookup }, secrets.shell);
+    const command = references.shellCode(condition.command ?? condition.condition ?? '', { get: lookup }, secrets.shell ?? DEFAULT_SHELL);
     const result = await probe(command, { ...env, ...references.env });
     holds = result.kind === 'ok' && result.exitCode === 0 && !result.error;
     detail = `\`${command}\` ${result.kind === 'ok' ? `exited with ${result.exitCode}` : `could not run: ${result.kind === 'error' ? result.message : ''}`}`;

@@ -213,7 +213,7 @@ export async function stepTaskWithCommands(pending: PendingTask, run: RunCommand
   const { plan, outputs, nodes } = pending;
   const step = pendingStep(pending);
   const scope = { ...plan.baseEnv, ...outputs, ...(pending.handler ? { DAG_RUN_STATUS: pending.handler.status } : {}) };
-  const stepEnv = await evaluateEnvWithCommands(step.env, { ...scope, ...plan.positional }, run, { values: plan.secrets, shell: step.shell ?? DEFAULT_SHELL });
+  const stepEnv = await evaluateEnvWithCommands(step.env, { ...scope, ...plan.positional }, run, { values: plan.secrets, shell: step.shell });
   return taskWithEnv(plan, step, nodes, scope, stepEnv);
 }
 

@@ -21,10 +21,11 @@ export const DEFAULT_SHELL: readonly string[] = ['sh'];
 /** A run's secret values and the shell that runs its commands: what secret-aware expansion needs. */
 export interface SecretScope {
   values: readonly string[];
-  shell: readonly string[];
+  /** The definition's shell; DEFAULT_SHELL when it sets none. */
+  shell?: readonly string[];
 }
 
-export const NO_SECRETS: SecretScope = { values: [], shell: DEFAULT_SHELL };
+export const NO_SECRETS: SecretScope = { values: [] };
 
 export class SecretReferences {
   /** What the process needs in its environment besides `exported`: the generated variables. */
@@ -118,7 +119,7 @@ export async function expandRunningCommands(template: string, scope: Record<stri
   let text = '';
   for (const part of backtickParts(template)) {
     if ('literal' in part) text += expandVariables(part.literal, lookup);
-    else text += await run(references.shellCode(part.command, { get: lookup }, secrets.shell), { ...scope, ...references.env });
+    else text += await run(references.shellCode(part.command, { get: lookup }, secrets.shell ?? DEFAULT_SHELL), { ...scope, ...references.env });
   }
   return text;
 }

@@ -6,7 +6,7 @@ import { fromCallback } from 'xstate';
 import type { Clock, StepDispatcher, StepHandle, StepResult, StepTask } from '../../core/index.ts';
 import { checkConditions } from '../run/conditions.ts';
 import { maskResult } from '../run/masking.ts';
-import { DEFAULT_SHELL, type SecretScope } from '../run/secret-references.ts';
+import type { SecretScope } from '../run/secret-references.ts';
 import { pendingStep, stepTaskWithCommands } from '../run/plan.ts';
 import { commandProbe, commandRunner } from '../run/substitution.ts';
 import type { ExecutorInput } from './step.machine.ts';
@@ -25,7 +25,7 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock, subDags:
     const secretValues = input.task?.secrets ?? input.pending?.plan.secrets ?? [];
     const finish = (result: StepResult, repeatConditionHolds?: boolean) =>
       sendBack({ type: 'step.exited', result: maskResult(result, secretValues), at: clock.now(), ...(repeatConditionHolds === undefined ? {} : { repeatConditionHolds }) });
-    const secretsOf = (task: StepTask): SecretScope => ({ values: task.secrets, shell: task.shell ?? DEFAULT_SHELL });
+    const secretsOf = (task: StepTask): SecretScope => ({ values: task.secrets, shell: task.shell });
     const dispatch = (task: StepTask) => {
       // A sub DAG call runs child runs instead of a process (DESIGN.md: not a pool task).
       handle = input.call
