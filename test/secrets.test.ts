@@ -36,7 +36,7 @@ const MAIN = [
   '    command: echo never',
   '  - name: guarded-command',
   '    preconditions:',
-  '      - command: test "${API_TOKEN}" = not-the-token',
+  '      - command: sleep 0.3; test "${API_TOKEN}" = not-the-token',
   '    command: echo never',
   '  - name: capture',
   '    command: echo "token=${API_TOKEN}"',
