@@ -6,7 +6,8 @@ import { HANDLER_NODE_NAMES, NodeStatus, RunStatus, isoTime, runStatusLabel, typ
 import { stepMachine, type StepFinishedEvent, type StepInput, type StepRerunEvent, type StepSubRunEvent } from '../step/step.machine.ts';
 import { failed } from '../step/policies.ts';
 import { handlerTask, needsCommands, stepTask, type RunPlan } from './plan.ts';
-import { allSettled, anyRunning, blockedSteps, finalStatus, readySteps } from './progress.ts';
+import { finalStatus } from './progress.ts';
+import { allStepsSettled, hasStepsToStart, newSchedule } from './schedule.ts';
 import { endRun, finishHandler, finishStep, rerunStep, runStartedLine, startHandler, startSteps, type RunState } from './run-updates.ts';
 import { logLine } from './log-line.ts';
 
@@ -96,11 +97,10 @@ const effects = setup({
   guards: {
     beginsAtOnce: ({ context }) => context.record.status === RunStatus.Running,
     noDelay: ({ context }) => context.plan.delaySec <= 0,
-    allSettled: ({ context }) => allSettled(context.record.nodes),
-    hasStepsToStart: ({ context }) =>
-      readySteps(context.plan.steps, context.record.nodes, context.plan.maxActiveSteps, context.continued).length > 0 ||
-      blockedSteps(context.plan.steps, context.record.nodes, context.continued).size > 0,
-    noneRunning: ({ context }) => !anyRunning(context.record.nodes),
+    // Evaluated after every event of a run: they read the schedule's counters, never scan the nodes.
+    allSettled: ({ context }) => allStepsSettled(context.schedule),
+    hasStepsToStart: ({ context }) => hasStepsToStart(context.schedule, context.plan.maxActiveSteps),
+    noneRunning: ({ context }) => context.schedule.running === 0,
     endsAborted: ({ context }) => context.outcome === RunStatus.Aborted,
     endsFailed: ({ context }) => context.outcome === RunStatus.Failed,
     endsPartially: ({ context }) => context.outcome === RunStatus.PartiallySucceeded,
@@ -149,6 +149,7 @@ export const runMachine = effects.extend({
     // The step is recorded as started (its write queued) before its actor is spawned and dispatches it.
     startReadySteps: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
       const { record, started, lines } = startSteps(context, eventTime(event, context));
+      if (record === context.record) return;
       enqueue.assign({ record });
       enqueue({ type: 'persist', params: { record } });
       for (const line of lines) enqueue({ type: 'appendLog', params: { path: record.log, line } });
@@ -222,6 +223,9 @@ export const runMachine = effects.extend({
       enqueue.assign({ record, outputs, continued });
       enqueue({ type: 'persist', params: { record } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
+      // A finished step actor would stay among the run's children, and XState copies that map on
+      // every spawn and stop: a run of 10,000 steps spent seconds there, most of them at its end.
+      enqueue.stopChild(`step-${event.index}`);
     })),
     markTimedOut: effects.createAction(enqueueActions(({ context, enqueue }) => {
       enqueue.assign({ timedOut: true });
@@ -252,7 +256,10 @@ export const runMachine = effects.extend({
 }).createMachine({
   id: 'dagRun',
   initial: 'queued',
-  context: ({ input }) => ({ ...input, outputs: { ...input.record.outputVars }, stopRequested: false, continued: [], timedOut: false, delayed: false, initFailed: false }),
+  context: ({ input }) => ({
+    ...input, outputs: { ...input.record.outputVars }, stopRequested: false, continued: [], timedOut: false, delayed: false, initFailed: false,
+    schedule: newSchedule(input.plan.steps, input.record.nodes),
+  }),
   on: {
     'step.finished': { guard: 'isStep', actions: 'recordStepResult' },
     'step.rerun': { actions: 'recordRerun' },
