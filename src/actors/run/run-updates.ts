@@ -33,11 +33,11 @@ const runFields = (record: RunRecord) => ({ dag: record.name, 'run-id': record.d
  * Marks steps that can never run as aborted (or skipped), then the ready ones as running. Takes
  * them from the schedule; the record is the same object when nothing changed.
  */
-export function startSteps(state: RunState, at: number): { record: RunRecord; started: number[]; lines: string[] } {
+export function startSteps(state: RunState, at: number): { record: RunRecord; started: number[]; changed: number[]; lines: string[] } {
   const { plan, schedule } = state;
   const blocked = takeBlocked(schedule, plan.steps, (index) => state.record.nodes[index].status);
   const started = takeReady(schedule, plan.maxActiveSteps);
-  if (blocked.length === 0 && started.length === 0) return { record: state.record, started, lines: [] };
+  if (blocked.length === 0 && started.length === 0) return { record: state.record, started, changed: [], lines: [] };
   const nodes = state.record.nodes.slice();
   for (const { index, culprit, status } of blocked) {
     const upstream = plan.steps[culprit].name;
@@ -47,7 +47,7 @@ export function startSteps(state: RunState, at: number): { record: RunRecord; st
   for (const index of started) nodes[index] = { ...nodes[index], status: NodeStatus.Running, startedAt: isoTime(at) };
   const record = { ...state.record, nodes };
   const lines = started.map((index) => logLine(at, 'INFO', 'Step started', { ...runFields(record), step: plan.steps[index].name }));
-  return { record, started, lines };
+  return { record, started, changed: [...blocked.map(({ index }) => index), ...started], lines };
 }
 
 /** A step's result; it settles in the schedule (changed in place). */

@@ -77,7 +77,8 @@ const effects = setup({
   actors: { step: stepMachine },
   actions: {
     // Provided by the engine: write the record to the store; append a line to the run log.
-    persist: (_, _params: { record: RunRecord }) => {},
+    // `changed`: the nodes this record changed since the one before (the store writes only those).
+    persist: (_, _params: { record: RunRecord; changed: readonly number[] }) => {},
     appendLog: (_, _params: { path: string; line: string }) => {},
     // Timers are delayed events raised only when the run has a timeout or a delay: `after`
     // transitions would set (and clear) their timers on every run.
@@ -135,7 +136,7 @@ function launchHandler(which: HandlerKind | 'outcome') {
     const launch = handlerLaunch(context, which, eventTime(event, context));
     if (!launch) return;
     enqueue.assign({ record: launch.record });
-    enqueue({ type: 'persist', params: { record: launch.record } });
+    enqueue({ type: 'persist', params: { record: launch.record, changed: [] } });
     enqueue({ type: 'appendLog', params: { path: launch.record.log, line: launch.line } });
     enqueue.spawnChild('step', { id: launch.id, input: launch.input });
   }));
@@ -148,10 +149,10 @@ export const runMachine = effects.extend({
     })),
     // The step is recorded as started (its write queued) before its actor is spawned and dispatches it.
     startReadySteps: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
-      const { record, started, lines } = startSteps(context, eventTime(event, context));
+      const { record, started, changed, lines } = startSteps(context, eventTime(event, context));
       if (record === context.record) return;
       enqueue.assign({ record });
-      enqueue({ type: 'persist', params: { record } });
+      enqueue({ type: 'persist', params: { record, changed } });
       for (const line of lines) enqueue({ type: 'appendLog', params: { path: record.log, line } });
       for (const index of started) {
         enqueue.spawnChild('step', {
@@ -188,7 +189,7 @@ export const runMachine = effects.extend({
       if (event.handler === 'init' && failed) enqueue.assign({ initFailed: true, outcome: RunStatus.Aborted });
       // A handler that fails after the steps fails the run, unless the run was aborted.
       else if (failed && context.outcome !== undefined && context.outcome !== RunStatus.Aborted) enqueue.assign({ outcome: RunStatus.Failed });
-      enqueue({ type: 'persist', params: { record } });
+      enqueue({ type: 'persist', params: { record, changed: [] } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
     })),
     recordUnmet: effects.createAction(enqueueActions(({ context, enqueue }) => {
@@ -208,20 +209,20 @@ export const runMachine = effects.extend({
       nodes[event.index] = { ...node, subRuns: [...node.subRuns, { dagRunId: event.dagRunId, params: event.params }] };
       const record = { ...context.record, nodes, children: { ...context.record.children, [event.dagRunId]: event.dagName } };
       enqueue.assign({ record });
-      enqueue({ type: 'persist', params: { record } });
+      enqueue({ type: 'persist', params: { record, changed: [event.index] } });
     })),
     recordRerun: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'step.rerun') return;
       const { record, line } = rerunStep(context, event);
       enqueue.assign({ record });
-      enqueue({ type: 'persist', params: { record } });
+      enqueue({ type: 'persist', params: { record, changed: [event.index] } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
     })),
     recordStepResult: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'step.finished') return;
       const { record, outputs, continued, line } = finishStep(context, event);
       enqueue.assign({ record, outputs, continued });
-      enqueue({ type: 'persist', params: { record } });
+      enqueue({ type: 'persist', params: { record, changed: [event.index] } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
       // A finished step actor would stay among the run's children, and XState copies that map on
       // every spawn and stop: a run of 10,000 steps spent seconds there, most of them at its end.
@@ -248,7 +249,7 @@ export const runMachine = effects.extend({
       const status = context.outcome ?? runOutcome(context);
       const { record, line } = endRun(context, status, eventTime(event, context));
       enqueue.assign({ record });
-      enqueue({ type: 'persist', params: { record } });
+      enqueue({ type: 'persist', params: { record, changed: [] } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
       enqueue(sendParent({ type: 'run.finished', name: record.name, dagRunId: record.dagRunId, status, log: record.log } satisfies RunFinishedEvent));
     })),
