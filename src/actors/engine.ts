@@ -62,8 +62,8 @@ export class Engine {
   /** The newest write of each active run; a run counts as finished once its final write is durable. */
   private readonly lastWrite = new Map<string, Promise<void>>();
   private readonly finishing = new Map<string, Promise<void>>();
-  /** Records waiting for this tick's write: one macrostep's transitions become one write. */
-  private readonly unwritten = new Map<string, RunRecord>();
+  /** Records waiting for this tick's write, with the nodes they changed: one macrostep's transitions become one write. */
+  private readonly unwritten = new Map<string, { record: RunRecord; changed: Set<number> }>();
   private readonly parsed = new Map<string, { text: string; result: ParseResult }>();
   private closing = false;
 
@@ -81,17 +81,21 @@ export class Engine {
     const run = runMachine.provide({
       actors: { step: stepMachine.provide({ actors: { executeStep } }) },
       actions: {
-        persist: (_, { record }) => {
+        persist: (_, { record, changed }) => {
           const key = runKey(record.name, record.dagRunId);
-          const waiting = this.unwritten.has(key);
-          this.unwritten.set(key, record);
-          if (waiting) return;
+          const waiting = this.unwritten.get(key);
+          if (waiting) {
+            waiting.record = record;
+            for (const index of changed) waiting.changed.add(index);
+            return;
+          }
+          this.unwritten.set(key, { record, changed: new Set(changed) });
           // Issued in the same tick as the transitions it carries, ahead of anything they dispatch
           // coming back; LMDB applies writes in call order.
           queueMicrotask(() => {
             const latest = this.unwritten.get(key)!;
             this.unwritten.delete(key);
-            this.lastWrite.set(key, deps.runs.save(latest).catch(onStoreError));
+            this.lastWrite.set(key, deps.runs.save(latest.record, latest.changed).catch(onStoreError));
           });
         },
         appendLog: (_, { path, line }) => deps.logs.appendRunLog(path, line),

@@ -217,6 +217,22 @@ export async function stepTaskWithCommands(pending: PendingTask, run: RunCommand
   return taskWithEnv(plan, step, nodes, scope, stepEnv);
 }
 
+/** Index of each step by its id, built once per run: a chain of steps that each refer to the one before would search the run for every reference. */
+const idIndexes = new WeakMap<readonly PlannedStep[], Map<string, number>>();
+
+function stepsById(steps: readonly PlannedStep[]): Map<string, number> {
+  let byId = idIndexes.get(steps);
+  if (!byId) {
+    byId = new Map();
+    // The first step with an id wins, as a search from the start would find it.
+    steps.forEach((step, index) => {
+      if (step.id !== undefined && !byId!.has(step.id)) byId!.set(step.id, index);
+    });
+    idIndexes.set(steps, byId);
+  }
+  return byId;
+}
+
 function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scope: Record<string, string>, stepEnv: Record<string, string>): StepTask {
   const env: Record<string, string> = {
     ...scope,
@@ -228,8 +244,8 @@ function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scop
   const references: ExpandScope = {
     get: (name) => ownValue(env, name) ?? ownValue(plan.positional, name),
     step: (id) => {
-      const at = plan.steps.findIndex((candidate) => candidate.id === id);
-      if (at < 0) return undefined;
+      const at = stepsById(plan.steps).get(id);
+      if (at === undefined) return undefined;
       return { exitCode: nodes[at]?.exitCode, stdout: plan.steps[at].stdout, stderr: plan.steps[at].stderr };
     },
   };
