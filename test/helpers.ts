@@ -14,8 +14,9 @@ export interface TestServer {
   waitForRun(name: string, dagRunId: string, done?: (run: any) => boolean): Promise<any>;
 }
 
-export async function startTestServer(carrier: 'uws' | 'node' = 'uws'): Promise<TestServer> {
-  const home = await mkdtemp(join(tmpdir(), 'troupe-test-'));
+/** `home`: a directory to use instead of a new temporary one (removed on close all the same). */
+export async function startTestServer(carrier: 'uws' | 'node' = 'uws', options: { home?: string } = {}): Promise<TestServer> {
+  const home = options.home ?? await mkdtemp(join(tmpdir(), 'troupe-test-'));
   const troupe = await startTroupe({ host: '127.0.0.1', port: 0, home, ...homePaths(home), carrier, maxThreads: 2 });
   const base = `http://127.0.0.1:${troupe.server.port}/api/v2`;
   const call: TestServer['call'] = async (method, path, body) => {

@@ -22,6 +22,8 @@ const statusOf: Record<ErrorCode, number> = {
 export const statusOverrides = {
   /** POST /dag-runs/{name}/{dagRunId}/retry while the run is active (http-api.md 4.x). */
   retry: { already_running: 400 },
+  /** Request headers over the carrier's limit: 431 says which part to shorten (RFC 6585). */
+  headerOverflow: { bad_request: 431 },
 } satisfies Record<string, Partial<Record<ErrorCode, number>>>;
 
 export function errorResponse(error: unknown, overrides: Partial<Record<ErrorCode, number>> = {}): HttpResponse {

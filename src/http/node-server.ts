@@ -1,12 +1,15 @@
 // node:http carrier: used when uWebSockets.js cannot load on this Node version, or when asked for.
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { AppError } from '../core/index.ts';
 import { encodeResponse, tooLarge, type Api } from './app.ts';
+import { errorResponse, statusOverrides } from './errors.ts';
 import { MAX_BODY_BYTES } from './types.ts';
 import type { RunningServer } from './server.ts';
 
 export function listenNode(api: Api, host: string, port: number): Promise<RunningServer> {
-  const server = createServer((req, res) => {
+  // uWS serves a request without Host; node would refuse it with a bare 400 that has no error document.
+  const server = createServer({ requireHostHeader: false }, (req, res) => {
     readBody(req).then(async (body) => {
       const url = req.url ?? '/';
       const at = url.indexOf('?');
@@ -25,6 +28,9 @@ export function listenNode(api: Api, host: string, port: number): Promise<Runnin
       res.end(encoded.body);
     }, () => res.destroy());
   });
+  // Without a listener node answers an unknown Expect with a bare 417; the API ignores it, as uWS does.
+  server.on('checkExpectation', (req, res) => server.emit('request', req, res));
+  server.on('clientError', answerUnparsable);
   server.keepAliveTimeout = 30_000;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -39,6 +45,27 @@ export function listenNode(api: Api, host: string, port: number): Promise<Runnin
       });
     });
   });
+}
+
+/**
+ * A request node cannot parse would get a bare status line; the API promises its JSON error
+ * document for every error (http-api.md 7), so the answer is written here, and the connection closed.
+ */
+function answerUnparsable(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (!socket.writable || error.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const overflow = error.code === 'HPE_HEADER_OVERFLOW';
+  const response = errorResponse(
+    new AppError('bad_request', overflow ? 'request headers are too large' : `malformed HTTP request (${error.code ?? 'parse error'})`),
+    overflow ? statusOverrides.headerOverflow : {},
+  );
+  const encoded = encodeResponse(response);
+  const body = Buffer.from(encoded.body ?? '');
+  const head = [`HTTP/1.1 ${encoded.status} ${STATUS_CODES[encoded.status] ?? ''}`, ...Object.entries(encoded.headers).map(([key, value]) => `${key}: ${value}`),
+    `content-length: ${body.length}`, 'connection: close'];
+  socket.end(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`), body]));
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer | undefined | 'too-large'> {
