@@ -12,8 +12,8 @@ import {
 } from './fuzz/corpus.ts';
 import { hostileYaml, runnableSpec, structuredSpec } from './fuzz/yaml-corpus.ts';
 import { startFuzzServer, type FuzzServer } from './fuzz/fixtures.ts';
-import { protocolGroups } from './fuzz/protocol-groups.ts';
-import { knownDefectGroups } from './fuzz/known-defect-groups.ts';
+import { nodeProtocolGroup, uwsProtocolKnownDefects, uwsProtocolTests } from './fuzz/protocol-groups.ts';
+import { knownDefectTests } from './fuzz/known-defect-groups.ts';
 
 const seed = fuzzSeed();
 console.log(`# fuzz seed ${seed} (set TROUPE_FUZZ_SEED to replay another)`);
@@ -144,11 +144,15 @@ describe('fuzz: every route on the uWS carrier', () => {
     await run(fuzz, [request('GET', `${PREFIX}/dag-runs/cyc-a/latest`), request('GET', `${PREFIX}/dags/cyc-a`), request('POST', `${PREFIX}/dags/validate`, JSON.stringify({ spec: 'steps:\n  - call: cyc-a\n' }))]);
   });
 
+  uwsProtocolTests(seed, () => fuzz);
+
   test('no file appeared outside the home, and the server still answers', async () => {
     assert.ok(await fuzz.healthy());
     assert.deepEqual(fuzz.created(), []);
   });
+
+  knownDefectTests(() => fuzz);
+  uwsProtocolKnownDefects(() => fuzz);
 });
 
-protocolGroups(seed);
-knownDefectGroups();
+nodeProtocolGroup(seed);

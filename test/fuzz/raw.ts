@@ -110,7 +110,7 @@ export function malformedCases(seed: number): RawCase[] {
     { name: 'bad request line', bytes: 'GARBAGE\r\n\r\n' },
     { name: 'method only', bytes: 'GET\r\n\r\n' },
     { name: 'unknown version', bytes: `GET ${HEALTH} HTTP/9.9\r\nHost: fuzz\r\n\r\n` },
-    { name: 'HTTP/0.9 style', bytes: `GET ${HEALTH}\r\n` },
+    { name: 'HTTP/0.9 style', bytes: `GET ${HEALTH}\r\n`, halfClose: true },
     { name: 'bare LF line ends', bytes: `GET ${HEALTH} HTTP/1.1\nHost: fuzz\n\n` },
     { name: 'header without colon', bytes: `GET ${HEALTH} HTTP/1.1\r\nHost: fuzz\r\nNoColonHere\r\n\r\n` },
     { name: 'NUL in header value', bytes: `GET ${HEALTH} HTTP/1.1\r\nHost: fuzz\r\nX-A: a\u0000b\r\n\r\n` },
