@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { fuzzSeed, sendAll, type FuzzRequest } from './fuzz/harness.ts';
 import {
-  HOSTILE_SEGMENTS, METHODS, SPEC_ONLY_ROUTES, PREFIX, fillPath, generatedSegment, heavyBodies, invalidBody, jsonBody,
+  HOSTILE_SEGMENTS, METHODS, SPEC_ONLY_ROUTES, PREFIX, fillPath, generatedSegment, heavyBodies, invalidBody, jsonBody, shapedBody,
   paramsOf, queryString, registeredRoutes, request, type Route,
 } from './fuzz/corpus.ts';
 import { hostileYaml, runnableSpec, structuredSpec } from './fuzz/yaml-corpus.ts';
@@ -26,11 +26,8 @@ const allRoutes: Route[] = [...routes, ...SPEC_ONLY_ROUTES];
 const valuesFor = (fuzz: FuzzServer, pattern: string) => (pattern.includes(':subDagRunId') || pattern.includes('sub-dag-runs') ? fuzz.values.sub : fuzz.values.plain);
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
-let total = 0;
-
 /** Sends a group, then demands liveness and no findings; the message lists what failed, request by request. */
 async function run(fuzz: FuzzServer, requests: FuzzRequest[], expect?: Parameters<typeof sendAll>[3]): Promise<void> {
-  total += requests.length;
   const findings = await sendAll(fuzz.client, fuzz.home, requests, expect);
   await fuzz.restore();
   assert.ok(await fuzz.healthy(), '/health stopped answering 200 healthy');
@@ -43,7 +40,8 @@ describe('fuzz: every route on the uWS carrier', () => {
     fuzz = await startFuzzServer('uws');
   });
   after(async () => {
-    console.log(`# fuzz sent ${total} requests on uws`);
+    const statuses = [...fuzz.client.statuses].sort(([a], [b]) => a - b).map(([status, count]) => `${status}: ${count}`).join(', ');
+    console.log(`# fuzz sent ${fuzz.client.sent} requests on uws (${statuses})`);
     await fuzz.close();
   });
 
@@ -82,6 +80,7 @@ describe('fuzz: every route on the uWS carrier', () => {
     bodyRoutes.forEach((route, index) => {
       const path = fillPath(route.pattern, valuesFor(fuzz, route.pattern));
       for (const body of sample(jsonBody, 200 + index, 24)) requests.push(request(route.method, path, body));
+      for (const body of sample(shapedBody, 250 + index, 16)) requests.push(request(route.method, path, body));
       for (const body of sample(invalidBody, 300 + index, 8)) requests.push(request(route.method, path, body));
       requests.push(request(route.method, path, '{"name":"x"}', { 'content-type': 'text/plain' }));
       requests.push(request(route.method, path, Buffer.from('{"spec":"steps: [true]"}', 'utf16le'), { 'content-type': 'application/json; charset=utf-16' }));

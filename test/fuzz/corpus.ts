@@ -100,6 +100,22 @@ export const jsonBody: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom('{"__proto__":{"polluted":1}}', '{"constructor":{"prototype":{"x":1}}}', '{"name":"a","name":"b"}'),
 );
 
+/** Parameter texts (JSON object, JSON array, KEY=value forms; COMPAT.md) with hostile keys and values. */
+const PARAMS = ['{"__proto__":{"x":1}}', '{"constructor":"x"}', '{"A":"a\\u0000b"}', '{"A\\u0000":"1"}', '{"":"1"}', '{"A":{"b":[1]}}', '[1,[2]]', '[]', '{}',
+  'A=1 B="2', 'A=', '=1', '"', '__proto__=1', 'PATH=/nowhere', 'A=`id`', `A=${'x'.repeat(100_000)}`, '{"A":1e999}', 'x'.repeat(2000), '\u0000'];
+
+/** Bodies of the right shape whose values are the attack: they reach the engine, not only the schema. */
+export const shapedBody: fc.Arbitrary<string> = fc.record({
+  params: fc.constantFrom(...PARAMS),
+  dagRunId: fc.oneof(fc.constantFrom(...HOSTILE_NAMES), fc.constantFrom('r1', 'a'.repeat(128), 'a'.repeat(129), '0', 'A.b_c-d')),
+  dagName: fc.constantFrom(...HOSTILE_NAMES, 'fx', 'other'),
+  singleton: fc.boolean(),
+  stepName: fc.constantFrom('a', 'b', 'zz', '', '__proto__', 'a'.repeat(5000)),
+  status: fc.integer({ min: -2, max: 8 }),
+  newFileName: fc.constantFrom(...HOSTILE_NAMES, 'fx2'),
+  suspend: fc.boolean(),
+}, { requiredKeys: [] }).map((body) => JSON.stringify(body));
+
 export const invalidBody: fc.Arbitrary<string | Buffer> = fc.oneof(
   fc.constantFrom('{', '{"a":', 'nul', '[1,]', "{'a':1}", '\u0000', '\ufeff{}', '{"a":1}x', '1 2', '"\\ud800"', '{"a":"\\u0000"}', 'NaN', 'Infinity', '--'),
   fc.string({ unit: 'binary', maxLength: 64 }),

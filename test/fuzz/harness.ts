@@ -40,6 +40,8 @@ const ANSWER_TIMEOUT_MS = 15_000;
 export class FuzzClient {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 8 });
   sent = 0;
+  /** How many answers of each status: shows that the fuzz reaches handlers, not only the 404 in front. */
+  readonly statuses = new Map<number, number>();
 
   constructor(readonly port: number) {}
 
@@ -51,6 +53,7 @@ export class FuzzClient {
       const outgoing = request({ host: '127.0.0.1', port: this.port, method: req.method, path: req.path, headers, agent: this.agent, timeout: ANSWER_TIMEOUT_MS }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => this.statuses.set(res.statusCode ?? 0, (this.statuses.get(res.statusCode ?? 0) ?? 0) + 1));
         res.on('end', () => done({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') }));
         res.on('error', fail);
       });

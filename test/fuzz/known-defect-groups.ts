@@ -1,6 +1,6 @@
 // Fuzz groups for the defects issue 14 lists (items 5 to 11), each expecting the fixed behaviour.
-// They are apart and named "known defect N" so that a failure on a branch without the fix is read
-// for what it is; docs/testing.md says which fail on main and why.
+// They are apart and named "known defect N" (the item's number) so that a failure is read for
+// what it is: the item's fix is missing or incomplete.
 import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { sendAll, type FuzzRequest, type FuzzResponse } from './harness.ts';

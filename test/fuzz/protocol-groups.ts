@@ -82,7 +82,7 @@ export function uwsProtocolTests(seed: number, server: () => FuzzServer): void {
   });
 }
 
-/** Issue 14, items 10 and 11: fails on main (see docs/testing.md) and passes once fixed. */
+/** Issue 14, items 10 and 11: what uWS got wrong, expected as fixed. */
 export function uwsProtocolKnownDefects(server: () => FuzzServer): void {
   test('known defect 10-11 (uWS): pipelined requests in order, HEAD without a body, conflicting lengths refused', async () => {
     await httpConformance(server(), { http10: false });
