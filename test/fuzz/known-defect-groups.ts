@@ -98,6 +98,32 @@ export function knownDefectTests(server: () => FuzzServer): void {
       assert.deepEqual(statuses.filter((status) => status !== 200 && status !== 404 && status !== 409), []);
     });
 
+    test('known defect 8 (siblings): every kind of write to one DAG and its runs at once never answers 5xx', async () => {
+      const spec = 'maxActiveRuns: 3\nsteps:\n  - name: a\n    command: "true"\n';
+      await fuzz.server.writeDag('mixed', spec);
+      const first = await fuzz.client.send(request('POST', `${PREFIX}/dags/mixed/start`, '{}'));
+      const run = `${PREFIX}/dag-runs/mixed/${JSON.parse(first.text).dagRunId}`;
+      const writes = [
+        request('POST', `${PREFIX}/dags/mixed/start`, '{}'), request('POST', `${PREFIX}/dags/mixed/start`, '{"dagRunId":"same"}'),
+        request('POST', `${PREFIX}/dags/mixed/stop-all`, '{}'), request('POST', `${run}/stop`), request('POST', `${run}/retry`, '{}'),
+        request('PATCH', `${run}/steps/a/status`, '{"status":4}'), request('POST', `${PREFIX}/dags/mixed/suspend`, '{"suspend":true}'),
+        request('POST', `${PREFIX}/dags/mixed/suspend`, '{"suspend":false}'), request('PUT', `${PREFIX}/dags/mixed/spec`, JSON.stringify({ spec })),
+        request('DELETE', `${PREFIX}/dags/mixed`), request('POST', `${PREFIX}/dags`, JSON.stringify({ name: 'mixed', spec })),
+        request('POST', `${PREFIX}/dag-runs`, JSON.stringify({ name: 'mixed', spec, dagRunId: 'inline-same' })),
+      ];
+      const failures: string[] = [];
+      for (let round = 0; round < 3; round++) {
+        const batch = Array.from({ length: 36 }, (_, i) => writes[(i * 5 + round) % writes.length]);
+        const answers = await Promise.all(batch.map((req) => fuzz.client.send(req)));
+        answers.forEach((res, i) => {
+          if (res.status >= 500) failures.push(`${batch[i].method} ${batch[i].path} -> ${res.status} ${res.text}`);
+        });
+        await fuzz.server.writeDag('mixed', spec);
+      }
+      assert.ok(await fuzz.healthy());
+      assert.deepEqual(failures, []);
+    });
+
     test('known defect 9a: the reserved run id latest is refused', async () => {
       const latest = JSON.stringify({ dagRunId: 'latest' });
       const requests = [
