@@ -14,9 +14,10 @@ export interface TestServer {
   waitForRun(name: string, dagRunId: string, done?: (run: any) => boolean): Promise<any>;
 }
 
+/** `config.home`: a directory to use instead of a new temporary one (removed on close all the same). */
 export async function startTestServer(carrier: 'uws' | 'node' = 'uws', config: Partial<TroupeConfig> = {}): Promise<TestServer> {
-  const home = await mkdtemp(join(tmpdir(), 'troupe-test-'));
-  const troupe = await startTroupe({ host: '127.0.0.1', port: 0, home, ...homePaths(home), carrier, maxThreads: 2, ...config });
+  const home = config.home ?? await mkdtemp(join(tmpdir(), 'troupe-test-'));
+  const troupe = await startTroupe({ host: '127.0.0.1', port: 0, ...homePaths(home), carrier, maxThreads: 2, ...config, home });
   const base = `http://127.0.0.1:${troupe.server.port}/api/v2`;
   const call: TestServer['call'] = async (method, path, body) => {
     const response = await fetch(`${base}${path}`, {

@@ -2,7 +2,7 @@
 // A run is stored as a summary, one entry per node and its step views (written once): a transition
 // writes the summary and the nodes it changed, not the whole run, and looks only at those.
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { isFinalRunStatus, type NodeRecord, type RunFilter, type RunRecord, type RunStore, type StepView } from '../core/index.ts';
+import { dagRunIdProblem, isFinalRunStatus, isValidDagName, type NodeRecord, type RunFilter, type RunRecord, type RunStore, type StepView } from '../core/index.ts';
 import { keys } from './keys.ts';
 
 type Key = Array<string | number>;
@@ -20,6 +20,13 @@ const ISSUED_CACHE_SIZE = 1024;
  */
 const MAIN_THREAD_COMMIT_MAX_MS = 1;
 const MAIN_THREAD_COMMIT_PAUSE_MS = 10_000;
+
+/**
+ * Whether a run of that name (and id) could be stored: names and ids are validated where they
+ * enter (core/names.ts), so one that fails has no record. Reads check first, because LMDB throws
+ * on a key over 1978 bytes, and a request may name anything.
+ */
+const couldExist = (name: string, dagRunId?: string) => isValidDagName(name) && (dagRunId === undefined || dagRunIdProblem(dagRunId) === undefined);
 
 export class LmdbRunStore implements RunStore {
   private readonly root: RootDatabase;
@@ -64,6 +71,7 @@ export class LmdbRunStore implements RunStore {
   get(name: string, dagRunId: string): RunRecord | undefined {
     const hot = this.committed.get(`${name}\u0000${dagRunId}`);
     if (hot) return hot;
+    if (!couldExist(name, dagRunId)) return undefined;
     const stored = this.runs.get(keys.run(name, dagRunId));
     if (!stored) return undefined;
     const { nodeCount, ...summary } = stored;
@@ -81,6 +89,7 @@ export class LmdbRunStore implements RunStore {
 
   listByName(name: string, limit: number): RunRecord[] {
     const records: RunRecord[] = [];
+    if (!couldExist(name)) return records;
     for (const { key } of this.byName.getRange(keys.byNameNewestFirst(name))) {
       const record = this.get(name, String((key as Key)[2]));
       if (record && record.parentDAGRunId === '') records.push(record);
@@ -91,6 +100,7 @@ export class LmdbRunStore implements RunStore {
 
   list(filter: RunFilter): RunRecord[] {
     const records: RunRecord[] = [];
+    if (filter.name !== undefined && !couldExist(filter.name)) return records;
     const range = filter.name !== undefined
       ? this.byName.getRange(keys.byNameNewestFirst(filter.name)).map(({ key }) => [(key as Key)[0], (key as Key)[2]])
       : this.byTime.getRange(keys.byTimeNewestFirst(filter.fromMs, filter.toMs)).map(({ key }) => [(key as Key)[1], (key as Key)[2]]);
@@ -184,6 +194,7 @@ export class LmdbRunStore implements RunStore {
   }
 
   getSpec(name: string, dagRunId: string): string | undefined {
+    if (!couldExist(name, dagRunId)) return undefined;
     return this.specs.get(keys.spec(name, dagRunId));
   }
 
