@@ -49,16 +49,12 @@ for (const carrier of ['uws', 'node'] as const) {
       assert.match(json(responses[2]).message, /no-such-route/);
     });
 
-    test('pipelined requests that wait on I/O: in order on node:http; on uWS never a wrong answer, and the server stays up', async () => {
-      const { responses, closed } = await exchange(port, get('/health') + get('/health') + get('/dag-runs', 'Connection: close\r\n'));
-      if (carrier === 'node') {
-        assert.deepEqual(responses.map((response) => response.status), [200, 200, 200]);
-        assert.deepEqual(responses.map((response) => Object.keys(json(response))[0]), ['status', 'status', 'dagRuns']);
-      } else {
-        // uWS closes a connection whose next request arrives before the answer (uws-server.ts).
-        assert.equal(closed, true);
-        assert.deepEqual(responses, []);
-      }
+    test('pipelined /health probes and reads are answered in order, on both carriers', async () => {
+      // /health answers from the store's background probe, so it never waits on I/O: uWS closes a
+      // connection whose next request arrives while an earlier one does (uws-server.ts).
+      const { responses } = await exchange(port, get('/health') + get('/health') + get('/dag-runs', 'Connection: close\r\n'));
+      assert.deepEqual(responses.map((response) => response.status), [200, 200, 200]);
+      assert.deepEqual(responses.map((response) => Object.keys(json(response))[0]), ['status', 'status', 'dagRuns']);
       await assertAlive();
     });
 

@@ -61,6 +61,8 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
     }
   });
   server.keepAliveTimeout = 30_000;
+  // Without a listener node answers an unknown Expect with a bare 417; the API ignores it, as uWS does.
+  server.on('checkExpectation', (req, res) => server.emit('request', req, res));
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerClientError(error, socket));
   return new Promise((resolve, reject) => {
     server.once('error', reject);

@@ -24,7 +24,7 @@ export interface ServerOptions {
 }
 
 export const UWS_LIMITS = 'troupe: serving HTTP with uWebSockets.js, which answers HTTP/1.0 clients (ab, curl -0) with 505, '
-  + 'closes a connection whose pipelined requests wait on I/O (/health, /dags, logs, writes), and writes its own HTML for malformed requests; '
+  + 'closes a connection whose pipelined requests wait on I/O (DAG listings, logs, writes), and writes its own HTML for malformed requests; '
   + '--http node (TROUPE_HTTP=node) serves all of these';
 
 export async function startServer(deps: ApiDeps, options: ServerOptions): Promise<RunningServer> {

@@ -20,6 +20,9 @@ const ISSUED_CACHE_SIZE = 1024;
  */
 const MAIN_THREAD_COMMIT_MAX_MS = 1;
 const MAIN_THREAD_COMMIT_PAUSE_MS = 10_000;
+/** The store is probed (a write read back) this often; /health answers from an outcome younger than PROBE_FRESH_MS. */
+const PROBE_EVERY_MS = 2_000;
+const PROBE_FRESH_MS = 5_000;
 
 /**
  * Whether a run of that name (and id) could be stored: names and ids are validated where they
@@ -56,6 +59,9 @@ export class LmdbRunStore implements RunStore {
   private readonly opened = Date.now();
   private probes = 0;
   private probing: Promise<void> | undefined;
+  /** How the newest probe ended, and when: checks answer from it while it is fresh. */
+  private lastProbe: { at: number; error?: Error } | undefined;
+  private readonly probeTimer: NodeJS.Timeout;
 
   constructor(path: string) {
     this.root = open({ path, maxDbs: 8 });
@@ -66,6 +72,8 @@ export class LmdbRunStore implements RunStore {
     this.byName = this.root.openDB({ name: 'runs-by-name' });
     this.flags = this.root.openDB({ name: 'flags' });
     this.stepViews = this.root.openDB({ name: 'run-steps' });
+    void this.probeNow().catch(() => undefined);
+    this.probeTimer = setInterval(() => { this.probeNow().catch(() => undefined); }, PROBE_EVERY_MS).unref();
   }
 
   get(name: string, dagRunId: string): RunRecord | undefined {
@@ -208,12 +216,23 @@ export class LmdbRunStore implements RunStore {
   }
 
   /**
-   * Writes a probe and reads it back. Checks that overlap share the probe in flight: its write lands
-   * after each of them asked, a burst of /health costs one write, and no probe can overwrite another
-   * between its write and its read (separate probes, each reading the other's value, answered 503).
+   * Writes a probe and reads it back, every PROBE_EVERY_MS in the background; a check answers from
+   * the newest outcome while it is fresh, without waiting on the disk. uWS closes a connection whose
+   * pipelined request arrives while an earlier one waits on I/O, and load balancers pipeline /health.
+   * Checks that find no fresh outcome share the probe in flight: a burst costs one write, and no
+   * probe can overwrite another between its write and its read.
    */
   check(): Promise<void> {
-    return (this.probing ??= this.probe().finally(() => { this.probing = undefined; }));
+    const last = this.lastProbe;
+    if (last && Date.now() - last.at < PROBE_FRESH_MS) return last.error ? Promise.reject(last.error) : Promise.resolve();
+    return this.probeNow();
+  }
+
+  private probeNow(): Promise<void> {
+    return (this.probing ??= this.probe().then(
+      () => { this.lastProbe = { at: Date.now() }; },
+      (error: Error) => { this.lastProbe = { at: Date.now(), error }; throw error; },
+    ).finally(() => { this.probing = undefined; }));
   }
 
   private async probe(): Promise<void> {
@@ -224,6 +243,8 @@ export class LmdbRunStore implements RunStore {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.probeTimer);
+    await this.probing?.catch(() => undefined);
     await this.root.flushed;
     await this.root.close();
   }
