@@ -1,7 +1,7 @@
 // YAML text -> plain values plus a way to find the line of any field path.
 import { LineCounter, parseAllDocuments, isNode, isPair, isMap, type Document } from 'yaml';
 import type { Path, SpecIssue } from './issues.ts';
-import { MAX_FLOW_NESTING, flowNestingTooDeep } from './yaml-nesting.ts';
+import { MAX_NESTING, nestingTooDeep } from './yaml-nesting.ts';
 
 export interface YamlDocument {
   value: unknown;
@@ -14,9 +14,9 @@ export interface YamlSource {
 }
 
 export function readYaml(text: string): YamlSource {
-  const tooDeep = flowNestingTooDeep(text);
+  const tooDeep = nestingTooDeep(text);
   if (tooDeep !== undefined) {
-    const message = `flow collections ([ ], { }) nest deeper than ${MAX_FLOW_NESTING} levels`;
+    const message = `collections nest deeper than ${MAX_NESTING} levels`;
     return { documents: [{ value: null, lineOf: () => undefined }], issues: [{ path: '', line: tooDeep, message }] };
   }
   const lineCounter = new LineCounter();
