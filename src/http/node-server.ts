@@ -8,13 +8,15 @@ import { MAX_BODY_BYTES } from './types.ts';
 import type { RunningServer } from './server.ts';
 
 export function listenNode(api: Api, host: string, port: number): Promise<RunningServer> {
-  // uWS serves a request without Host; node would refuse it with a bare 400 that has no error document.
+  // Node refuses an HTTP/1.1 request without Host with a bare 400; it is refused here, with the error document.
   const server = createServer({ requireHostHeader: false }, (req, res) => {
     readBody(req).then(async (body) => {
       const url = req.url ?? '/';
       const at = url.indexOf('?');
       const response = body === 'too-large'
         ? tooLarge
+        : req.headers.host === undefined && req.httpVersion === '1.1'
+        ? errorResponse(new AppError('bad_request', 'the Host header is required'))
         : await api({
           method: req.method ?? 'GET',
           path: at < 0 ? url : url.slice(0, at),
