@@ -151,13 +151,13 @@ describe('fuzz: every route on the uWS carrier', () => {
 
   uwsProtocolTests(seed, () => fuzz);
 
+  knownDefectTests(() => fuzz);
+  uwsProtocolKnownDefects(() => fuzz);
+
   test('no file appeared outside the home, and the server still answers', async () => {
     assert.ok(await fuzz.healthy());
     assert.deepEqual(fuzz.created(), []);
   });
-
-  knownDefectTests(() => fuzz);
-  uwsProtocolKnownDefects(() => fuzz);
 });
 
 nodeProtocolGroup(seed);
