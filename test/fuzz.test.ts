@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { fuzzSeed, sendAll, type FuzzRequest } from './fuzz/harness.ts';
 import {
-  HOSTILE_SEGMENTS, METHODS, SPEC_ONLY_ROUTES, PREFIX, fillPath, generatedSegment, heavyBodies, invalidBody, jsonBody, shapedBody,
+  HOSTILE_SEGMENTS, METHODS, SPEC_ONLY_ROUTES, PREFIX, fillPath, generatedSegment, PARAMS, heavyBodies, invalidBody, jsonBody, shapedBody,
   paramsOf, queryString, registeredRoutes, request, type Route,
 } from './fuzz/corpus.ts';
 import { hostileYaml, runnableSpec, structuredSpec } from './fuzz/yaml-corpus.ts';
@@ -75,6 +75,7 @@ describe('fuzz: every route on the uWS carrier', () => {
   });
 
   test('bodies of the wrong shape, invalid JSON, huge and deeply nested', async () => {
+    await fuzz.server.writeDag('fxparams', 'maxActiveRuns: -1\nsteps:\n  - "true"\n');
     const bodyRoutes = allRoutes.filter((route) => BODY_METHODS.has(route.method));
     const requests: FuzzRequest[] = [];
     bodyRoutes.forEach((route, index) => {
@@ -88,6 +89,11 @@ describe('fuzz: every route on the uWS carrier', () => {
     for (const pattern of ['/dags', '/dags/validate', '/dag-runs', '/dags/:fileName/spec']) {
       const route = bodyRoutes.find((candidate) => candidate.pattern === pattern)!;
       for (const body of heavyBodies()) requests.push(request(route.method, fillPath(pattern, fuzz.values.plain), body));
+    }
+    // Every params text through both ways of starting a run (the schema passes them all to the engine).
+    for (const params of PARAMS) {
+      requests.push(request('POST', `${PREFIX}/dags/fxparams/start`, JSON.stringify({ params })));
+      requests.push(request('POST', `${PREFIX}/dag-runs`, JSON.stringify({ params, name: 'inlparams', spec: 'maxActiveRuns: -1\nsteps:\n  - "true"\n' })));
     }
     // A body where none is expected.
     for (const route of allRoutes.filter((candidate) => candidate.method === 'GET').slice(0, 8)) {
@@ -145,13 +151,13 @@ describe('fuzz: every route on the uWS carrier', () => {
 
   uwsProtocolTests(seed, () => fuzz);
 
+  knownDefectTests(() => fuzz);
+  uwsProtocolKnownDefects(() => fuzz);
+
   test('no file appeared outside the home, and the server still answers', async () => {
     assert.ok(await fuzz.healthy());
     assert.deepEqual(fuzz.created(), []);
   });
-
-  knownDefectTests(() => fuzz);
-  uwsProtocolKnownDefects(() => fuzz);
 });
 
 nodeProtocolGroup(seed);

@@ -101,8 +101,9 @@ export const jsonBody: fc.Arbitrary<string> = fc.oneof(
 );
 
 /** Parameter texts (JSON object, JSON array, KEY=value forms; COMPAT.md) with hostile keys and values. */
-const PARAMS = ['{"__proto__":{"x":1}}', '{"constructor":"x"}', '{"A":"a\\u0000b"}', '{"A\\u0000":"1"}', '{"":"1"}', '{"A":{"b":[1]}}', '[1,[2]]', '[]', '{}',
-  'A=1 B="2', 'A=', '=1', '"', '__proto__=1', 'PATH=/nowhere', 'A=`id`', `A=${'x'.repeat(100_000)}`, '{"A":1e999}', 'x'.repeat(2000), '\u0000'];
+export const PARAMS = ['{"__proto__":{"x":1}}', '{"constructor":"x"}', '{"A":"a\\u0000b"}', '{"A\\u0000":"1"}', '{"":"1"}', '{"A":{"b":[1]}}', '[1,[2]]', '[]', '{}',
+  'A=1 B="2', 'A=', '=1', '"', '__proto__=1', 'PATH=/nowhere', 'A=`id`', `A=${'x'.repeat(100_000)}`, '{"A":1e999}', 'x'.repeat(2000), '\u0000',
+  `{"A":${'['.repeat(20_000)}${']'.repeat(20_000)}}`, `${'['.repeat(20_000)}${']'.repeat(20_000)}`];
 
 /** Bodies of the right shape whose values are the attack: they reach the engine, not only the schema. */
 export const shapedBody: fc.Arbitrary<string> = fc.record({

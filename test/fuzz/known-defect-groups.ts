@@ -90,7 +90,9 @@ export function knownDefectTests(server: () => FuzzServer): void {
       await fuzz.server.writeDag('race', 'steps:\n  - "true"\n');
       const puts = await Promise.all(Array.from({ length: 60 }, (_, i) =>
         fuzz.client.send(request('PUT', `${PREFIX}/dags/race/spec`, JSON.stringify({ spec: `description: edit ${i}\nsteps:\n  - "true"\n` })))));
-      assert.deepEqual(puts.filter((res) => res.status !== 200).map((res) => `${res.status} ${res.text}`), []);
+      // Serialized writes all succeed; a fix may also refuse a racing edit with 409, never more.
+      assert.deepEqual(puts.filter((res) => res.status !== 200 && res.status !== 409).map((res) => `${res.status} ${res.text}`), []);
+      assert.ok(puts.some((res) => res.status === 200));
       const renames = await Promise.all(Array.from({ length: 10 }, (_, i) =>
         fuzz.client.send(request('POST', `${PREFIX}/dags/race/rename`, JSON.stringify({ newFileName: `race${i}` })))));
       const statuses = renames.map((res) => res.status);

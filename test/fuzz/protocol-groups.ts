@@ -30,13 +30,19 @@ export function nodeProtocolGroup(seed: number): void {
     });
     after(() => fuzz.close());
 
-    test('a request node cannot parse gets the JSON error document, and the connection closes', async () => {
+    test('a request node cannot parse, or would refuse itself, gets the JSON error document', async () => {
       for (const bytes of ['GARBAGE\r\n\r\n', `GET /api/v2/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`]) {
         const result = await exchange(fuzz.server.troupe.server.port, bytes);
         assert.equal(result.responses.length, 1, summary(result));
         assert.deepEqual(errorDocumentProblems(asFuzzResponse(result.responses[0])), [], summary(result));
         assert.equal(result.responses[0].headers.connection, 'close');
       }
+      // Two answers node writes itself unless told otherwise: a missing Host, an unknown Expect.
+      const noHost = await exchange(fuzz.server.troupe.server.port, 'GET /api/v2/health HTTP/1.1\r\n\r\n');
+      assert.equal(noHost.responses[0]?.status, 400, summary(noHost));
+      assert.deepEqual(errorDocumentProblems(asFuzzResponse(noHost.responses[0])), []);
+      const expect = await exchange(fuzz.server.troupe.server.port, 'GET /api/v2/health HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n');
+      assert.equal(expect.responses[0]?.status, 200, summary(expect));
     });
 
     test('HEAD, request lines over 4 KiB and the asterisk target on every route get error documents', async () => {

@@ -62,6 +62,8 @@ export function hostileYaml(): string[] {
     `steps:${'\n  - true'.repeat(300)}\n`,
     `description: ${'x'.repeat(200_000)}\nsteps:\n  - true\n`,
     `${'['.repeat(2_000)}${']'.repeat(2_000)}`,
+    // Deep enough to reach the stack's edge unless refused before parsing (found by this suite).
+    '['.repeat(10_000), '['.repeat(50_000), `steps: ${'{a: '.repeat(30_000)}`, `${'- '.repeat(100_000)}x`, `${'? '.repeat(50_000)}x`,
     `${'a:\n '.repeat(1)}${Array.from({ length: 500 }, (_, i) => `${' '.repeat(i + 1)}k${i}:`).join('\n')}\n`,
     '\ufeffsteps:\n  - true\n',
     'steps:\n  - "\\u0000"\n',
