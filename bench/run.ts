@@ -1,14 +1,15 @@
 // npm run bench: starts the compiled server and runs the workloads, one JSON line each.
-// Usage: npm run bench [-- latency chain fanout throughput memory]
+// Usage: npm run bench [-- latency chain fanout throughput memory large-dag]
 import { chain } from './chain.ts';
 import { fanout } from './fanout.ts';
 import { availableParallelism } from 'node:os';
 import { round, shSpawnReference, startBenchServer } from './harness.ts';
+import { largeDag } from './large-dag.ts';
 import { latency } from './latency.ts';
 import { idleMemory, memory } from './memory.ts';
 import { throughput } from './throughput.ts';
 
-const all = ['latency', 'chain', 'fanout', 'throughput', 'memory'];
+const all = ['latency', 'chain', 'fanout', 'throughput', 'memory', 'large-dag'];
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : all;
 const server = await startBenchServer();
 try {
@@ -23,7 +24,7 @@ try {
   }));
   const idleMb = await idleMemory(server);
   for (const name of chosen) {
-    const workload = { latency, chain, fanout, throughput } as Record<string, typeof latency>;
+    const workload = { latency, chain, fanout, throughput, 'large-dag': largeDag } as Record<string, typeof latency>;
     if (name !== 'memory' && !workload[name]) throw new Error(`unknown workload ${name}; choose from ${all.join(', ')}`);
     const result = name === 'memory' ? await memory(server, idleMb) : await workload[name](server);
     console.log(JSON.stringify(result));

@@ -15,8 +15,12 @@ export interface TroupeConfig {
   dataDir: string;
   logDir: string;
   carrier?: Carrier | 'auto';
+  /** node:http carrier: how long a client may take to send a request's headers (default 60 s). */
+  headersTimeoutMs?: number;
   /** Worker threads of the step pool; steps per thread are not limited by it. */
   maxThreads?: number;
+  /** `child_process` starts steps without the posix_spawn addon, as TROUPE_SPAWN=child_process does. */
+  spawnMode?: 'child_process';
   /** Write an example DAG when the home is new (the service does; embedders need not). */
   writeExample?: boolean;
 }
@@ -49,7 +53,8 @@ export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): P
   }
   const runs = new LmdbRunStore(config.dataDir);
   const logs = new LogFiles(config.logDir);
-  const dispatcher = new PiscinaDispatcher({ maxThreads: config.maxThreads });
+  const spawnMode = config.spawnMode ?? spawnMethod;
+  const dispatcher = new PiscinaDispatcher({ maxThreads: config.maxThreads, spawnMode });
   const engine = new Engine({ runs, dags, logs, dispatcher, systemEnv: filterSystemEnv(process.env) });
   await engine.start();
   let closed: Promise<void> | undefined;
@@ -58,7 +63,7 @@ export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): P
     await dispatcher.close();
     await runs.close();
   })());
-  return { engine, runs, dags, logs, spawnMethod, close };
+  return { engine, runs, dags, logs, spawnMethod: spawnMode, close };
 }
 
 /** The whole service: engine, scheduler and API server in this process (`troupe start-all`). */
@@ -68,7 +73,7 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
   try {
     server = await startServer(
       { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, version: await readVersion(), startedAtMs: Date.now() },
-      { host: config.host, port: config.port, carrier: config.carrier },
+      { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs },
     );
   } catch (error) {
     await handle.close();

@@ -2,7 +2,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTroupe, homePaths, type Troupe } from '../src/main.ts';
+import { startTroupe, homePaths, type Troupe, type TroupeConfig } from '../src/main.ts';
 
 export interface TestServer {
   base: string;
@@ -14,9 +14,10 @@ export interface TestServer {
   waitForRun(name: string, dagRunId: string, done?: (run: any) => boolean): Promise<any>;
 }
 
-export async function startTestServer(carrier: 'uws' | 'node' = 'uws'): Promise<TestServer> {
-  const home = await mkdtemp(join(tmpdir(), 'troupe-test-'));
-  const troupe = await startTroupe({ host: '127.0.0.1', port: 0, home, ...homePaths(home), carrier, maxThreads: 2 });
+/** `config.home`: a directory to use instead of a new temporary one (removed on close all the same). */
+export async function startTestServer(carrier: 'uws' | 'node' = 'uws', config: Partial<TroupeConfig> = {}): Promise<TestServer> {
+  const home = config.home ?? await mkdtemp(join(tmpdir(), 'troupe-test-'));
+  const troupe = await startTroupe({ host: '127.0.0.1', port: 0, ...homePaths(home), carrier, maxThreads: 2, ...config, home });
   const base = `http://127.0.0.1:${troupe.server.port}/api/v2`;
   const call: TestServer['call'] = async (method, path, body) => {
     const response = await fetch(`${base}${path}`, {

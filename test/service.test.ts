@@ -183,3 +183,24 @@ function processesNamed(marker: string): number {
   const out = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
   return out.split('\n').filter((line) => line.startsWith(marker)).length;
 }
+
+test('--http picks the carrier over TROUPE_HTTP and config.yaml; on uWS one line names its limits', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'troupe-http-'));
+  t.after(() => rm(home, { recursive: true, force: true }));
+  await writeFile(join(home, 'config.yaml'), 'http: uws\n');
+  const node = await startCli(['--home', home, '--port', '0', '--http', 'node'], { TROUPE_HTTP: 'uws' });
+  t.after(() => { if (node.child.exitCode === null) node.child.kill('SIGKILL'); });
+  assert.match(node.output(), /\/api\/v2 \(node\)/);
+  assert.doesNotMatch(node.output(), /HTTP\/1\.0/);
+  node.child.kill('SIGTERM');
+  assert.equal(await exited(node.child), 0);
+
+  const uws = await startCli(['--home', home, '--port', '0']);
+  t.after(() => { if (uws.child.exitCode === null) uws.child.kill('SIGKILL'); });
+  assert.match(uws.output(), /\/api\/v2 \(uws\)/);
+  // The warning goes to stderr, which may reach us after the listening line on stdout.
+  assert.ok(await waitUntil(() => uws.output().includes('--http node')));
+  assert.equal(uws.output().split('\n').filter((line) => /uWebSockets\.js.*HTTP\/1\.0.*pipelined.*--http node/.test(line)).length, 1);
+  uws.child.kill('SIGTERM');
+  assert.equal(await exited(uws.child), 0);
+});

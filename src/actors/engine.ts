@@ -4,14 +4,14 @@ import {
   AppError, NodeStatus, RunStatus, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, isoTime, systemClock, uuidv7,
   type Clock, type Dag, type DagFile, type DagStore, type LogStore, type ParamDef, type RunRecord, type RunStore, type StepDispatcher,
 } from '../core/index.ts';
-import { callCycles, fieldsNotRunYet, mergeParams, paramsFromRequest, paramsJson, parseDag, type ParseResult, type ParsedFile } from '../spec/index.ts';
+import { callCycles, fieldsNotRunYet, mergeParams, paramsFromRequest, parseDag, type ParseResult, type ParsedFile } from '../spec/index.ts';
 import { usableDag } from './usable-dag.ts';
 import { parsedSpec } from './run/parsed-specs.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
 import { planRun, positionalParams, runScope } from './run/plan.ts';
 import { attemptRecord, rerunSelection, type Lineage, type PriorAttempt } from './run/attempt.ts';
-import { commandProbe, commandRunner, evaluateEnvWithCommands, paramDefaultsWithCommands, type RunCommand } from './run/substitution.ts';
-import { checkConditions } from './run/conditions.ts';
+import { commandRunner, evaluateEnvWithCommands, paramDefaultsWithCommands, type RunCommand } from './run/substitution.ts';
+import { unmetDagPrecondition } from './run/conditions.ts';
 import { executeStepOn } from './step/execute-step.ts';
 import type { SubDagCall, SubDagRunner } from './step/sub-dag.ts';
 import { loadRunVariables, type RunVariables } from './run/variables.ts';
@@ -63,8 +63,8 @@ export class Engine {
   /** The newest write of each active run; a run counts as finished once its final write is durable. */
   private readonly lastWrite = new Map<string, Promise<void>>();
   private readonly finishing = new Map<string, Promise<void>>();
-  /** Records waiting for this tick's write: one macrostep's transitions become one write. */
-  private readonly unwritten = new Map<string, RunRecord>();
+  /** Records waiting for this tick's write, with the nodes they changed: one macrostep's transitions become one write. */
+  private readonly unwritten = new Map<string, { record: RunRecord; changed: Set<number> }>();
   private readonly parsed = new Map<string, { text: string; result: ParseResult }>();
   private closing = false;
 
@@ -82,17 +82,21 @@ export class Engine {
     const run = runMachine.provide({
       actors: { step: stepMachine.provide({ actors: { executeStep } }) },
       actions: {
-        persist: (_, { record }) => {
+        persist: (_, { record, changed }) => {
           const key = runKey(record.name, record.dagRunId);
-          const waiting = this.unwritten.has(key);
-          this.unwritten.set(key, record);
-          if (waiting) return;
+          const waiting = this.unwritten.get(key);
+          if (waiting) {
+            waiting.record = record;
+            for (const index of changed) waiting.changed.add(index);
+            return;
+          }
+          this.unwritten.set(key, { record, changed: new Set(changed) });
           // Issued in the same tick as the transitions it carries, ahead of anything they dispatch
           // coming back; LMDB applies writes in call order.
           queueMicrotask(() => {
             const latest = this.unwritten.get(key)!;
             this.unwritten.delete(key);
-            this.lastWrite.set(key, deps.runs.save(latest).catch(onStoreError));
+            this.lastWrite.set(key, deps.runs.save(latest.record, latest.changed).catch(onStoreError));
           });
         },
         appendLog: (_, { path, line }) => deps.logs.appendRunLog(path, line),
@@ -262,7 +266,7 @@ export class Engine {
     this.reserved.set(key, this.clock.now());
     try {
       await this.startAttempt({
-        dag, name: dag.name, dagRunId, specText, fileName,
+        dag, name: dag.name, dagRunId, specText, fileName, inheritedSecrets: call.parent.secrets,
         params: async (variables, runCommand) => {
           const env = { ...variables.dotenv, ...this.deps.systemEnv, DAG_NAME: dag.name, DAG_RUN_ID: dagRunId };
           return mergeParams(await paramDefaultsWithCommands(dag.params, env, runCommand), paramsFromRequest(params));
@@ -405,24 +409,19 @@ export class Engine {
     }
     const logPath = this.deps.logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
     const dagEnv = dag.env.some(([, value]) => value.includes('`'))
-      ? await evaluateEnvWithCommands(dag.env, { ...runScope({ dag, name, dagRunId, params, systemEnv: this.deps.systemEnv, variables, logPath }), ...positionalParams(params) }, runCommand)
+      ? await evaluateEnvWithCommands(dag.env, { ...runScope({ dag, name, dagRunId, params, systemEnv: this.deps.systemEnv, variables, logPath }), ...positionalParams(params) }, runCommand, { values: seed.inheritedSecrets ?? [], shell: dag.shell })
       : undefined;
     const root = seed.lineage?.root ?? { name, dagRunId };
     // A retried sub DAG run learns its callers from the records above it, which are durable by then.
     const callers = seed.lineage?.callers ?? (seed.prior?.record.parentDAGRunId
       ? ancestry((runName, id) => this.deps.runs.get(runName, id), { name: seed.prior.record.parentDAGRunName, dagRunId: seed.prior.record.parentDAGRunId })
       : []);
-    const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: this.deps.systemEnv, logs: this.deps.logs, variables, dagEnv, specText: seed.specText, root, callers });
+    const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: this.deps.systemEnv, logs: this.deps.logs, variables, dagEnv, specText: seed.specText, root, callers, inheritedSecrets: seed.inheritedSecrets });
     const now = this.clock.now();
-    const record = attemptRecord({ dag, plan, params: paramsJson(params), now, fileName: seed.fileName, lineage: seed.lineage, prior: seed.prior });
+    const record = attemptRecord({ dag, plan, params, now, fileName: seed.fileName, lineage: seed.lineage, prior: seed.prior });
     // A DAG-level precondition that does not hold aborts the run before its steps; the exit
     // handler still runs (COMPAT.md): the run actor takes it from there.
-    let unmet: string | undefined;
-    if (dag.preconditions.length > 0) {
-      const probe = commandProbe(this.deps.dispatcher, dag.workingDir, dag.shell, dag.maxOutputSize);
-      const verdict = await checkConditions(dag.preconditions, plan.baseEnv, probe);
-      if (!verdict.holds) unmet = verdict.message;
-    }
+    const unmet = await unmetDagPrecondition(dag, plan, this.deps.dispatcher);
     // The awaits above leave room for a shutdown to begin: such a run is refused, never half-started.
     if (this.closing) throw new AppError('internal_error', 'the server is shutting down');
     // The first record is durable before the caller hears the id; the actor's writes follow in order.
@@ -470,6 +469,8 @@ interface AttemptSeed {
   params: (variables: RunVariables, runCommand: RunCommand) => Promise<ParamDef[]>;
   prior?: PriorAttempt;
   lineage?: Lineage;
+  /** A sub DAG run's: the values its parent masks. */
+  inheritedSecrets?: readonly string[];
   /** The start holds a slot of the scheduler's (counted against maxActiveRuns) until its run is admitted. */
   reservedSlot?: boolean;
 }

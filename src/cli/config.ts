@@ -17,6 +17,7 @@ export interface Flags {
   home?: string;
   dags?: string;
   config?: string;
+  http?: string;
 }
 
 type Layer = Partial<Record<'host' | 'port' | 'home' | 'dags' | 'data' | 'logs' | 'http' | 'workers', string>>;
@@ -30,7 +31,7 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     host: env.TROUPE_HOST, port: env.TROUPE_PORT, home: env.TROUPE_HOME, dags: env.TROUPE_DAGS,
     data: env.TROUPE_DATA, logs: env.TROUPE_LOGS, http: env.TROUPE_HTTP, workers: env.TROUPE_WORKERS,
   };
-  const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags };
+  const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http };
   const home = resolve(fromFlags.home ?? fromEnv.home ?? join(homedir(), '.troupe'));
   const configFile = flags.config ?? env.TROUPE_CONFIG;
   const fromFile = await readConfigFile(configFile ? resolve(configFile) : join(home, 'config.yaml'), configFile !== undefined);

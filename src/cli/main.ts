@@ -5,10 +5,13 @@ import { startTroupe } from '../main.ts';
 import { resolveConfig } from './config.ts';
 
 const usage = `usage: troupe start-all [--host HOST] [--port PORT] [--home DIR] [--dags DIR] [--config FILE]
+                        [--http auto|uws|node]
 
   start-all   run the REST API server and the scheduler in one process
               (defaults: 127.0.0.1:8080, home ~/.troupe; TROUPE_* variables and
-              HOME/config.yaml are read too, flags win over both)`;
+              HOME/config.yaml are read too, flags win over both)
+  --http      the HTTP server: uws (uWebSockets.js), node (node:http: also HTTP/1.0,
+              pipelining and JSON protocol errors), auto (uws, node when uws cannot load)`;
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -16,7 +19,7 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       host: { type: 'string' }, port: { type: 'string' }, home: { type: 'string' },
-      dags: { type: 'string' }, config: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      dags: { type: 'string' }, config: { type: 'string' }, http: { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
   });
   const command = positionals[0] ?? 'start-all';

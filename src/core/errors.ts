@@ -12,7 +12,9 @@ export type ErrorCode =
   | 'unauthorized'
   | 'bad_gateway'
   | 'remote_node_error'
-  | 'payload_too_large';
+  | 'payload_too_large'
+  | 'request_timeout'
+  | 'headers_too_large';
 
 export class AppError extends Error {
   override readonly name = 'AppError';

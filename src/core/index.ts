@@ -7,3 +7,4 @@ export * from './model.ts';
 export * from './run.ts';
 export * from './ports.ts';
 export * from './records.ts';
+export * from './masking.ts';

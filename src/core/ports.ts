@@ -8,8 +8,13 @@ export interface RunStore {
   list(filter: RunFilter): RunRecord[];
   /** Newest first, at most `limit`. */
   listByName(name: string, limit: number): RunRecord[];
-  /** Writes are applied in call order; the promise settles when the write is durable. */
-  save(record: RunRecord): Promise<void>;
+  /**
+   * Writes are applied in call order; the promise settles when the write is durable.
+   * `changedNodes`: the indexes of the nodes that may differ from the record last saved for this
+   * run (the others are the same objects), so a write of a large run costs what changed; without
+   * it every node is compared.
+   */
+  save(record: RunRecord, changedNodes?: Iterable<number>): Promise<void>;
   saveSpec(name: string, dagRunId: string, spec: string): Promise<void>;
   getSpec(name: string, dagRunId: string): string | undefined;
   isSuspended(fileName: string): boolean;

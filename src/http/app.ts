@@ -69,4 +69,9 @@ export function encodeResponse(response: HttpResponse): { status: number; header
   return { status: response.status, headers, body: JSON.stringify(response.body) };
 }
 
+/** Statuses that never carry a body nor a Content-Length (RFC 9110 6.4.1). */
+export function hasNoBody(status: number): boolean {
+  return status < 200 || status === 204 || status === 304;
+}
+
 export const tooLarge: HttpResponse = errorResponse(new AppError('payload_too_large', 'request body exceeds 1 MiB'));

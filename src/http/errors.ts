@@ -16,6 +16,9 @@ const statusOf: Record<ErrorCode, number> = {
   bad_gateway: 502,
   remote_node_error: 502,
   payload_too_large: 413,
+  // Protocol errors of the node:http carrier (uWS writes its own, see node-server.ts).
+  request_timeout: 408,
+  headers_too_large: 431,
 };
 
 /** Where the specification gives one code two statuses: the route that answers with the other. */

@@ -1,16 +1,43 @@
-// node:http carrier: used when uWebSockets.js cannot load on this Node version, or when asked for.
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { encodeResponse, tooLarge, type Api } from './app.ts';
-import { MAX_BODY_BYTES } from './types.ts';
+// node:http carrier: used when asked for (`--http node`), or when uWebSockets.js cannot load on this
+// Node version. It speaks HTTP/1.x as clients expect: pipelined requests are answered in order
+// (node:http queues the responses), HTTP/1.0 is answered and the connection closed, and protocol
+// errors (bad request line, oversized headers, conflicting Content-Length, timeouts) get the JSON
+// error document instead of node's empty answers.
+import { STATUS_CODES, createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { AppError } from '../core/index.ts';
+import { encodeResponse, hasNoBody, tooLarge, type Api } from './app.ts';
+import { errorResponse } from './errors.ts';
+import { MAX_BODY_BYTES, type HttpResponse } from './types.ts';
 import type { RunningServer } from './server.ts';
 
-export function listenNode(api: Api, host: string, port: number): Promise<RunningServer> {
-  const server = createServer((req, res) => {
+export interface NodeServerOptions {
+  /** How long a client may take to send a request's headers (node's default is 60 s). */
+  headersTimeoutMs?: number;
+}
+
+export function listenNode(api: Api, host: string, port: number, options: NodeServerOptions = {}): Promise<RunningServer> {
+  const headersTimeout = options.headersTimeoutMs ?? 60_000;
+  const server = createServer({
+    // Checked here, to answer with the error document rather than node's empty 400.
+    requireHostHeader: false,
+    headersTimeout,
+    requestTimeout: Math.max(300_000, headersTimeout),
+    // How often node looks for requests past those timeouts; its default (30 s) would make a short
+    // headers timeout fire up to 30 s late.
+    connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(headersTimeout / 4))),
+  }, (req, res) => {
+    const refusal = refuse(req);
+    if (refusal) {
+      res.shouldKeepAlive = false;
+      respond(refusal);
+      return;
+    }
     readBody(req).then(async (body) => {
       const url = req.url ?? '/';
       const at = url.indexOf('?');
-      const response = body === 'too-large'
+      if (body === 'too-large') res.shouldKeepAlive = false;
+      respond(body === 'too-large'
         ? tooLarge
         : await api({
           method: req.method ?? 'GET',
@@ -18,14 +45,25 @@ export function listenNode(api: Api, host: string, port: number): Promise<Runnin
           query: at < 0 ? '' : url.slice(at + 1),
           headers: req.headers as Record<string, string>,
           body,
-        });
+        }));
+    }, () => res.destroy()).catch((error: unknown) => {
+      // A request must not take the server down: a failure past the API's own handling is logged.
+      console.error('troupe: answering a request failed:', error);
+      res.destroy();
+    });
+
+    function respond(response: HttpResponse): void {
       const encoded = encodeResponse(response);
-      if (body === 'too-large') encoded.headers.connection = 'close';
+      if (!hasNoBody(encoded.status)) encoded.headers['content-length'] = String(encoded.body === undefined ? 0 : Buffer.byteLength(encoded.body));
       res.writeHead(encoded.status, encoded.headers);
-      res.end(encoded.body);
-    }, () => res.destroy());
+      // A HEAD answer announces the GET body's length and sends none.
+      res.end(req.method === 'HEAD' || hasNoBody(encoded.status) ? undefined : encoded.body);
+    }
   });
   server.keepAliveTimeout = 30_000;
+  // Without a listener node answers an unknown Expect with a bare 417; the API ignores it, as uWS does.
+  server.on('checkExpectation', (req, res) => server.emit('request', req, res));
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerClientError(error, socket));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -39,6 +77,43 @@ export function listenNode(api: Api, host: string, port: number): Promise<Runnin
       });
     });
   });
+}
+
+/** Requests node's parser lets through that troupe does not serve. */
+function refuse(req: IncomingMessage): HttpResponse | undefined {
+  if (req.httpVersionMajor !== 1) return errorResponse(new AppError('bad_request', `HTTP/${req.httpVersion} is not supported; speak HTTP/1.1 or HTTP/1.0`));
+  if (req.httpVersionMinor === 1 && req.headers.host === undefined) return errorResponse(new AppError('bad_request', 'an HTTP/1.1 request needs a Host header'));
+  return undefined;
+}
+
+/** What a parser error or timeout (node's err.code) answers; the connection is closed after it. */
+function clientErrorResponse(code: string | undefined): HttpResponse {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return errorResponse(new AppError('headers_too_large', 'request headers exceed the size limit'));
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return errorResponse(new AppError('request_timeout', 'the request did not arrive in time'));
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      return errorResponse(new AppError('bad_request', 'more than one Content-Length, or Content-Length with Transfer-Encoding'));
+    case 'HPE_INVALID_VERSION':
+      return errorResponse(new AppError('bad_request', 'unsupported HTTP version; speak HTTP/1.1 or HTTP/1.0'));
+    default:
+      return errorResponse(new AppError('bad_request', 'malformed HTTP request'));
+  }
+}
+
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  // A response already under way on this connection cannot be followed by another one in the middle.
+  const busy = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || busy) {
+    socket.destroy();
+    return;
+  }
+  const encoded = encodeResponse(clientErrorResponse(error.code));
+  const body = Buffer.from(typeof encoded.body === 'string' ? encoded.body : '');
+  const head = [`HTTP/1.1 ${encoded.status} ${STATUS_CODES[encoded.status] ?? ''}`, 'connection: close', `content-length: ${body.length}`];
+  for (const [key, value] of Object.entries(encoded.headers)) head.push(`${key}: ${value}`);
+  socket.end(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`), body]));
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer | undefined | 'too-large'> {

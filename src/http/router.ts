@@ -21,8 +21,12 @@ export class Router {
     return this;
   }
 
-  /** undefined when nothing matches the path; a 405 error when the path matches another method. */
+  /**
+   * undefined when nothing matches the path; a 405 error when the path matches another method.
+   * HEAD is served wherever GET is (the carrier sends the headers only).
+   */
   match(method: string, path: string): Match | undefined {
+    const served = method === 'HEAD' ? 'GET' : method;
     const parts = path.split('/').filter(Boolean);
     let best: { route: Route; params: Record<string, string>; literals: number } | undefined;
     let pathMatched = false;
@@ -49,7 +53,7 @@ export class Router {
       }
       if (!ok) continue;
       pathMatched = true;
-      if (route.method !== method) continue;
+      if (route.method !== served) continue;
       if (!best || literals > best.literals) best = { route, params, literals };
     }
     if (best) return { handler: best.route.handler, params: best.params };

@@ -1,4 +1,5 @@
-// Starts the API on uWebSockets.js, or on node:http when uWS cannot load (one warning line).
+// Starts the API on uWebSockets.js, or on node:http when asked or when uWS cannot load (one warning
+// line either way: on uWS, the limits of its HTTP/1.1; see uws-server.ts).
 import { createApi } from './app.ts';
 import { listenNode } from './node-server.ts';
 import { listenUws } from './uws-server.ts';
@@ -18,7 +19,13 @@ export interface ServerOptions {
   /** 'auto' (the default) prefers uWS. */
   carrier?: Carrier | 'auto';
   warn?: (message: string) => void;
+  /** node:http only: how long a client may take to send a request's headers before 408. */
+  headersTimeoutMs?: number;
 }
+
+export const UWS_LIMITS = 'troupe: serving HTTP with uWebSockets.js, which answers HTTP/1.0 clients (ab, curl -0) with 505, '
+  + 'closes a connection whose pipelined requests wait on I/O (DAG listings, logs, writes), and writes its own HTML for malformed requests; '
+  + '--http node (TROUPE_HTTP=node) serves all of these';
 
 export async function startServer(deps: ApiDeps, options: ServerOptions): Promise<RunningServer> {
   const api = createApi(deps);
@@ -26,11 +33,13 @@ export async function startServer(deps: ApiDeps, options: ServerOptions): Promis
   if (carrier !== 'node') {
     try {
       const uws = await import('uWebSockets.js');
-      return await listenUws(uws, api, options.host, options.port);
+      const server = await listenUws(uws, api, options.host, options.port);
+      (options.warn ?? console.warn)(UWS_LIMITS);
+      return server;
     } catch (error) {
       if (carrier === 'uws' || (error as Error).message.startsWith('cannot listen')) throw error;
       (options.warn ?? console.warn)(`troupe: uWebSockets.js cannot load here (${(error as Error).message.split('\n')[0]}); serving with node:http`);
     }
   }
-  return listenNode(api, options.host, options.port);
+  return listenNode(api, options.host, options.port, { headersTimeoutMs: options.headersTimeoutMs });
 }

@@ -1,8 +1,25 @@
 // uWebSockets.js carrier. Rules of uWS: onAborted before any await, copy everything from `req`
 // before the first await, write the response inside cork.
+//
+// What uWS decides before troupe sees a request, with no hook to change it. The build in uws-pack
+// 20.0.8 behaves as uWebSockets v20.66-v20.68 (it accepts two Host headers, refused from v20.71;
+// it holds a request without header lines, answered 400 from v20.69); lines are v20.68's:
+// - HTTP/1.0, and any request line not ending in " HTTP/1.1", get its own 505 HTML page
+//   (HttpParser.h:311 and :378-379, the page in HttpErrors.h:36, written by HttpContext.h:262);
+//   a line without a space, or no header line, is held as a fragment until the 10 s idle timeout
+//   (HttpParser.h:315-316, :323-325, :390-393). Oversized headers: a 431 page; other errors: 400.
+// - A request that arrives while the previous one on the connection is unanswered closes the
+//   connection (HttpContext.h:152-157, "denying async pipelining"): pipelined requests are answered
+//   in order only while each is answered before uWS parses the next, i.e. from the handler's
+//   microtasks (which uWS.js runs before it returns to the parser).
+// - getHeader returns the first of repeated headers (HttpParser.h:115-124), and the body is framed
+//   by that first Content-Length (:499, :559-560): troupe refuses several (`smuggling` below).
+// - endWithoutBody(length) never completes the response (HttpResponse.h:200, see `send`).
 import { STATUS_CODES } from 'node:http';
 import type { HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import { encodeResponse, tooLarge, type Api, type RawRequest } from './app.ts';
+import { AppError } from '../core/index.ts';
+import { encodeResponse, hasNoBody, tooLarge, type Api, type RawRequest } from './app.ts';
+import { errorResponse } from './errors.ts';
 import { MAX_BODY_BYTES } from './types.ts';
 import type { HttpResponse } from './types.ts';
 import type { RunningServer } from './server.ts';
@@ -11,6 +28,8 @@ type Uws = typeof import('uWebSockets.js');
 
 const bodiless = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
+const conflictingLength = errorResponse(new AppError('bad_request', 'more than one Content-Length'));
+
 export function listenUws(uws: Uws, api: Api, host: string, port: number): Promise<RunningServer> {
   const app: TemplatedApp = uws.App();
   app.any('/*', (res, req) => {
@@ -18,7 +37,15 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number): Promi
     res.onAborted(() => { state.aborted = true; });
     const method = req.getMethod().toUpperCase();
     const headers: Record<string, string> = {};
-    req.forEach((key, value) => { headers[key] = value; });
+    let lengths = 0;
+    req.forEach((key, value) => {
+      if (key === 'content-length') lengths++;
+      headers[key] = value;
+    });
+    if (lengths > 1) {
+      smuggling(res, state);
+      return;
+    }
     const raw: RawRequest = { method, path: req.getUrl(), query: req.getQuery() ?? '', headers, body: undefined };
     const length = Number(headers['content-length'] ?? 0);
     if (length > MAX_BODY_BYTES) {
@@ -26,7 +53,7 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number): Promi
       return;
     }
     if (bodiless.has(method) && !length && !headers['transfer-encoding']) {
-      void api(raw).then((response) => send(res, state, response));
+      answer(api, raw, res, state);
       return;
     }
     const chunks: Buffer[] = [];
@@ -42,7 +69,7 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number): Promi
       chunks.push(Buffer.from(new Uint8Array(chunk)));
       if (isLast) {
         raw.body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
-        void api(raw).then((response) => send(res, state, response));
+        answer(api, raw, res, state);
       }
     });
   });
@@ -66,14 +93,47 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number): Promi
   });
 }
 
-function send(res: UwsResponse, state: { aborted: boolean }, response: HttpResponse, close = false): void {
+function answer(api: Api, raw: RawRequest, res: UwsResponse, state: { aborted: boolean }): void {
+  api(raw).then((response) => send(res, state, response, false, raw.method === 'HEAD')).catch((error: unknown) => {
+    // A request must not take the server down: a failure past the API's own handling is logged.
+    console.error('troupe: answering a request failed:', error);
+    if (!state.aborted) {
+      state.aborted = true;
+      res.close();
+    }
+  });
+}
+
+/**
+ * A request with several Content-Length headers: uWS framed its body by the first, a proxy in front
+ * may have used another, and the bytes after it would run as a second request. It is answered 400
+ * and the connection closed, and never from inside uWS's parse of the bytes that came with it: if
+ * those hold a further request, uWS sees this one unanswered and closes the connection before that
+ * request runs (the "denying async pipelining" rule, used here on purpose); an answer given at once
+ * would let it run.
+ */
+function smuggling(res: UwsResponse, state: { aborted: boolean }): void {
+  setImmediate(() => send(res, state, conflictingLength, true));
+}
+
+function send(res: UwsResponse, state: { aborted: boolean }, response: HttpResponse, close = false, head = false): void {
   if (state.aborted) return;
   const encoded = encodeResponse(response);
   res.cork(() => {
     res.writeStatus(`${encoded.status} ${STATUS_CODES[encoded.status] ?? ''}`);
     for (const [key, value] of Object.entries(encoded.headers)) res.writeHeader(key, value);
-    if (close) res.writeHeader('connection', 'close');
-    res.end(encoded.body, close);
+    if (close || !(head || hasNoBody(encoded.status))) {
+      // Answers that close the connection (413, 400 for a smuggling attempt) always carry a body.
+      res.end(encoded.body, close);
+    } else {
+      // endWithoutBody(length) leaves the response pending in this uWS (HttpResponse.h internalEnd
+      // marks it done only once `length` bytes are written; fixed upstream in c8da12b), and the next
+      // request on the connection would then close it; and the binding reads an undefined length as
+      // 2^63. Called without arguments it is done and writes no Content-Length: a HEAD answer gets
+      // the GET body's length from troupe, a 204 or 304 none.
+      if (head && !hasNoBody(encoded.status)) res.writeHeader('content-length', String(encoded.body === undefined ? 0 : Buffer.byteLength(encoded.body)));
+      res.endWithoutBody();
+    }
   });
   state.aborted = true; // answered: nothing more may be written
 }

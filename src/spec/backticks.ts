@@ -3,16 +3,17 @@
 
 /** The commands between backticks, in order; a backslash-escaped backtick is not one. */
 export function backtickCommands(text: string): string[] {
-  return parts(text).filter((part): part is { command: string } => 'command' in part).map((part) => part.command);
+  return backtickParts(text).filter((part): part is { command: string } => 'command' in part).map((part) => part.command);
 }
 
 /** `text` with each backtick command replaced by the matching output, in order. */
 export function substituteBackticks(text: string, outputs: string[]): string {
   let next = 0;
-  return parts(text).map((part) => ('command' in part ? outputs[next++] ?? '' : part.literal)).join('');
+  return backtickParts(text).map((part) => ('command' in part ? outputs[next++] ?? '' : part.literal)).join('');
 }
 
-function parts(text: string): Array<{ literal: string } | { command: string }> {
+/** The text as literal parts and backtick commands, in order. */
+export function backtickParts(text: string): Array<{ literal: string } | { command: string }> {
   const out: Array<{ literal: string } | { command: string }> = [];
   let literal = '';
   for (let i = 0; i < text.length; i++) {

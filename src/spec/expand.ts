@@ -13,6 +13,8 @@ export interface ExpandScope {
   get(name: string): string | undefined;
   /** Steps by id, for ${id.exitCode}, ${id.stdout}, ${id.stderr}. */
   step?(id: string): { exitCode?: number; stdout: string; stderr: string } | undefined;
+  /** How a resolved reference enters the text (`reference` as written); its value by default. */
+  write?(reference: string, value: string): string;
 }
 
 const reference = /\$\{([^{}]+)\}|\$([A-Za-z_][A-Za-z0-9_]*|[0-9])/g;
@@ -23,7 +25,8 @@ export function expandVariables(text: string, scope: ExpandScope | ((name: strin
   const resolved: ExpandScope = typeof scope === 'function' ? { get: scope } : scope;
   return text.replace(reference, (whole, braced: string | undefined, bare: string | undefined) => {
     const value = bare !== undefined ? resolved.get(bare) : resolveBraced(braced!, resolved);
-    return value === undefined ? whole : value;
+    if (value === undefined) return whole;
+    return resolved.write ? resolved.write(whole, value) : value;
   });
 }
 

@@ -7,5 +7,5 @@ export { paramsFromRequest, mergeParams, paramsJson, paramsList, paramsRecord } 
 export { dependencyNames } from './graph.ts';
 export { stepView, conditionView, fieldsNotRunYet, minimalSpec, exampleSpec } from './step-view.ts';
 export { parseDotenv } from './dotenv.ts';
-export { backtickCommands, substituteBackticks } from './backticks.ts';
+export { backtickCommands, backtickParts, substituteBackticks } from './backticks.ts';
 export { callCycles, callTargets, type CallRoot, type ParsedFile } from './call-graph.ts';

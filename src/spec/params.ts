@@ -38,7 +38,13 @@ export function paramsFromRequest(text: string): ParamDef[] {
 function scalarText(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === null || value === undefined) return '';
-  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+  if (typeof value !== 'object') return String(value);
+  try {
+    return JSON.stringify(value);
+  } catch {
+    // JSON.parse reads nesting that JSON.stringify cannot write back within the stack.
+    throw new AppError('bad_request', 'params nest too deeply');
+  }
 }
 
 /** Request params override defaults: named ones by name, positional ones by position. */

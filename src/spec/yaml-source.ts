@@ -1,6 +1,7 @@
 // YAML text -> plain values plus a way to find the line of any field path.
 import { LineCounter, parseAllDocuments, isNode, isPair, isMap, isScalar, isSeq, type Document, type Pair, type YAMLMap } from 'yaml';
 import type { Path, SpecIssue } from './issues.ts';
+import { MAX_NESTING, nestingTooDeep } from './yaml-nesting.ts';
 
 export interface YamlDocument {
   value: unknown;
@@ -13,6 +14,11 @@ export interface YamlSource {
 }
 
 export function readYaml(text: string): YamlSource {
+  const tooDeep = nestingTooDeep(text);
+  if (tooDeep !== undefined) {
+    const message = `collections nest deeper than ${MAX_NESTING} levels`;
+    return { documents: [{ value: null, lineOf: () => undefined }], issues: [{ path: '', line: tooDeep, message }] };
+  }
   const lineCounter = new LineCounter();
   // Merge keys (`<<: *base`) as YAML 1.1 and Dagu's Go parser read them. The library's own check
   // of unique keys compares each key with every earlier one (a 1 MB map took minutes): keys are

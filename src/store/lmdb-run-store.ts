@@ -1,8 +1,8 @@
 // RunStore on LMDB: run records, the listing indexes, run specs and DAG flags in one environment.
 // A run is stored as a summary, one entry per node and its step views (written once): a transition
-// writes the summary and the nodes it changed, not the whole run.
+// writes the summary and the nodes it changed, not the whole run, and looks only at those.
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { isFinalRunStatus, type NodeRecord, type RunFilter, type RunRecord, type RunStore, type StepView } from '../core/index.ts';
+import { dagRunIdProblem, isFinalRunStatus, isValidDagName, type NodeRecord, type RunFilter, type RunRecord, type RunStore, type StepView } from '../core/index.ts';
 import { keys } from './keys.ts';
 
 type Key = Array<string | number>;
@@ -20,6 +20,16 @@ const ISSUED_CACHE_SIZE = 1024;
  */
 const MAIN_THREAD_COMMIT_MAX_MS = 1;
 const MAIN_THREAD_COMMIT_PAUSE_MS = 10_000;
+/** The store is probed (a write read back) this often; /health answers from an outcome younger than PROBE_FRESH_MS. */
+const PROBE_EVERY_MS = 2_000;
+const PROBE_FRESH_MS = 5_000;
+
+/**
+ * Whether a run of that name (and id) could be stored: names and ids are validated where they
+ * enter (core/names.ts), so one that fails has no record. Reads check first, because LMDB throws
+ * on a key over 1978 bytes, and a request may name anything.
+ */
+const couldExist = (name: string, dagRunId?: string) => isValidDagName(name) && (dagRunId === undefined || dagRunIdProblem(dagRunId) === undefined);
 
 export class LmdbRunStore implements RunStore {
   private readonly root: RootDatabase;
@@ -33,8 +43,8 @@ export class LmdbRunStore implements RunStore {
   private readonly stepViews: Database<StepView[], Key>;
   /**
    * The last record written for recently written runs: the next write of a run compares its nodes
-   * with these (records are immutable; a changed node is a new object) and skips the index rows.
-   * A run not found here is written whole.
+   * (those it says it changed, or else all) with these (records are immutable; a changed node is a
+   * new object) and skips the index rows. A run not found here is written whole.
    */
   private readonly issued = new Map<string, RunRecord>();
   /**
@@ -46,6 +56,12 @@ export class LmdbRunStore implements RunStore {
   private writesInFlight = 0;
   private mainThreadCommitMs = 0;
   private mainThreadCommitsPausedUntil = 0;
+  private readonly opened = Date.now();
+  private probes = 0;
+  private probing: Promise<void> | undefined;
+  /** How the newest probe ended, and when: checks answer from it while it is fresh. */
+  private lastProbe: { at: number; error?: Error } | undefined;
+  private readonly probeTimer: NodeJS.Timeout;
 
   constructor(path: string) {
     this.root = open({ path, maxDbs: 8 });
@@ -56,11 +72,14 @@ export class LmdbRunStore implements RunStore {
     this.byName = this.root.openDB({ name: 'runs-by-name' });
     this.flags = this.root.openDB({ name: 'flags' });
     this.stepViews = this.root.openDB({ name: 'run-steps' });
+    void this.probeNow().catch(() => undefined);
+    this.probeTimer = setInterval(() => { this.probeNow().catch(() => undefined); }, PROBE_EVERY_MS).unref();
   }
 
   get(name: string, dagRunId: string): RunRecord | undefined {
     const hot = this.committed.get(`${name}\u0000${dagRunId}`);
     if (hot) return hot;
+    if (!couldExist(name, dagRunId)) return undefined;
     const stored = this.runs.get(keys.run(name, dagRunId));
     if (!stored) return undefined;
     const { nodeCount, ...summary } = stored;
@@ -78,6 +97,7 @@ export class LmdbRunStore implements RunStore {
 
   listByName(name: string, limit: number): RunRecord[] {
     const records: RunRecord[] = [];
+    if (!couldExist(name)) return records;
     for (const { key } of this.byName.getRange(keys.byNameNewestFirst(name))) {
       const record = this.get(name, String((key as Key)[2]));
       if (record && record.parentDAGRunId === '') records.push(record);
@@ -88,6 +108,7 @@ export class LmdbRunStore implements RunStore {
 
   list(filter: RunFilter): RunRecord[] {
     const records: RunRecord[] = [];
+    if (filter.name !== undefined && !couldExist(filter.name)) return records;
     const range = filter.name !== undefined
       ? this.byName.getRange(keys.byNameNewestFirst(filter.name)).map(({ key }) => [(key as Key)[0], (key as Key)[2]])
       : this.byTime.getRange(keys.byTimeNewestFirst(filter.fromMs, filter.toMs)).map(({ key }) => [(key as Key)[1], (key as Key)[2]]);
@@ -104,7 +125,7 @@ export class LmdbRunStore implements RunStore {
     return records;
   }
 
-  save(record: RunRecord): Promise<void> {
+  save(record: RunRecord, changedNodes?: Iterable<number>): Promise<void> {
     const id = `${record.name}\u0000${record.dagRunId}`;
     const previous = this.issued.get(id);
     this.issued.delete(id);
@@ -117,17 +138,17 @@ export class LmdbRunStore implements RunStore {
     // records go to the writer thread, so that their commits overlap the steps they start (a run's
     // first record commits while its first steps spawn).
     if (isFinalRunStatus(record.status) && this.writesInFlight === 0 && Date.now() >= this.mainThreadCommitsPausedUntil) {
-      return this.commitOnMainThread(id, record, previous);
+      return this.commitOnMainThread(id, record, previous, changedNodes);
     }
     // Puts issued in the same tick commit in one transaction, in call order: a reader never sees
     // half a transition, and the index never names a missing run.
-    return this.track(this.putRecord(record, previous)).then(() => this.remember(id, record));
+    return this.track(this.putRecord(record, previous, changedNodes)).then(() => this.remember(id, record));
   }
 
-  private commitOnMainThread(id: string, record: RunRecord, previous: RunRecord | undefined): Promise<void> {
+  private commitOnMainThread(id: string, record: RunRecord, previous: RunRecord | undefined, changedNodes: Iterable<number> | undefined): Promise<void> {
     const started = performance.now();
     try {
-      this.root.transactionSync(() => void this.putRecord(record, previous));
+      this.root.transactionSync(() => void this.putRecord(record, previous, changedNodes));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -142,12 +163,16 @@ export class LmdbRunStore implements RunStore {
   }
 
   /** The puts of one transition: the nodes that changed, the index rows of a new run, the summary. */
-  private putRecord(record: RunRecord, previous: RunRecord | undefined): Promise<boolean> {
-    record.nodes.forEach((node, index) => {
-      if (previous?.nodes[index] === node) return;
+  private putRecord(record: RunRecord, previous: RunRecord | undefined, changedNodes: Iterable<number> | undefined): Promise<boolean> {
+    // Comparing every node on every write made a run of 10,000 steps quadratic: the writer says
+    // which nodes it changed since the record it wrote before, which this one follows.
+    const candidates = previous && changedNodes ? changedNodes : record.nodes.keys();
+    for (const index of candidates) {
+      const node = record.nodes[index];
+      if (previous?.nodes[index] === node) continue;
       const { step: _step, ...stored } = node;
       void this.nodes.put(keys.node(record.name, record.dagRunId, index), stored);
-    });
+    }
     if (!previous) {
       void this.stepViews.put(keys.run(record.name, record.dagRunId), record.nodes.map((node) => node.step));
       void this.byTime.put(keys.byTime(record.createdAtMs, record.name, record.dagRunId), null);
@@ -177,6 +202,7 @@ export class LmdbRunStore implements RunStore {
   }
 
   getSpec(name: string, dagRunId: string): string | undefined {
+    if (!couldExist(name, dagRunId)) return undefined;
     return this.specs.get(keys.spec(name, dagRunId));
   }
 
@@ -189,13 +215,36 @@ export class LmdbRunStore implements RunStore {
     else await this.track(this.flags.remove(keys.suspended(fileName)));
   }
 
-  async check(): Promise<void> {
-    const stamp = Date.now();
-    await this.track(this.flags.put(keys.probe(), stamp));
-    if (this.flags.get(keys.probe()) !== stamp) throw new Error('the store did not return what was written');
+  /**
+   * Writes a probe and reads it back, every PROBE_EVERY_MS in the background; a check answers from
+   * the newest outcome while it is fresh, without waiting on the disk. uWS closes a connection whose
+   * pipelined request arrives while an earlier one waits on I/O, and load balancers pipeline /health.
+   * Checks that find no fresh outcome share the probe in flight: a burst costs one write, and no
+   * probe can overwrite another between its write and its read.
+   */
+  check(): Promise<void> {
+    const last = this.lastProbe;
+    if (last && Date.now() - last.at < PROBE_FRESH_MS) return last.error ? Promise.reject(last.error) : Promise.resolve();
+    return this.probeNow();
+  }
+
+  private probeNow(): Promise<void> {
+    return (this.probing ??= this.probe().then(
+      () => { this.lastProbe = { at: Date.now() }; },
+      (error: Error) => { this.lastProbe = { at: Date.now(), error }; throw error; },
+    ).finally(() => { this.probing = undefined; }));
+  }
+
+  private async probe(): Promise<void> {
+    // Unique across restarts too: a write that did not land cannot be mistaken for this one.
+    const value = `${this.opened}.${++this.probes}`;
+    await this.track(this.flags.put(keys.probe(), value));
+    if (this.flags.get(keys.probe()) !== value) throw new Error('the store did not return what was written');
   }
 
   async close(): Promise<void> {
+    clearInterval(this.probeTimer);
+    await this.probing?.catch(() => undefined);
     await this.root.flushed;
     await this.root.close();
   }

@@ -62,6 +62,31 @@ test('a run written transition by transition reads back whole from a reopened st
   assert.deepEqual(reopened.listByName('d', 5), [third]);
 });
 
+test('a write that names the nodes it changed looks only at those, and the run reads back whole', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-store-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const node = (name: string): NodeRecord => ({
+    step: { name, executorConfig: { type: 'shell', config: {} } }, stdout: '', stderr: '',
+    startedAt: '', finishedAt: '', status: NodeStatus.NotStarted, retryCount: 0, doneCount: 0, error: '', subRuns: [], subRunsRepeated: [],
+  });
+  const first: RunRecord = { ...record('big', 'r', 1000, RunStatus.Running), nodes: Array.from({ length: 1_000 }, (_, index) => node(`s${index}`)) };
+  const store = new LmdbRunStore(dir);
+  await store.save(first);
+  const changed = first.nodes.slice();
+  changed[500] = { ...changed[500], status: NodeStatus.Running };
+  changed[501] = { ...changed[501], status: NodeStatus.Succeeded };
+  let reads = 0;
+  const counted = new Proxy(changed, { get: (target, key, receiver) => { if (typeof key === 'string' && /^[0-9]+$/.test(key)) reads++; return Reflect.get(target, key, receiver); } });
+  // Node 499 is named but the same object: compared, not written.
+  await store.save({ ...first, nodes: counted }, [499, 500, 501]);
+  assert.ok(reads <= 3, `nodes read ${reads} times`);
+  await store.save({ ...first, status: RunStatus.Succeeded, nodes: changed }, []);
+  await store.close();
+  const reopened = new LmdbRunStore(dir);
+  t.after(() => reopened.close());
+  assert.deepEqual(reopened.get('big', 'r'), { ...first, status: RunStatus.Succeeded, nodes: changed });
+});
+
 test('a final record commits before save returns when no write is in flight, and after the writes in flight otherwise', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'troupe-store-'));
   t.after(() => rm(dir, { recursive: true, force: true }));

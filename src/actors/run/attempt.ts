@@ -1,6 +1,7 @@
 // The first record of a run's attempt, and which nodes a retry runs again. Pure.
-import { AppError, HANDLER_NODE_NAMES, NodeStatus, RunStatus, isoTime, type Dag, type HandlerKind, type NodeRecord, type RunRecord, type Step } from '../../core/index.ts';
-import { dependencyNames, stepView } from '../../spec/index.ts';
+import { AppError, HANDLER_NODE_NAMES, NodeStatus, RunStatus, isoTime, type Dag, type HandlerKind, type NodeRecord, type ParamDef, type RunRecord, type Step } from '../../core/index.ts';
+import { dependencyNames, paramsJson, stepView } from '../../spec/index.ts';
+import { maskParams } from './masking.ts';
 import type { RunPlan } from './plan.ts';
 import { downstreamOf } from './progress.ts';
 
@@ -28,7 +29,7 @@ function newNode(step: Step, planned: { stdout: string; stderr: string }): NodeR
 }
 
 export function attemptRecord(input: {
-  dag: Dag; plan: RunPlan; params: string; now: number; fileName?: string; lineage?: Lineage; prior?: PriorAttempt;
+  dag: Dag; plan: RunPlan; params: ParamDef[]; now: number; fileName?: string; lineage?: Lineage; prior?: PriorAttempt;
 }): RunRecord {
   const { dag, plan, now, prior } = input;
   const fresh = dag.steps.map((step, index) => newNode(step, plan.steps[index]));
@@ -40,7 +41,9 @@ export function attemptRecord(input: {
     rootDAGRunName: plan.root.name, rootDAGRunId: plan.root.dagRunId,
     parentDAGRunName: input.lineage?.parent.name ?? '', parentDAGRunId: input.lineage?.parent.dagRunId ?? '',
     status: RunStatus.Running, queuedAt: '', startedAt: isoTime(now), finishedAt: '',
-    log: plan.logPath, params: input.params,
+    log: plan.logPath,
+    // A sub DAG run's params may carry its parent's secrets.
+    params: paramsJson(maskParams(input.params, plan.secrets)),
     // A retry under the same id keeps its place in listings.
     createdAtMs: prior?.record.dagRunId === plan.dagRunId ? prior.record.createdAtMs : now,
     nodes: prior ? fresh.map((node, index) => (prior.rerun.has(index) ? node : { ...prior.record.nodes[index], step: node.step })) : fresh,

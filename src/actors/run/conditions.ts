@@ -2,33 +2,53 @@
 // aborted). A command must exit 0; a condition is expanded (variables, then backtick commands on the
 // pool) and compared with `expected` (`re:` for a regular expression), or, without `expected`, run
 // as a command. `negate` inverts the outcome.
-import { ownValue, type Condition } from '../../core/index.ts';
-import { backtickCommands, expandVariables, substituteBackticks } from '../../spec/index.ts';
+import { ownValue, type Condition, type Dag, type StepDispatcher } from '../../core/index.ts';
+import { expandVariables } from '../../spec/index.ts';
 import { matches } from './continue-on.ts';
-import type { ProbeCommand } from './substitution.ts';
+import { maskText } from './masking.ts';
+import { DEFAULT_SHELL, expandRunningCommands, NO_SECRETS, SecretReferences, type SecretScope } from './secret-references.ts';
+import type { RunPlan } from './plan.ts';
+import { commandProbe, type ProbeCommand } from './substitution.ts';
 
 export type Verdict = { holds: true } | { holds: false; message: string };
 
-/** The first condition that does not hold decides; all hold: the step or run goes on. */
-export async function checkConditions(conditions: Condition[], env: Record<string, string>, probe: ProbeCommand): Promise<Verdict> {
+/**
+ * The first condition that does not hold decides; all hold: the step or run goes on. The message
+ * names the condition with its values, the secrets among them masked.
+ */
+export async function checkConditions(conditions: Condition[], env: Record<string, string>, probe: ProbeCommand, secrets: SecretScope = NO_SECRETS): Promise<Verdict> {
   for (const condition of conditions) {
-    const verdict = await checkCondition(condition, env, probe);
-    if (!verdict.holds) return verdict;
+    const verdict = await checkCondition(condition, env, probe, secrets);
+    if (!verdict.holds) return { holds: false, message: maskText(verdict.message, secrets.values) };
   }
   return { holds: true };
 }
 
-async function checkCondition(condition: Condition, env: Record<string, string>, probe: ProbeCommand): Promise<Verdict> {
-  const expand = (text: string) => expandVariables(text, (name) => ownValue(env, name));
+/** The DAG's preconditions, checked on the pool with the run's variables: why the first that fails does. */
+export async function unmetDagPrecondition(dag: Dag, plan: RunPlan, dispatcher: StepDispatcher): Promise<string | undefined> {
+  if (dag.preconditions.length === 0) return undefined;
+  const probe = commandProbe(dispatcher, dag.workingDir, dag.shell, dag.maxOutputSize);
+  const verdict = await checkConditions(dag.preconditions, plan.baseEnv, probe, { values: plan.secrets, shell: dag.shell });
+  return verdict.holds ? undefined : verdict.message;
+}
+
+async function checkCondition(condition: Condition, env: Record<string, string>, probe: ProbeCommand, secrets: SecretScope): Promise<Verdict> {
+  const lookup = (name: string) => ownValue(env, name);
+  const expand = (text: string) => expandVariables(text, lookup);
   let holds: boolean;
   let detail: string;
   if (condition.command !== undefined || condition.expected === undefined) {
-    const command = expand(condition.command ?? condition.condition ?? '');
-    const result = await probe(command, env);
+    const references = new SecretReferences(secrets.values, env);
+    const command = references.shellCode(condition.command ?? condition.condition ?? '', { get: lookup }, secrets.shell ?? DEFAULT_SHELL);
+    const result = await probe(command, { ...env, ...references.env });
     holds = result.kind === 'ok' && result.exitCode === 0 && !result.error;
     detail = `\`${command}\` ${result.kind === 'ok' ? `exited with ${result.exitCode}` : `could not run: ${result.kind === 'error' ? result.message : ''}`}`;
   } else {
-    const value = await substitute(expand(condition.condition ?? ''), env, probe);
+    // A command that fails yields its output anyway.
+    const value = await expandRunningCommands(condition.condition ?? '', env, secrets, async (command, commandEnv) => {
+      const result = await probe(command, commandEnv);
+      return result.kind === 'ok' ? result.output ?? '' : '';
+    });
     const expected = expand(condition.expected);
     holds = expected.startsWith('re:') ? matches(expected, value) : value === expected;
     detail = `"${condition.condition}" is "${value}", expected "${expected}"`;
@@ -36,16 +56,4 @@ async function checkCondition(condition: Condition, env: Record<string, string>,
   if (condition.negate) holds = !holds;
   if (holds) return { holds: true };
   return { holds: false, message: condition.error ?? `precondition not met: ${detail}${condition.negate ? ' (negated)' : ''}` };
-}
-
-/** Backtick commands in a condition, run on the pool; a command that fails yields its output anyway. */
-async function substitute(text: string, env: Record<string, string>, probe: ProbeCommand): Promise<string> {
-  const commands = backtickCommands(text);
-  if (commands.length === 0) return text;
-  const outputs: string[] = [];
-  for (const command of commands) {
-    const result = await probe(command, env);
-    outputs.push(result.kind === 'ok' ? result.output ?? '' : '');
-  }
-  return substituteBackticks(text, outputs);
 }

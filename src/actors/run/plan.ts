@@ -1,7 +1,9 @@
 // A run's plan: the DAG resolved for one run (params, env, log paths), as plain data for the actor.
 import { HANDLER_NODE_NAMES, ownValue, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepTask } from '../../core/index.ts';
-import { dependencyNames, evaluateEnv, expandVariables, paramsRecord, type ExpandScope } from '../../spec/index.ts';
+import { dependencyNames, evaluateEnv, paramsRecord, splitWords, type ExpandScope } from '../../spec/index.ts';
 import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
+import { DEFAULT_SHELL, SecretReferences } from './secret-references.ts';
+import { shebangOf } from './shell-syntax.ts';
 
 export interface PlannedStep {
   name: string;
@@ -78,9 +80,11 @@ export interface PlanInput {
   specText?: string;
   root?: { name: string; dagRunId: string };
   callers?: readonly string[];
+  /** A sub DAG run masks what its parent masks (values only: they are no variables of its own). */
+  inheritedSecrets?: readonly string[];
 }
 
-export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, logs, variables, dagEnv, specText, root, callers }: PlanInput): RunPlan {
+export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, logs, variables, dagEnv, specText, root, callers, inheritedSecrets }: PlanInput): RunPlan {
   const logPath = logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
   const positional = positionalParams(params);
   const scope = runScope({ dag, name, dagRunId, logPath, params, systemEnv, variables });
@@ -99,7 +103,7 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
     maxOutputSize: dag.maxOutputSize,
     baseEnv,
     positional,
-    secrets: Object.values(variables?.secrets ?? {}).filter((value) => value !== ''),
+    secrets: [...new Set([...Object.values(variables?.secrets ?? {}), ...inheritedSecrets ?? []])].filter((value) => value !== ''),
     steps: dag.steps.map((step, index) => planStep(step, dag, logs.stepPaths(name, dagRunId, attemptId, index, step.name, dag.logDir), names.get(step.name), indexOf)),
     // Handler logs are numbered 000, before the steps'.
     handlers: Object.fromEntries(Object.entries(dag.handlerOn).map(([kind, step]) => [
@@ -165,6 +169,12 @@ export function runScope(input: Pick<PlanInput, 'dag' | 'name' | 'dagRunId' | 'p
   return { ...input.variables?.dotenv, ...input.systemEnv, ...builtins, ...named };
 }
 
+/** What reads a step's script: the command it is handed to, its shebang's program, or the shell (shell.executor.ts). */
+function scriptInterpreter(step: PlannedStep): readonly string[] {
+  if (step.command !== undefined) return splitWords(step.command);
+  return (step.shell === undefined ? shebangOf(step.script ?? '') : undefined) ?? step.shell ?? DEFAULT_SHELL;
+}
+
 /** The data a step's task is built from when its env runs backtick commands (plain data). */
 export interface PendingTask {
   plan: RunPlan;
@@ -203,8 +213,24 @@ export async function stepTaskWithCommands(pending: PendingTask, run: RunCommand
   const { plan, outputs, nodes } = pending;
   const step = pendingStep(pending);
   const scope = { ...plan.baseEnv, ...outputs, ...(pending.handler ? { DAG_RUN_STATUS: pending.handler.status } : {}) };
-  const stepEnv = await evaluateEnvWithCommands(step.env, { ...scope, ...plan.positional }, run);
+  const stepEnv = await evaluateEnvWithCommands(step.env, { ...scope, ...plan.positional }, run, { values: plan.secrets, shell: step.shell });
   return taskWithEnv(plan, step, nodes, scope, stepEnv);
+}
+
+/** Index of each step by its id, built once per run: a chain of steps that each refer to the one before would search the run for every reference. */
+const idIndexes = new WeakMap<readonly PlannedStep[], Map<string, number>>();
+
+function stepsById(steps: readonly PlannedStep[]): Map<string, number> {
+  let byId = idIndexes.get(steps);
+  if (!byId) {
+    byId = new Map();
+    // The first step with an id wins, as a search from the start would find it.
+    steps.forEach((step, index) => {
+      if (step.id !== undefined && !byId!.has(step.id)) byId!.set(step.id, index);
+    });
+    idIndexes.set(steps, byId);
+  }
+  return byId;
 }
 
 function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scope: Record<string, string>, stepEnv: Record<string, string>): StepTask {
@@ -218,18 +244,21 @@ function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scop
   const references: ExpandScope = {
     get: (name) => ownValue(env, name) ?? ownValue(plan.positional, name),
     step: (id) => {
-      const at = plan.steps.findIndex((candidate) => candidate.id === id);
-      if (at < 0) return undefined;
+      const at = stepsById(plan.steps).get(id);
+      if (at === undefined) return undefined;
       return { exitCode: nodes[at]?.exitCode, stdout: plan.steps[at].stdout, stderr: plan.steps[at].stderr };
     },
   };
+  // Secrets reach the process through its environment, never its command line or script file.
+  const secretReferences = new SecretReferences(plan.secrets, env);
+  const shell = step.shell ?? DEFAULT_SHELL;
   return {
     executor: step.executor,
     shell: step.shell,
-    command: step.command === undefined ? undefined : expandVariables(step.command, references),
-    script: step.script === undefined ? undefined : expandVariables(step.script, references),
+    command: step.command === undefined ? undefined : secretReferences.shellCode(step.command, references, shell),
+    script: step.script === undefined ? undefined : secretReferences.shellCode(step.script, references, scriptInterpreter(step)),
     scriptPath: step.scriptPath,
-    env,
+    env: secretReferences.environment(env),
     workingDir: step.dir,
     stdoutPath: step.stdout,
     stderrPath: step.stderr,

@@ -4,7 +4,7 @@ import type { StepFinishedEvent, StepRerunEvent } from '../step/step.machine.ts'
 import { logLine } from './log-line.ts';
 import type { RunPlan } from './plan.ts';
 import { failureContinues } from './continue-on.ts';
-import { blockedSteps, readySteps } from './progress.ts';
+import { recordFinished, takeBlocked, takeReady, type Schedule } from './schedule.ts';
 
 export interface RunState {
   record: RunRecord;
@@ -15,6 +15,8 @@ export interface RunState {
   stopRequested: boolean;
   /** Steps whose failure or skip their continueOn lets through to their dependents. */
   continued: number[];
+  /** Which steps can start: changed in place by startSteps and finishStep (schedule.ts). */
+  schedule: Schedule;
   /** The DAG's timeoutSec expired: its running steps were stopped and the run fails. */
   timedOut: boolean;
   /** delaySec has passed: the first steps start after it. */
@@ -27,36 +29,40 @@ export interface RunState {
 
 const runFields = (record: RunRecord) => ({ dag: record.name, 'run-id': record.dagRunId, 'attempt-id': record.attemptId });
 
-/** Marks steps that can never run as aborted, then the ready ones as running. */
-export function startSteps(state: RunState, at: number): { record: RunRecord; started: number[]; lines: string[] } {
-  const { plan } = state;
+/**
+ * Marks steps that can never run as aborted (or skipped), then the ready ones as running. Takes
+ * them from the schedule; the record is the same object when nothing changed.
+ */
+export function startSteps(state: RunState, at: number): { record: RunRecord; started: number[]; changed: number[]; lines: string[] } {
+  const { plan, schedule } = state;
+  const blocked = takeBlocked(schedule, plan.steps, (index) => state.record.nodes[index].status);
+  const started = takeReady(schedule, plan.maxActiveSteps);
+  if (blocked.length === 0 && started.length === 0) return { record: state.record, started, changed: [], lines: [] };
   const nodes = state.record.nodes.slice();
-  for (const [index, { culprit, status }] of blockedSteps(plan.steps, nodes, state.continued)) {
+  for (const { index, culprit, status } of blocked) {
     const upstream = plan.steps[culprit].name;
     const error = status === NodeStatus.Skipped ? `upstream step "${upstream}" was skipped` : `upstream step "${upstream}" did not succeed`;
     nodes[index] = { ...nodes[index], status, error };
   }
-  const started = readySteps(plan.steps, nodes, plan.maxActiveSteps, state.continued);
   for (const index of started) nodes[index] = { ...nodes[index], status: NodeStatus.Running, startedAt: isoTime(at) };
   const record = { ...state.record, nodes };
   const lines = started.map((index) => logLine(at, 'INFO', 'Step started', { ...runFields(record), step: plan.steps[index].name }));
-  return { record, started, lines };
+  return { record, started, changed: [...blocked.map(({ index }) => index), ...started], lines };
 }
 
+/** A step's result; it settles in the schedule (changed in place). */
 export function finishStep(state: RunState, event: StepFinishedEvent): { record: RunRecord; outputs: Record<string, string>; continued: number[]; line: string } {
   const { index, result, at } = event;
   const step = state.plan.steps[index];
   const updated = nodeAfter(state.record.nodes[index], result, at, state.stopRequested);
   const outputs = { ...state.outputs };
-  let continued = state.continued;
-  if (updated.status === NodeStatus.Skipped && step.continueOn?.skipped) continued = [...continued, index];
-  if (updated.status === NodeStatus.Failed && failureContinues(step.continueOn, result)) {
-    continued = [...continued, index];
-    if (step.continueOn?.markSuccess) updated.status = NodeStatus.Succeeded;
-  }
+  const continues = (updated.status === NodeStatus.Skipped && step.continueOn?.skipped === true) ||
+    (updated.status === NodeStatus.Failed && failureContinues(step.continueOn, result));
+  const continued = continues ? [...state.continued, index] : state.continued;
+  if (continues && updated.status === NodeStatus.Failed && step.continueOn?.markSuccess) updated.status = NodeStatus.Succeeded;
   // A failure that continues still hands its output on: later steps may test it.
   let kept: Partial<RunRecord> = {};
-  if (step.output && result.kind === 'ok' && result.output !== undefined && (updated.status === NodeStatus.Succeeded || continued.includes(index))) {
+  if (step.output && result.kind === 'ok' && result.output !== undefined && (updated.status === NodeStatus.Succeeded || continues)) {
     setOwn(outputs, step.output, result.output);
     // The executor masked secrets already; the later step in execution order wins.
     const document = step.outputKey !== undefined ? { ...state.record.outputs, [step.outputKey]: result.output } : state.record.outputs;
@@ -64,6 +70,7 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
   }
   const nodes = state.record.nodes.slice();
   nodes[index] = updated;
+  recordFinished(state.schedule, nodes, index, updated.status === NodeStatus.Succeeded || continues);
   const record = { ...state.record, nodes, ...kept };
   const line = logLine(at, updated.status === NodeStatus.Succeeded ? 'INFO' : 'ERROR', 'Step finished', {
     ...runFields(record), step: step.name, status: nodeStatusLabel(updated.status), ...(updated.error ? { error: updated.error } : {}),

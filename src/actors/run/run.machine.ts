@@ -6,7 +6,8 @@ import { HANDLER_NODE_NAMES, NodeStatus, RunStatus, isoTime, runStatusLabel, typ
 import { stepMachine, type StepFinishedEvent, type StepInput, type StepRerunEvent, type StepSubRunEvent } from '../step/step.machine.ts';
 import { failed } from '../step/policies.ts';
 import { handlerTask, needsCommands, stepTask, type RunPlan } from './plan.ts';
-import { allSettled, anyRunning, blockedSteps, finalStatus, readySteps } from './progress.ts';
+import { finalStatus } from './progress.ts';
+import { allStepsSettled, hasStepsToStart, newSchedule } from './schedule.ts';
 import { endRun, finishHandler, finishStep, rerunStep, runStartedLine, startHandler, startSteps, type RunState } from './run-updates.ts';
 import { logLine } from './log-line.ts';
 
@@ -76,7 +77,8 @@ const effects = setup({
   actors: { step: stepMachine },
   actions: {
     // Provided by the engine: write the record to the store; append a line to the run log.
-    persist: (_, _params: { record: RunRecord }) => {},
+    // `changed`: the nodes this record changed since the one before (the store writes only those).
+    persist: (_, _params: { record: RunRecord; changed: readonly number[] }) => {},
     appendLog: (_, _params: { path: string; line: string }) => {},
     // Timers are delayed events raised only when the run has a timeout or a delay: `after`
     // transitions would set (and clear) their timers on every run.
@@ -96,11 +98,10 @@ const effects = setup({
   guards: {
     beginsAtOnce: ({ context }) => context.record.status === RunStatus.Running,
     noDelay: ({ context }) => context.plan.delaySec <= 0,
-    allSettled: ({ context }) => allSettled(context.record.nodes),
-    hasStepsToStart: ({ context }) =>
-      readySteps(context.plan.steps, context.record.nodes, context.plan.maxActiveSteps, context.continued).length > 0 ||
-      blockedSteps(context.plan.steps, context.record.nodes, context.continued).size > 0,
-    noneRunning: ({ context }) => !anyRunning(context.record.nodes),
+    // Evaluated after every event of a run: they read the schedule's counters, never scan the nodes.
+    allSettled: ({ context }) => allStepsSettled(context.schedule),
+    hasStepsToStart: ({ context }) => hasStepsToStart(context.schedule, context.plan.maxActiveSteps),
+    noneRunning: ({ context }) => context.schedule.running === 0,
     endsAborted: ({ context }) => context.outcome === RunStatus.Aborted,
     endsFailed: ({ context }) => context.outcome === RunStatus.Failed,
     endsPartially: ({ context }) => context.outcome === RunStatus.PartiallySucceeded,
@@ -135,7 +136,7 @@ function launchHandler(which: HandlerKind | 'outcome') {
     const launch = handlerLaunch(context, which, eventTime(event, context));
     if (!launch) return;
     enqueue.assign({ record: launch.record });
-    enqueue({ type: 'persist', params: { record: launch.record } });
+    enqueue({ type: 'persist', params: { record: launch.record, changed: [] } });
     enqueue({ type: 'appendLog', params: { path: launch.record.log, line: launch.line } });
     enqueue.spawnChild('step', { id: launch.id, input: launch.input });
   }));
@@ -148,9 +149,10 @@ export const runMachine = effects.extend({
     })),
     // The step is recorded as started (its write queued) before its actor is spawned and dispatches it.
     startReadySteps: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
-      const { record, started, lines } = startSteps(context, eventTime(event, context));
+      const { record, started, changed, lines } = startSteps(context, eventTime(event, context));
+      if (record === context.record) return;
       enqueue.assign({ record });
-      enqueue({ type: 'persist', params: { record } });
+      enqueue({ type: 'persist', params: { record, changed } });
       for (const line of lines) enqueue({ type: 'appendLog', params: { path: record.log, line } });
       for (const index of started) {
         enqueue.spawnChild('step', {
@@ -187,7 +189,7 @@ export const runMachine = effects.extend({
       if (event.handler === 'init' && failed) enqueue.assign({ initFailed: true, outcome: RunStatus.Aborted });
       // A handler that fails after the steps fails the run, unless the run was aborted.
       else if (failed && context.outcome !== undefined && context.outcome !== RunStatus.Aborted) enqueue.assign({ outcome: RunStatus.Failed });
-      enqueue({ type: 'persist', params: { record } });
+      enqueue({ type: 'persist', params: { record, changed: [] } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
     })),
     recordUnmet: effects.createAction(enqueueActions(({ context, enqueue }) => {
@@ -207,21 +209,24 @@ export const runMachine = effects.extend({
       nodes[event.index] = { ...node, subRuns: [...node.subRuns, { dagRunId: event.dagRunId, params: event.params }] };
       const record = { ...context.record, nodes, children: { ...context.record.children, [event.dagRunId]: event.dagName } };
       enqueue.assign({ record });
-      enqueue({ type: 'persist', params: { record } });
+      enqueue({ type: 'persist', params: { record, changed: [event.index] } });
     })),
     recordRerun: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'step.rerun') return;
       const { record, line } = rerunStep(context, event);
       enqueue.assign({ record });
-      enqueue({ type: 'persist', params: { record } });
+      enqueue({ type: 'persist', params: { record, changed: [event.index] } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
     })),
     recordStepResult: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'step.finished') return;
       const { record, outputs, continued, line } = finishStep(context, event);
       enqueue.assign({ record, outputs, continued });
-      enqueue({ type: 'persist', params: { record } });
+      enqueue({ type: 'persist', params: { record, changed: [event.index] } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
+      // A finished step actor would stay among the run's children, and XState copies that map on
+      // every spawn and stop: a run of 10,000 steps spent seconds there, most of them at its end.
+      enqueue.stopChild(`step-${event.index}`);
     })),
     markTimedOut: effects.createAction(enqueueActions(({ context, enqueue }) => {
       enqueue.assign({ timedOut: true });
@@ -244,7 +249,7 @@ export const runMachine = effects.extend({
       const status = context.outcome ?? runOutcome(context);
       const { record, line } = endRun(context, status, eventTime(event, context));
       enqueue.assign({ record });
-      enqueue({ type: 'persist', params: { record } });
+      enqueue({ type: 'persist', params: { record, changed: [] } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
       enqueue(sendParent({ type: 'run.finished', name: record.name, dagRunId: record.dagRunId, status, log: record.log } satisfies RunFinishedEvent));
     })),
@@ -252,7 +257,10 @@ export const runMachine = effects.extend({
 }).createMachine({
   id: 'dagRun',
   initial: 'queued',
-  context: ({ input }) => ({ ...input, outputs: { ...input.record.outputVars }, stopRequested: false, continued: [], timedOut: false, delayed: false, initFailed: false }),
+  context: ({ input }) => ({
+    ...input, outputs: { ...input.record.outputVars }, stopRequested: false, continued: [], timedOut: false, delayed: false, initFailed: false,
+    schedule: newSchedule(input.plan.steps, input.record.nodes),
+  }),
   on: {
     'step.finished': { guard: 'isStep', actions: 'recordStepResult' },
     'step.rerun': { actions: 'recordRerun' },

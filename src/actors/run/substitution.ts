@@ -1,8 +1,9 @@
 // Backtick command substitution at run start: DAG env values and param defaults whose text holds
 // `command`s get the commands' trimmed output. The commands run as tasks on the pool, with the
 // variables defined so far; a command that fails refuses the run, naming it.
-import { AppError, ownValue, setOwn, type ParamDef, type StepDispatcher, type StepResult } from '../../core/index.ts';
-import { backtickCommands, expandVariables, substituteBackticks } from '../../spec/index.ts';
+import { AppError, setOwn, type ParamDef, type StepDispatcher, type StepResult } from '../../core/index.ts';
+import { backtickCommands, substituteBackticks } from '../../spec/index.ts';
+import { expandRunningCommands, NO_SECRETS, type SecretScope } from './secret-references.ts';
 
 export type RunCommand = (command: string, env: Record<string, string>) => Promise<string>;
 
@@ -29,16 +30,20 @@ export function commandRunner(dispatcher: StepDispatcher, workingDir: string, sh
   };
 }
 
-/** Like evaluateEnv, running the backtick commands of each value in order. */
+/** Like evaluateEnv, running the backtick commands of each value in order (secrets: secret-references.ts). */
 export async function evaluateEnvWithCommands(
   entries: Array<[string, string]>,
   base: Record<string, string>,
   run: RunCommand,
+  secrets: SecretScope = NO_SECRETS,
 ): Promise<Record<string, string>> {
   const scope = { ...base };
   const result: Record<string, string> = {};
   for (const [key, template] of entries) {
-    const value = await substitute(expandVariables(template, (name) => ownValue(scope, name)), scope, run, `env ${key}`);
+    const what = `env ${key}`;
+    const value = await expandRunningCommands(template, scope, secrets, (command, env) => run(command, env).catch((error: Error) => {
+      throw new AppError('bad_request', `${what}: ${error.message}`);
+    }));
     setOwn(scope, key, value);
     setOwn(result, key, value);
   }

@@ -5,6 +5,8 @@
 import { fromCallback } from 'xstate';
 import type { Clock, StepDispatcher, StepHandle, StepResult, StepTask } from '../../core/index.ts';
 import { checkConditions } from '../run/conditions.ts';
+import { maskResult } from '../run/masking.ts';
+import type { SecretScope } from '../run/secret-references.ts';
 import { pendingStep, stepTaskWithCommands } from '../run/plan.ts';
 import { commandProbe, commandRunner } from '../run/substitution.ts';
 import type { ExecutorInput } from './step.machine.ts';
@@ -19,19 +21,23 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock, subDags:
       stopped = true;
       handle?.stop(input.signalOnStop, input.cleanupMs);
     });
+    // Every result is masked here: errors, skip reasons and a sub DAG call's result reach the record.
+    const secretValues = input.task?.secrets ?? input.pending?.plan.secrets ?? [];
     const finish = (result: StepResult, repeatConditionHolds?: boolean) =>
-      sendBack({ type: 'step.exited', result, at: clock.now(), ...(repeatConditionHolds === undefined ? {} : { repeatConditionHolds }) });
+      sendBack({ type: 'step.exited', result: maskResult(result, secretValues), at: clock.now(), ...(repeatConditionHolds === undefined ? {} : { repeatConditionHolds }) });
+    const secretsOf = (task: StepTask): SecretScope => ({ values: task.secrets, shell: task.shell });
     const dispatch = (task: StepTask) => {
       // A sub DAG call runs child runs instead of a process (DESIGN.md: not a pool task).
       handle = input.call
-        ? runSubDags(subDags, input.call, task.env, (child) => sendBack({ type: 'step.subRun', ...child }))
+        // The child masks what this run masks.
+        ? runSubDags(subDags, { ...input.call, parent: { ...input.call.parent, secrets: task.secrets } }, task.env, (child) => sendBack({ type: 'step.subRun', ...child }))
         : dispatcher.dispatch(task);
       if (stopped) handle.stop(input.signalOnStop, input.cleanupMs);
       void handle.result.then(async (result) => {
         // repeatPolicy's condition is tested after each execution, with the step's variables.
         if (!input.repeatCondition || stopped) return finish(result);
         const probe = commandProbe(dispatcher, task.workingDir, task.shell, task.maxOutputSize);
-        const verdict = await checkConditions([{ ...input.repeatCondition, negate: false }], task.env, probe).catch(() => ({ holds: false }));
+        const verdict = await checkConditions([{ ...input.repeatCondition, negate: false }], task.env, probe, secretsOf(task)).catch(() => ({ holds: false }));
         finish(result, verdict.holds);
       });
     };
@@ -43,7 +49,7 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock, subDags:
     const start = async (task: StepTask) => {
       if (input.preconditions.length > 0) {
         const probe = commandProbe(dispatcher, task.workingDir, task.shell, task.maxOutputSize);
-        const verdict = await checkConditions(input.preconditions, task.env, probe);
+        const verdict = await checkConditions(input.preconditions, task.env, probe, secretsOf(task));
         if (!verdict.holds) return finish({ kind: 'skipped', message: verdict.message });
       }
       if (stopped) return finish({ kind: 'error', code: 'stopped', message: 'stopped before its process started' });

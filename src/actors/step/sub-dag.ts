@@ -4,12 +4,17 @@
 import type { RunRecord, StepHandle, StepResult } from '../../core/index.ts';
 import { ownValue, runStatusLabel, RunStatus } from '../../core/index.ts';
 import { expandVariables } from '../../spec/index.ts';
+import { maskText } from '../run/masking.ts';
 
 export interface SubDagCall {
   target: string;
   params?: string | Record<string, string>;
   parallel?: { items: unknown[] | string; maxConcurrent?: number };
-  parent: { name: string; dagRunId: string; root: { name: string; dagRunId: string }; callers: readonly string[]; specText: string };
+  parent: {
+    name: string; dagRunId: string; root: { name: string; dagRunId: string }; callers: readonly string[]; specText: string;
+    /** The values the parent masks: the child gets them in its params and masks them too. */
+    secrets?: readonly string[];
+  };
 }
 
 /** What the engine offers for sub DAG runs: start one, learn its id, await its final record, stop it. */
@@ -59,11 +64,13 @@ export function runSubDags(runner: SubDagRunner, call: SubDagCall, env: Record<s
     const params = paramsText(call, env, item);
     const child = await runner.start(call, params);
     running.set(child.dagRunId, child.dagName);
-    onChild({ dagName: child.dagName, dagRunId: child.dagRunId, params });
+    // The child gets the real values; what is recorded of its params is masked.
+    const shown = maskText(params, call.parent.secrets ?? []);
+    onChild({ dagName: child.dagName, dagRunId: child.dagRunId, params: shown });
     if (stopped) runner.stop(child.dagName, child.dagRunId);
     const record = await child.finished;
     running.delete(child.dagRunId);
-    return { record, params };
+    return { record, params: shown };
   };
   const result = (async (): Promise<StepResult> => {
     if (!call.parallel) {

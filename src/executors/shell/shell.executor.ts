@@ -2,10 +2,10 @@
 import { constants as osConstants } from 'node:os';
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import type { StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
-import { createMasker } from '../masking.ts';
+import { createMasker } from '../../core/index.ts';
 import { spawner, type OutputStream, type StepProcess } from './spawner.ts';
 
 const DEFAULT_SHELL = ['sh'];
@@ -27,6 +27,8 @@ export async function runShell(task: WorkerTask): Promise<StepResult> {
     return await execute(task, await commandLine(task), stops);
   } finally {
     stops.detach();
+    // The script lives as long as its step: what it holds is nobody's to read afterwards.
+    if (task.script !== undefined) await rm(task.scriptPath, { force: true }).catch(() => {});
   }
 }
 
@@ -63,7 +65,9 @@ class Stops {
 async function commandLine(task: WorkerTask): Promise<string[]> {
   const shell = task.shell ?? DEFAULT_SHELL;
   if (task.script === undefined) return [...shell, '-c', task.command ?? ''];
-  await writeFile(task.scriptPath, task.script, { mode: 0o755 });
+  // Readable by its owner alone, and made anew (a file left by a crash keeps its mode otherwise).
+  await rm(task.scriptPath, { force: true });
+  await writeFile(task.scriptPath, task.script, { mode: 0o700, flag: 'wx' });
   if (task.command !== undefined) return [...shell, '-c', `${task.command} ${quote(task.scriptPath)}`];
   // A shebang chooses the interpreter unless the step or DAG set a shell.
   if (task.script.startsWith('#!') && task.shell === undefined) return [task.scriptPath];

@@ -1,0 +1,126 @@
+// large-dag: one inline run (POST /dag-runs) of 1,000 and of 10,000 chained `true` steps, start
+// request to the final status, while /health is probed every 10 ms on its own connection: one
+// large run must cost in proportion to its steps and must not hold other requests back.
+import { readFile } from 'node:fs/promises';
+import { Agent, request } from 'undici';
+import { percentile, round, sleep, type BenchServer } from './harness.ts';
+
+/** TROUPE_BENCH_LARGE_DAG_STEPS="1000,3000" measures other sizes (the ratio is of the last to the first). */
+const SIZES = (process.env.TROUPE_BENCH_LARGE_DAG_STEPS ?? '1000,10000').split(',').map(Number);
+const PROBE_INTERVAL_MS = 10;
+/** A run of 10,000 steps takes about a minute on the development VM; far longer means a regression. */
+const RUN_TIMEOUT_MS = 15 * 60_000;
+
+export function chainSpec(steps: number): string {
+  let spec = 'maxActiveRuns: -1\nsteps:\n';
+  for (let index = 0; index < steps; index++) spec += `  - name: s${index}\n    command: "true"\n`;
+  return spec;
+}
+
+/**
+ * The server's CPU time (user + system, all its threads) in ms: unlike the run's wall time it does
+ * not grow when other processes take the machine's cores.
+ */
+async function cpuMs(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /s, '').split(' ');
+  // utime and stime, the 14th and 15th fields of the line (the 12th and 13th after the command).
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+interface Probe {
+  /** When it was sent (performance.now()) and how long its answer took, in ms. */
+  sentAt: number;
+  ms: number;
+}
+
+/** Probes /health every PROBE_INTERVAL_MS until stopped. */
+function probeHealth(base: string): { stop(): Promise<Probe[]> } {
+  // Its own connection: the probe must not queue behind the run's polls.
+  const dispatcher = new Agent({ connections: 1, pipelining: 1 });
+  const probes: Probe[] = [];
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const t0 = performance.now();
+      const response = await request(`${base}/health`, { dispatcher });
+      await response.body.text();
+      const ms = performance.now() - t0;
+      probes.push({ sentAt: t0, ms });
+      if (response.statusCode !== 200) throw new Error(`/health answered ${response.statusCode}`);
+      await sleep(Math.max(PROBE_INTERVAL_MS - ms, 0));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+      await dispatcher.close();
+      return probes;
+    },
+  };
+}
+
+/**
+ * Waits for the run's final status, read every 100 ms from the listing of its name: a summary,
+ * while the details of a run present every node (a few megabytes at 10,000 steps) and would
+ * measure the presenting rather than the run.
+ */
+async function untilFinal(server: BenchServer, name: string, dagRunId: string): Promise<void> {
+  const deadline = Date.now() + RUN_TIMEOUT_MS;
+  for (;;) {
+    const { dagRuns } = await server.get(`/dag-runs/${name}?dagRunId=${encodeURIComponent(dagRunId)}`);
+    const status = dagRuns?.[0]?.status;
+    if (status === 4) return;
+    if (status === 2 || status === 3 || status === 6) throw new Error(`run ${name}/${dagRunId} ended with status ${status}`);
+    if (Date.now() > deadline) throw new Error(`run ${name}/${dagRunId} did not finish in ${RUN_TIMEOUT_MS} ms`);
+    await sleep(100);
+  }
+}
+
+/** One run of the smallest size before the measured ones: V8 optimizes the step path over its first thousands of steps (chain.ts). */
+async function warmUp(server: BenchServer, steps: number): Promise<number> {
+  const t0 = performance.now();
+  const { body } = await server.post('/dag-runs', { spec: chainSpec(steps), name: 'bench-large-warmup' });
+  await untilFinal(server, 'bench-large-warmup', body.dagRunId);
+  return performance.now() - t0;
+}
+
+export async function largeDag(server: BenchServer): Promise<Record<string, unknown>> {
+  const warmupMs = await warmUp(server, SIZES[0]);
+  const sizes: Record<string, unknown>[] = [];
+  for (const steps of SIZES) {
+    const spec = chainSpec(steps);
+    const probe = probeHealth(server.base);
+    const cpu0 = await cpuMs(server.pid);
+    const t0 = performance.now();
+    const { status, body } = await server.post('/dag-runs', { spec, name: `bench-large-${steps}` });
+    if (status !== 200) throw new Error(`inline start answered ${status}: ${JSON.stringify(body)}`);
+    const answeredAt = performance.now();
+    const startMs = answeredAt - t0;
+    await untilFinal(server, `bench-large-${steps}`, body.dagRunId);
+    const runMs = performance.now() - t0;
+    const serverCpuMs = (await cpuMs(server.pid)) - cpu0;
+    const probes = await probe.stop();
+    // The details once, after the run: every node, and what presenting them all costs.
+    const d0 = performance.now();
+    const run = (await server.get(`/dag-runs/bench-large-${steps}/${body.dagRunId}`)).dagRun;
+    const detailsMs = performance.now() - d0;
+    const succeeded = run.nodes.filter((node: { status: number }) => node.status === 4).length;
+    if (succeeded !== steps) throw new Error(`${succeeded} of ${steps} nodes succeeded`);
+    const health = probes.map(({ ms }) => ms);
+    // The start request parses and plans the whole definition; the run itself begins as it answers.
+    const afterStart = probes.filter(({ sentAt }) => sentAt >= answeredAt).map(({ ms }) => ms);
+    if (run.status !== 4) throw new Error(`run of ${steps} steps ended ${run.statusLabel}`);
+    sizes.push({
+      steps, requestKb: round(Buffer.byteLength(JSON.stringify({ spec })) / 1024, 1), startMs: round(startMs, 1), runMs: round(runMs), msPerStep: round(runMs / steps, 3), serverCpuMs: Math.round(serverCpuMs),
+      healthProbes: health.length, healthP50Ms: round(percentile(health, 50)), healthP99Ms: round(percentile(health, 99)), healthMaxMs: round(Math.max(...health)),
+      healthAfterStart: { p99Ms: round(percentile(afterStart, 99)), maxMs: round(Math.max(...afterStart)) }, detailsMs: round(detailsMs, 1),
+    });
+  }
+  const [small, large] = [sizes[0], sizes[sizes.length - 1]] as Array<{ steps: number; runMs: number; serverCpuMs: number }>;
+  return {
+    workload: 'large-dag', warmupRunMs: Math.round(warmupMs), sizes, stepRatio: large.steps / small.steps, runTimeRatio: round(large.runMs / small.runMs, 1),
+    serverCpuRatio: round(large.serverCpuMs / small.serverCpuMs, 1),
+    healthMaxMs: Math.max(...sizes.map((size) => (size as { healthMaxMs: number }).healthMaxMs)), targetHealthMaxMs: 50,
+  };
+}

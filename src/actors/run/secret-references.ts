@@ -1,0 +1,126 @@
+// Secret values stay off command lines and out of script files. A reference (${TOKEN},
+// ${TOKEN:0:4}, ${CONFIG.key}, $1...) whose value carries a secret is written into shell code as a
+// reference the shell expands from the process's environment, where the value goes instead: argv
+// is readable by every user of the machine (`ps`), a process's environment only by its owner.
+// Interpreters that are not POSIX shells cannot expand such references: they get the values.
+import { ownValue } from '../../core/index.ts';
+import { backtickCommands, backtickParts, expandVariables, substituteBackticks, type ExpandScope } from '../../spec/index.ts';
+import { isPosixShell, shellSegments, type ShellContext } from './shell-syntax.ts';
+
+/** `$NAME` or `${NAME}`: a reference the shell can expand as it is, when NAME holds the same value. */
+const PLAIN_REFERENCE = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$/;
+
+/** The variable a reference reads: `TOKEN` of ${TOKEN:0:4}, `CONFIG` of ${CONFIG.key}, `1` of $1. */
+const REFERENCED_NAME = /^\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)/;
+
+/** Variables made for references that are not a variable of their own (slices, JSON fields, $1). */
+const GENERATED_PREFIX = 'TROUPE_SECRET_';
+
+/** The shell a command runs with when the definition sets none (as the shell executor does). */
+export const DEFAULT_SHELL: readonly string[] = ['sh'];
+
+/** A run's secret values and the shell that runs its commands: what secret-aware expansion needs. */
+export interface SecretScope {
+  values: readonly string[];
+  /** The definition's shell; DEFAULT_SHELL when it sets none. */
+  shell?: readonly string[];
+}
+
+export const NO_SECRETS: SecretScope = { values: [] };
+
+export class SecretReferences {
+  /** What the process needs in its environment besides `exported`: the generated variables. */
+  readonly env: Record<string, string> = {};
+  private readonly generated = new Map<string, string>();
+
+  /** `exported`: the environment the process gets. */
+  constructor(private readonly secrets: readonly string[], private readonly exported: Record<string, string>) {}
+
+  /** The process's environment: `exported` with the generated variables, if any. */
+  environment(exported: Record<string, string>): Record<string, string> {
+    return this.generated.size === 0 ? exported : { ...exported, ...this.env };
+  }
+
+  carries(text: string): boolean {
+    return this.secrets.some((secret) => text.includes(secret));
+  }
+
+  /**
+   * Whether a reference reveals a secret, or a part of one: its value carries one, or the variable
+   * it reads does (a slice of a secret is no less secret, and the masker would not see it).
+   */
+  reveals(reference: string, value: string, scope: ExpandScope): boolean {
+    if (this.carries(value)) return true;
+    const name = REFERENCED_NAME.exec(reference)?.[1];
+    const variable = name === undefined ? undefined : scope.get(name);
+    return variable !== undefined && this.carries(variable);
+  }
+
+  /** Whether any reference in `text` reveals a secret. */
+  revealedIn(text: string, scope: ExpandScope): boolean {
+    let revealed = false;
+    if (this.secrets.length > 0) {
+      expandVariables(text, { ...scope, write: (reference, value) => {
+        revealed ||= this.reveals(reference, value, scope);
+        return value;
+      } });
+    }
+    return revealed;
+  }
+
+  /** Shell code for `interpreter` with its references expanded, those revealing a secret left to the shell. */
+  shellCode(code: string, scope: ExpandScope, interpreter: readonly string[]): string {
+    if (this.secrets.length === 0 || !isPosixShell(interpreter)) return expandVariables(code, scope);
+    return shellSegments(code).map(({ text, context }) => expandVariables(text, {
+      ...scope,
+      write: (reference, value) => (this.reveals(reference, value, scope) ? this.reference(reference, value, context) : value),
+    })).join('');
+  }
+
+  private reference(written: string, value: string, context: ShellContext): string {
+    // A comment or a quoted here-document never expands: the reference stays as it was written.
+    if (context === 'literal') return written;
+    const name = this.variableFor(written, value);
+    // Single quotes do not expand: closed, the reference in double quotes, opened again.
+    return context === 'single' ? `'"\${${name}}"'` : `\${${name}}`;
+  }
+
+  private variableFor(written: string, value: string): string {
+    const plain = PLAIN_REFERENCE.exec(written);
+    const name = plain?.[1] ?? plain?.[2];
+    if (name !== undefined && ownValue(this.exported, name) === value) return name;
+    let generated = this.generated.get(value);
+    if (generated === undefined) {
+      generated = `${GENERATED_PREFIX}${this.generated.size + 1}`;
+      this.generated.set(value, generated);
+      this.env[generated] = value;
+    }
+    return generated;
+  }
+}
+
+export type CommandRun = (command: string, env: Record<string, string>) => Promise<string>;
+
+/**
+ * `template` with its references expanded and its backtick commands run by `run` and replaced by
+ * their output. When a value it references carries a secret, the commands are expanded as shell
+ * code instead (that secret reaches them through their environment) and the text around them as usual.
+ */
+export async function expandRunningCommands(template: string, scope: Record<string, string>, secrets: SecretScope, run: CommandRun): Promise<string> {
+  const lookup = (name: string) => ownValue(scope, name);
+  const expanded = expandVariables(template, lookup);
+  const commands = backtickCommands(expanded);
+  if (commands.length === 0) return expanded;
+  const references = new SecretReferences(secrets.values, scope);
+  if (!references.revealedIn(template, { get: lookup })) {
+    const outputs: string[] = [];
+    for (const command of commands) outputs.push(await run(command, scope));
+    return substituteBackticks(expanded, outputs);
+  }
+  let text = '';
+  for (const part of backtickParts(template)) {
+    if ('literal' in part) text += expandVariables(part.literal, lookup);
+    else text += await run(references.shellCode(part.command, { get: lookup }, secrets.shell ?? DEFAULT_SHELL), { ...scope, ...references.env });
+  }
+  return text;
+}

@@ -1,0 +1,41 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { isPosixShell, shebangOf, shellSegments, type ShellContext } from './shell-syntax.ts';
+
+/** The segments as [context, text] pairs, for short assertions. */
+const cut = (code: string): Array<[ShellContext, string]> => shellSegments(code).map(({ context, text }) => [context, text]);
+
+test('segments join back into the code', () => {
+  const code = `echo 'a $X' "b $Y" c\\'d # it's $Z\ncat <<'EOF' | grep x\n$Q\nEOF\ndone`;
+  assert.equal(shellSegments(code).map(({ text }) => text).join(''), code);
+});
+
+test('single and double quotes, escapes outside and inside them', () => {
+  assert.deepEqual(cut(`a 'b "c' "d 'e\\" f" \\'g`), [
+    ['code', 'a '], ['single', `'b "c'`], ['code', ' '], ['double', `"d 'e\\" f"`], ['code', ` \\'g`],
+  ]);
+});
+
+test('a comment starts a word and ends its line; $# and a#b are not comments', () => {
+  assert.deepEqual(cut(`echo $# a#b # don't $X\necho 'y'`), [
+    ['code', 'echo $# a#b '], ['literal', `# don't $X`], ['code', '\necho '], ['single', `'y'`],
+  ]);
+});
+
+test('here-documents: unquoted bodies expand like double quotes, quoted ones never', () => {
+  assert.deepEqual(cut(`cat <<EOF\nit's $X\nEOF\ncat <<-'END'\n\t$Y\n\tEND\necho $Z`), [
+    ['code', 'cat <<EOF\n'], ['double', `it's $X\n`], ['code', 'EOF\ncat <<-\'END\'\n'], ['literal', '\t$Y\n'], ['code', '\tEND\necho $Z'],
+  ]);
+  // A here-string is not a here-document.
+  assert.deepEqual(cut(`cat <<< "$X"`), [['code', 'cat <<< '], ['double', '"$X"']]);
+});
+
+test('POSIX shells by name, path or through env; shebang lines as words', () => {
+  assert.ok(isPosixShell(['sh']));
+  assert.ok(isPosixShell(['/bin/bash', '-e']));
+  assert.ok(isPosixShell(['/usr/bin/env', '-S', 'zsh']));
+  assert.ok(!isPosixShell(['python3']));
+  assert.ok(!isPosixShell(['/usr/bin/env', 'node']));
+  assert.deepEqual(shebangOf('#!/usr/bin/env python3\nprint(1)'), ['/usr/bin/env', 'python3']);
+  assert.equal(shebangOf('echo hi'), undefined);
+});
