@@ -36,7 +36,8 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number): Promi
     const state = { aborted: false };
     res.onAborted(() => { state.aborted = true; });
     const method = req.getMethod().toUpperCase();
-    const headers: Record<string, string> = {};
+    // No prototype: a header named __proto__ is a header like any other.
+    const headers: Record<string, string> = Object.create(null);
     let lengths = 0;
     req.forEach((key, value) => {
       if (key === 'content-length') lengths++;

@@ -23,7 +23,7 @@ export function readYaml(text: string): YamlSource {
   // Merge keys (`<<: *base`) as YAML 1.1 and Dagu's Go parser read them. The library's own check
   // of unique keys compares each key with every earlier one (a 1 MB map took minutes): keys are
   // checked below, in one pass.
-  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: false, prettyErrors: false, merge: true });
+  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: false, prettyErrors: false, merge: true, logLevel: 'error' });
   const issues: SpecIssue[] = [];
   if (!Array.isArray(docs)) {
     // An empty stream: one empty document.
