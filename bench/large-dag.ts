@@ -35,9 +35,9 @@ interface Probe {
 
 /**
  * Probes `path` every PROBE_INTERVAL_MS until stopped, expecting `status`. /health writes and reads
- * a probe record, so it also waits for the store's commits (an fdatasync each) behind the run's;
- * the 404 of a run that does not exist is answered by the main thread alone, so it shows how long
- * the event loop was held.
+ * a probe record when its last one is older than 2 s, and then waits for that commit behind the
+ * run's; the 404 of a run that does not exist is answered by the main thread alone, so it shows how
+ * long the event loop was held.
  */
 function probe(base: string, path: string, status: number): { stop(): Promise<Probe[]> } {
   // Its own connection: the probe must not queue behind the run's polls.
