@@ -1,6 +1,6 @@
 // Starts the compiled server (what users run) in a child process and talks to it with undici.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants as fsConstants, openSync } from 'node:fs';
+import { closeSync, createWriteStream, constants as fsConstants, openSync } from 'node:fs';
 import { access, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -90,6 +90,8 @@ export async function startBenchServer(checkout = resolve(import.meta.dirname, '
   // TROUPE_BENCH_NODE_ARGS passes flags to the server's node, e.g. "--cpu-prof --cpu-prof-dir=prof".
   const nodeArgs = (process.env.TROUPE_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, cli, 'start-all', '--home', home, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // TROUPE_BENCH_SERVER_LOG keeps what the server prints, e.g. with TROUPE_BENCH_NODE_ARGS=--trace-gc.
+  if (process.env.TROUPE_BENCH_SERVER_LOG) child.stdout!.pipe(createWriteStream(process.env.TROUPE_BENCH_SERVER_LOG));
   const [startLine, base] = await new Promise<[string, string]>((resolvePromise, reject) => {
     let output = '';
     child.stdout!.on('data', (chunk) => {

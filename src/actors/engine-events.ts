@@ -21,6 +21,11 @@ export interface InspectableSystem {
 export class StatusEvents {
   private readonly listeners = new Set<EngineListener>();
   private readonly seen = new Map<string, { run: number; nodes: number[] }>();
+  /**
+   * Per run, the nodes its writes (the `persist` action) named since its last snapshot: only those
+   * are compared, not every node of a run of thousands of steps on each of its events.
+   */
+  private readonly changed = new Map<string, Set<number>>();
   private system: InspectableSystem | undefined;
   private inspection: { unsubscribe(): void } | undefined;
 
@@ -39,29 +44,45 @@ export class StatusEvents {
       this.inspection?.unsubscribe();
       this.inspection = undefined;
       this.seen.clear();
+      this.changed.clear();
     };
   }
 
   private readonly inspect = (event: InspectionEvent): void => {
-    if (event.type !== '@xstate.snapshot') return;
+    if (event.type !== '@xstate.snapshot' && event.type !== '@xstate.action') return;
     const key = (event.actorRef as AnyActorRef).id;
     if (!key.startsWith('run:')) return;
+    if (event.type === '@xstate.action') {
+      const { type, params } = event.action as { type: string; params?: { changed?: readonly number[] } };
+      if (type !== 'persist' || !params?.changed) return;
+      let indexes = this.changed.get(key);
+      if (!indexes) this.changed.set(key, (indexes = new Set()));
+      for (const index of params.changed) indexes.add(index);
+      return;
+    }
     const context = (event.snapshot as { context?: { record?: RunRecord } }).context;
     const record = context?.record;
     if (!record) return;
     const last = this.seen.get(key);
+    const named = this.changed.get(key);
+    this.changed.delete(key);
     const at = new Date().toISOString();
     const runChanged = !last || last.run !== record.status;
     const final = isFinalRunStatus(record.status);
     // A run's start comes before its steps' events, its end after them.
     if (runChanged && !final) this.emitRun(record, at);
-    record.nodes.forEach((node, index) => {
-      if (last?.nodes[index] === node.status || (!last && node.status === 0)) return;
+    // The first snapshot seen of a run: every node; later ones: the nodes named since, in order.
+    const statuses = last?.nodes ?? record.nodes.map(() => 0);
+    const indexes = last ? [...(named ?? [])].sort((a, b) => a - b) : record.nodes.keys();
+    for (const index of indexes) {
+      const node = record.nodes[index];
+      if (statuses[index] === node.status) continue;
+      statuses[index] = node.status;
       this.emit({ type: `step.${nodeStatusLabel(node.status)}`, name: record.name, dagRunId: record.dagRunId, stepName: node.step.name, status: node.status, at });
-    });
+    }
     if (runChanged && final) this.emitRun(record, at);
     if ((event.snapshot as { status?: string }).status === 'done') this.seen.delete(key);
-    else this.seen.set(key, { run: record.status, nodes: record.nodes.map((node) => node.status) });
+    else this.seen.set(key, { run: record.status, nodes: statuses });
   };
 
   private emitRun(record: RunRecord, at: string): void {
