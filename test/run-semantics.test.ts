@@ -329,3 +329,22 @@ test('a repeated call keeps the sub DAG runs of earlier executions in subRunsRep
   assert.equal(repeated.statusLabel, 'succeeded');
   assert.deepEqual([repeated.nodes[0].doneCount, repeated.nodes[0].subRuns.length, repeated.nodes[0].subRunsRepeated.length], [3, 1, 2]);
 });
+
+test('after a retry of the parent, the sub DAG run of a kept calling step is still reachable', async () => {
+  const flag = join(server.home, 'retry-parent-flag');
+  await server.writeDag('kept-child', 'steps:\n  - echo kept\n');
+  const first = await run('retry-parent', `steps:\n  - name: c\n    call: kept-child\n  - name: f\n    command: test -f ${flag}\n    depends: [c]\n`);
+  assert.equal(first.statusLabel, 'failed');
+  const childId = first.nodes[0].subRuns[0].dagRunId;
+  await writeFile(flag, '');
+  const retried = await server.call('POST', `/dag-runs/retry-parent/${first.dagRunId}/retry`, {});
+  assert.equal(retried.status, 200);
+  const second = await server.waitForRun('retry-parent', first.dagRunId, (run) => run.status === 4);
+  assert.equal(second.statusLabel, 'succeeded');
+  assert.deepEqual(second.nodes[0].subRuns.map((sub: any) => sub.dagRunId), [childId]);
+  const listed = (await server.call('GET', `/dag-runs/retry-parent/${first.dagRunId}/sub-dag-runs`)).body.subRuns;
+  assert.deepEqual(listed.map((sub: any) => [sub.dagRunId, sub.statusLabel]), [[childId, 'succeeded']]);
+  const details = await server.call('GET', `/dag-runs/retry-parent/${first.dagRunId}/sub-dag-runs/${childId}`);
+  assert.equal(details.status, 200);
+  assert.equal(details.body.dagRunDetails.name, 'kept-child');
+});

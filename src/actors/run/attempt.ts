@@ -50,6 +50,8 @@ export function attemptRecord(input: {
     ...(handlers.length > 0 ? { handlers: Object.fromEntries(handlers) } : {}),
     ...(prior?.record.outputs ? { outputs: prior.record.outputs } : {}),
     ...(prior?.record.outputVars ? { outputVars: prior.record.outputVars } : {}),
+    // The sub DAG runs of earlier attempts stay reachable: kept nodes still name them.
+    ...(prior?.record.children ? { children: prior.record.children } : {}),
     ...(input.fileName ? { fileName: input.fileName } : {}),
   };
 }
