@@ -1,7 +1,7 @@
 // The engine facade: start, stop and observe runs. The only way into the actors from outside.
 import { createActor, type Actor } from 'xstate';
 import {
-  AppError, NodeStatus, RunStatus, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, isoTime, systemClock, uuidv7,
+  AppError, MASK, NodeStatus, RunStatus, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, isoTime, systemClock, uuidv7,
   type Clock, type Dag, type DagFile, type DagStore, type LogStore, type ParamDef, type RunRecord, type RunStore, type StepDispatcher,
 } from '../core/index.ts';
 import { callCycles, fieldsNotRunYet, mergeParams, paramsFromRequest, parseDag, type ParseResult, type ParsedFile } from '../spec/index.ts';
@@ -207,6 +207,10 @@ export class Engine {
     const priorKey = runKey(prior.name, prior.dagRunId);
     if (this.isActive(prior.name, prior.dagRunId) || this.reserved.has(priorKey)) {
       throw new AppError('already_running', `dag-run ${prior.dagRunId} of DAG ${prior.name} is running`);
+    }
+    // Its params held its parent's secret, which was recorded masked: a retry would pass the mask on.
+    if (prior.parentDAGRunId && prior.params.includes(MASK)) {
+      throw new AppError('bad_request', `dag-run ${prior.dagRunId} got a secret of its parent in its params, which is not stored: retry the parent dag-run ${prior.parentDAGRunId}`);
     }
     const specText = this.deps.runs.getSpec(prior.name, prior.dagRunId);
     if (specText === undefined) throw new AppError('not_found', `no definition stored for dag-run ${prior.dagRunId}`);
