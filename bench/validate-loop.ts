@@ -27,7 +27,7 @@ const shapes: Record<string, string> = {
 };
 
 const home = await mkdtemp(join(tmpdir(), 'troupe-bench-'));
-const troupe = await startTroupe({ host: '127.0.0.1', port: 0, ...homePaths(home), carrier: 'node' });
+const troupe = await startTroupe({ host: '127.0.0.1', port: 0, home, ...homePaths(home), carrier: 'node' });
 const base = `http://127.0.0.1:${troupe.server.port}/api/v2`;
 const post = (path: string, body: unknown) =>
   fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, text: await r.text() }));

@@ -2,6 +2,7 @@
 // text), definitions checked before they are stored, and the call cycles they reach. Parses go
 // through the DefinitionParser, which reads large texts on a worker thread: every read here is
 // async, and the checks that need the DAG files (unknown calls, cycles) run on this thread after it.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { dagNameProblem, type Dag, type DagFile, type DagStore } from '../core/index.ts';
 import { DefinitionParser, callCycles, callTargets, type ParseResult, type ParsedFile } from '../spec/index.ts';
 
@@ -11,6 +12,9 @@ export interface LoadedDag {
   text: string;
   path: string;
 }
+
+/** DAG files looked for in one turn of the event loop (a stat each, a few microseconds). */
+const LOOKUPS_PER_TURN = 256;
 
 export class Definitions {
   private readonly parsed = new Map<string, { text: string; result: Promise<ParseResult> }>();
@@ -50,23 +54,28 @@ export class Definitions {
    * call cycles through the stored DAG files. `fileName` is the file it is (or will be) stored as.
    */
   async check(spec: string, options: { fileName?: string; defaultName?: string }): Promise<{ result: ParseResult; errors: string[] }> {
-    const result = await this.parser.parse(spec, { ...options, baseDir: this.dags.dir, dagExists: (name) => this.dags.existsSync(name) });
+    let existing = new Set<string>();
+    const existingDags = async (names: string[]) => (existing = await this.existingDags(names));
+    const result = await this.parser.parse(spec, { ...options, baseDir: this.dags.dir, existingDags });
     // A definition that cannot be read has no calls to follow.
-    const cycles = result.dag ? await this.callCycles(options.fileName, result) : [];
+    const cycles = result.dag ? await this.callCycles(options.fileName, result, existing) : [];
     return { result, errors: [...result.errors, ...cycles] };
   }
 
   /**
    * The call cycles reachable from a definition, through the stored DAG files (call-graph.ts).
    * The files it reaches are parsed first, each at most once, so that the search itself is
-   * synchronous and no large file is parsed on this thread.
+   * synchronous and no large file is parsed on this thread. `existing`: the DAG files among the
+   * definition's own call targets, when they were just looked for.
    */
-  async callCycles(fileName: string | undefined, parsed: ParsedFile): Promise<string[]> {
+  async callCycles(fileName: string | undefined, parsed: ParsedFile, existing?: Set<string>): Promise<string[]> {
     const files = new Map<string, ParsedFile | undefined>();
     let next = new Set(storedTargets(parsed).filter((name) => name !== fileName));
     while (next.size > 0) {
       for (const name of next) files.set(name, undefined);
-      const loaded = await Promise.all([...next].map(async (name) => {
+      const present = existing ?? await this.existingDags([...next]);
+      existing = undefined;
+      const loaded = await Promise.all([...next].filter((name) => present.has(name)).map(async (name) => {
         const file = this.dags.readSync(name);
         return [name, file ? await this.parseStored(file) : undefined] as const;
       }));
@@ -77,6 +86,16 @@ export class Definitions {
       }
     }
     return callCycles({ fileName, parsed }, (name) => files.get(name));
+  }
+
+  /** Which of `names` are DAG files; thousands of them are looked for a batch per turn of the event loop. */
+  private async existingDags(names: string[]): Promise<Set<string>> {
+    const existing = new Set<string>();
+    for (let start = 0; start < names.length; start += LOOKUPS_PER_TURN) {
+      if (start > 0) await nextTurn();
+      for (const name of names.slice(start, start + LOOKUPS_PER_TURN)) if (this.dags.existsSync(name)) existing.add(name);
+    }
+    return existing;
   }
 }
 

@@ -20,15 +20,27 @@ export type ParseAnswer = { kind: 'ok'; read: DefinitionRead } | { kind: 'error'
 /** Runs a task on the parse worker; rejects only when the thread could not answer (it died, the pool closed). */
 export type RunParseTask = (task: ParseTask) => Promise<ParseAnswer>;
 
+export interface DefinitionParseOptions extends ParseOptions {
+  /**
+   * Which of these names are DAG files, asked once for every DAG the definition calls; an async
+   * alternative to `dagExists` for definitions that call thousands of DAGs.
+   */
+  existingDags?: (names: string[]) => Promise<Set<string>>;
+}
+
 export class DefinitionParser {
   /** Without `runTask` every text is read inline (embedders, unit tests). */
   constructor(private readonly runTask?: RunParseTask, private readonly offThreadChars = OFF_THREAD_CHARS) {}
 
-  async parse(text: string, options: ParseOptions): Promise<ParseResult> {
-    const { dagExists, ...rest } = options;
-    const readOptions: ReadOptions = { ...rest, checkCalls: dagExists !== undefined };
+  async parse(text: string, options: DefinitionParseOptions): Promise<ParseResult> {
+    const { dagExists, existingDags, ...rest } = options;
+    const readOptions: ReadOptions = { ...rest, checkCalls: dagExists !== undefined || existingDags !== undefined };
     const read = this.runTask && text.length > this.offThreadChars ? await this.readOffThread({ text, options: readOptions }) : readDefinition(text, readOptions);
-    return finishParse(read, dagExists);
+    if (!existingDags) return finishParse(read, dagExists);
+    const locals = new Set(read.locals.map((local) => local.name));
+    const called = new Set([read.calls, ...read.locals.map((local) => local.calls)].flat().map((call) => call.target).filter((name) => !locals.has(name)));
+    const existing = await existingDags([...called]);
+    return finishParse(read, (name) => existing.has(name));
   }
 
   private async readOffThread(task: ParseTask): Promise<DefinitionRead> {
