@@ -28,7 +28,8 @@ export class TaskPool<Task, Answer> {
     return this.pool.run(task);
   }
 
+  /** Waits for the tasks that threads hold; those still waiting for a thread are refused ('pool is closed'). */
   async close(): Promise<void> {
-    await this.pool.close();
+    await this.pool.close({ force: true });
   }
 }
