@@ -2,9 +2,9 @@
 import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Engine } from './actors/index.ts';
-import { PiscinaDispatcher, spawnMethod, type SpawnMode } from './executors/index.ts';
+import { PiscinaDispatcher, TaskPool, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { startServer, type Carrier, type RunningServer } from './http/index.ts';
-import { exampleSpec, filterSystemEnv } from './spec/index.ts';
+import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './spec/index.ts';
 import { DagFiles, LmdbRunStore, LogFiles } from './store/index.ts';
 
 export interface TroupeConfig {
@@ -55,12 +55,16 @@ export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): P
   const logs = new LogFiles(config.logDir);
   const spawnMode = config.spawnMode ?? spawnMethod;
   const dispatcher = new PiscinaDispatcher({ maxThreads: config.maxThreads, spawnMode });
-  const engine = new Engine({ runs, dags, logs, dispatcher, systemEnv: filterSystemEnv(process.env) });
+  // Large definitions are parsed on a thread of their own, so no step waits behind a parse.
+  const parsePool = new TaskPool<ParseTask, ParseAnswer>({ filename: parseWorkerFile, maxThreads: 1 });
+  const parser = new DefinitionParser((task) => parsePool.run(task));
+  const engine = new Engine({ runs, dags, logs, dispatcher, parser, systemEnv: filterSystemEnv(process.env) });
   await engine.start();
   let closed: Promise<void> | undefined;
   const close = () => (closed ??= (async () => {
     await engine.close();
     await dispatcher.close();
+    await parsePool.close();
     await runs.close();
   })());
   return { engine, runs, dags, logs, spawnMethod: spawnMode, close };

@@ -2,9 +2,10 @@
 import { createActor, type Actor } from 'xstate';
 import {
   AppError, MASK, NodeStatus, RunStatus, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, isoTime, systemClock, uuidv7,
-  type Clock, type Dag, type DagFile, type DagStore, type LogStore, type ParamDef, type RunRecord, type RunStore, type StepDispatcher,
+  type Clock, type Dag, type DagStore, type LogStore, type ParamDef, type RunRecord, type RunStore, type StepDispatcher,
 } from '../core/index.ts';
-import { callCycles, fieldsNotRunYet, mergeParams, paramsFromRequest, parseDag, type ParseResult, type ParsedFile } from '../spec/index.ts';
+import { fieldsNotRunYet, mergeParams, paramsFromRequest, type DefinitionParser } from '../spec/index.ts';
+import { Definitions } from './definitions.ts';
 import { usableDag } from './usable-dag.ts';
 import { parsedSpec } from './run/parsed-specs.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
@@ -39,6 +40,8 @@ export interface EngineDeps {
   timers?: { setTimeout(fn: (...args: unknown[]) => void, ms: number): unknown; clearTimeout(id: unknown): void };
   /** Called when a write to the store fails; the default prints to stderr. */
   onStoreError?: (error: unknown) => void;
+  /** Reads definitions, large ones off the main thread; inline by default. */
+  parser?: DefinitionParser;
 }
 
 export interface StartOptions {
@@ -65,11 +68,13 @@ export class Engine {
   private readonly finishing = new Map<string, Promise<void>>();
   /** Records waiting for this tick's write, with the nodes they changed: one macrostep's transitions become one write. */
   private readonly unwritten = new Map<string, { record: RunRecord; changed: Set<number> }>();
-  private readonly parsed = new Map<string, { text: string; result: ParseResult }>();
+  /** Stored DAGs and definitions to check, parsed without holding the event loop. */
+  readonly definitions: Definitions;
   private closing = false;
 
   constructor(private readonly deps: EngineDeps) {
     this.clock = deps.clock ?? systemClock;
+    this.definitions = new Definitions(deps.dags, deps.parser);
     const onStoreError = deps.onStoreError ?? ((error) => console.error('troupe: store write failed:', error));
     const dispatcher = deps.dispatcher;
     const subDags: SubDagRunner = {
@@ -146,36 +151,11 @@ export class Engine {
     return [...this.scheduler.getSnapshot().context.active].flatMap(([name, ids]) => ids.map((dagRunId) => ({ name, dagRunId })));
   }
 
-  /** Parses a stored DAG, reusing the last result while the file's text is unchanged. */
-  async loadDag(fileName: string): Promise<{ dag?: Dag; result: ParseResult; text: string; path: string } | undefined> {
-    if (dagNameProblem(fileName)) return undefined;
-    const file = await this.deps.dags.read(fileName);
-    if (!file) return undefined;
-    const result = this.parseStored(file);
-    return { dag: result.dag, result, text: file.text, path: file.path };
-  }
-
-  /** The parse of a stored DAG file; reused while the file's text is unchanged. */
-  parseStored(file: DagFile): ParseResult {
-    let cached = this.parsed.get(file.fileName);
-    if (!cached || cached.text !== file.text) {
-      cached = { text: file.text, result: parseDag(file.text, { fileName: file.fileName, baseDir: this.deps.dags.dir }) };
-      this.parsed.set(file.fileName, cached);
-    }
-    return cached.result;
-  }
-
   async startDag(fileName: string, options: StartOptions): Promise<{ dagRunId: string }> {
-    const loaded = await this.loadDag(fileName);
+    const loaded = await this.definitions.loadDag(fileName);
     if (!loaded) throw new AppError('not_found', `DAG ${fileName} not found`);
-    const dag = usableDag(loaded.result, this.callCycles(fileName, loaded.result));
+    const dag = usableDag(loaded.result, await this.definitions.callCycles(fileName, loaded.result));
     return this.launch(dag, loaded.text, options, 'start', fileName);
-  }
-
-  /** The call cycles reachable from a definition, through the stored DAG files (call-graph.ts). */
-  callCycles(fileName: string | undefined, parsed: ParsedFile): string[] {
-    const stored = (name: string) => { const file = this.deps.dags.readSync(name); return file ? this.parseStored(file) : undefined; };
-    return callCycles({ fileName, parsed }, stored);
   }
 
   async startInline(options: InlineOptions): Promise<{ dagRunId: string }> {
@@ -184,9 +164,9 @@ export class Engine {
       const problem = dagNameProblem(options.name);
       if (problem) throw new AppError('bad_request', problem);
     }
-    const result = parseDag(options.spec, { nameOverride: options.name, baseDir: this.deps.dags.dir, defaultName: '' });
+    const result = await this.definitions.parse(options.spec, { nameOverride: options.name, defaultName: '' });
     if (result.dag && result.dag.name === '' && options.name === undefined) throw new AppError('bad_request', 'DAG name is required');
-    const dag = usableDag(result, this.callCycles(undefined, result));
+    const dag = usableDag(result, await this.definitions.callCycles(undefined, result));
     return this.launch(dag, options.spec, { ...options, dagName: undefined }, 'inline');
   }
 
@@ -203,18 +183,25 @@ export class Engine {
    */
   async retry(name: string, dagRunId: string, options: { dagRunId?: string; stepName?: string } = {}): Promise<{ dagRunId: string }> {
     if (this.closing) throw new AppError('internal_error', 'the server is shutting down');
-    const prior = this.findRun(name, dagRunId);
-    const priorKey = runKey(prior.name, prior.dagRunId);
-    if (this.isActive(prior.name, prior.dagRunId) || this.reserved.has(priorKey)) {
-      throw new AppError('already_running', `dag-run ${prior.dagRunId} of DAG ${prior.name} is running`);
-    }
+    const found = this.findRun(name, dagRunId);
+    const priorKey = runKey(found.name, found.dagRunId);
+    const refuseRunning = () => {
+      if (this.isActive(found.name, found.dagRunId) || this.reserved.has(priorKey)) {
+        throw new AppError('already_running', `dag-run ${found.dagRunId} of DAG ${found.name} is running`);
+      }
+    };
+    refuseRunning();
     // Its params held its parent's secret, which was recorded masked: a retry would pass the mask on.
-    if (prior.parentDAGRunId && prior.params.includes(MASK)) {
-      throw new AppError('bad_request', `dag-run ${prior.dagRunId} got a secret of its parent in its params, which is not stored: retry the parent dag-run ${prior.parentDAGRunId}`);
+    if (found.parentDAGRunId && found.params.includes(MASK)) {
+      throw new AppError('bad_request', `dag-run ${found.dagRunId} got a secret of its parent in its params, which is not stored: retry the parent dag-run ${found.parentDAGRunId}`);
     }
-    const specText = this.deps.runs.getSpec(prior.name, prior.dagRunId);
-    if (specText === undefined) throw new AppError('not_found', `no definition stored for dag-run ${prior.dagRunId}`);
-    const dag = usableDag(parseDag(specText, { nameOverride: prior.name, fileName: prior.fileName, baseDir: this.deps.dags.dir }));
+    const specText = this.deps.runs.getSpec(found.name, found.dagRunId);
+    if (specText === undefined) throw new AppError('not_found', `no definition stored for dag-run ${found.dagRunId}`);
+    const parsed = await this.definitions.parse(specText, { nameOverride: found.name, fileName: found.fileName });
+    // From here to the reservation nothing awaits: the checks run again on the run as it is now.
+    refuseRunning();
+    const prior = this.findRun(found.name, found.dagRunId);
+    const dag = usableDag(parsed);
     const notRunYet = fieldsNotRunYet(dag);
     if (notRunYet.length > 0) throw new AppError('bad_request', `troupe does not run these fields yet: ${notRunYet.join(', ')}`);
     const targetId = options.dagRunId && options.dagRunId !== prior.dagRunId ? options.dagRunId : prior.dagRunId;
@@ -248,7 +235,7 @@ export class Engine {
     const target = call.target.replace(/\.ya?ml$/, '');
     const tooDeep = nestingProblem([...call.parent.callers, call.parent.name], target);
     if (tooDeep) throw new AppError('bad_request', tooDeep);
-    const parsed = parsedSpec(call.parent.specText, call.parent.name, this.deps.dags.dir);
+    const parsed = await parsedSpec(this.definitions.parser, call.parent.specText, call.parent.name, this.deps.dags.dir);
     const local = parsed.localDags.find((candidate) => candidate.name === target);
     let dag: Dag;
     let specText = call.parent.specText;
@@ -257,7 +244,7 @@ export class Engine {
       if (!local.dag || local.errors.length > 0) throw new AppError('bad_request', `local DAG ${target}: ${local.errors.join('; ')}`);
       dag = local.dag;
     } else {
-      const loaded = await this.loadDag(target);
+      const loaded = await this.definitions.loadDag(target);
       if (!loaded) throw new AppError('not_found', `DAG ${target} not found: neither a local DAG of the file nor a DAG file`);
       dag = usableDag(loaded.result);
       specText = loaded.text;

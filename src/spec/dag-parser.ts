@@ -40,42 +40,82 @@ export interface ParseResult {
   localDags: Array<{ name: string; dag?: Dag; errors: string[] }>;
 }
 
+/** A step that calls a DAG, with the problem to report if no DAG has that name. */
+export interface CallSite {
+  /** The called name without `.yaml`. */
+  target: string;
+  unknown: SpecIssue;
+}
+
+/**
+ * A text read as far as it can be without the DAG files: plain data (no functions, Maps or class
+ * instances), so that a worker thread can produce it. `finishParse` adds the checks that need the
+ * files. Call sites are collected only with `checkCalls`.
+ */
+export interface DefinitionRead {
+  dag?: Dag;
+  issues: SpecIssue[];
+  calls: CallSite[];
+  locals: Array<{ name: string; dag?: Dag; issues: SpecIssue[]; calls: CallSite[]; duplicate?: SpecIssue }>;
+}
+
+export type ReadOptions = Omit<ParseOptions, 'dagExists'> & { checkCalls?: boolean };
+
 export function parseDag(text: string, options: ParseOptions): ParseResult {
+  const { dagExists, ...readOptions } = options;
+  return finishParse(readDefinition(text, { ...readOptions, checkCalls: dagExists !== undefined }), dagExists);
+}
+
+/** The costly part of a parse (the YAML and every check of the text alone). */
+export function readDefinition(text: string, options: ReadOptions): DefinitionRead {
   const source = readYaml(text);
   const [main, ...locals] = source.documents;
   const result = main && source.issues.length === 0 ? parseDocument(main, options, text) : { issues: [] as SpecIssue[] };
   // Empty, blank or only comments: no document at all, which would otherwise pass with no problem.
   if (!main) result.issues.push({ path: '', message: 'the definition is empty: a DAG needs at least steps' });
   const parsedLocals = locals.map((doc, index) => ({ doc, ...parseDocument(doc, { baseDir: options.baseDir, defaultName: `local_${index + 1}` }, text) }));
-  const localNames = new Set(parsedLocals.map((local, index) => local.dag?.name ?? `local_${index + 1}`));
-  if (options.dagExists) {
-    const known = (name: string) => localNames.has(name) || options.dagExists!(name);
-    if (result.dag && main) result.issues.push(...unknownCalls(result.dag, main, known));
-    for (const local of parsedLocals) if (local.dag) local.issues.push(...unknownCalls(local.dag, local.doc, known));
-  }
   const seen = new Set<string>();
-  parsedLocals.forEach((local, index) => {
-    const name = local.dag?.name ?? `local_${index + 1}`;
-    if (seen.has(name)) local.issues.push({ path: 'name', line: local.doc.lineOf(['name']), message: `duplicate local DAG "${name}"` });
-    seen.add(name);
-  });
-  const issues = [...source.issues, ...result.issues];
-  const localDags = parsedLocals.map((local, index) => ({
-    name: local.dag?.name ?? `local_${index + 1}`, dag: local.dag, errors: local.issues.map(formatIssue),
-  }));
-  return { dag: result.dag, issues, errors: issues.map(formatIssue), localDags };
+  return {
+    dag: result.dag,
+    issues: [...source.issues, ...result.issues],
+    calls: options.checkCalls && result.dag && main ? callSites(result.dag, main) : [],
+    locals: parsedLocals.map((local, index) => {
+      const name = local.dag?.name ?? `local_${index + 1}`;
+      const duplicate = seen.has(name) ? { path: 'name', line: local.doc.lineOf(['name']), message: `duplicate local DAG "${name}"` } : undefined;
+      seen.add(name);
+      const calls = options.checkCalls && local.dag ? callSites(local.dag, local.doc) : [];
+      return dropUndefined({ name, dag: local.dag, issues: local.issues, calls, duplicate });
+    }),
+  };
 }
 
-/** `call` (and the dag executor's command) must name a local DAG of the file or a DAG file. */
-function unknownCalls(dag: Dag, doc: YamlDocument, known: (name: string) => boolean): SpecIssue[] {
-  const issues: SpecIssue[] = [];
+/**
+ * The parse result of a read: `call` (and the dag executor's command) must name a local DAG of
+ * the file or a DAG file (`dagExists`), which only the thread holding the DAG store can tell.
+ */
+export function finishParse(read: DefinitionRead, dagExists?: (name: string) => boolean): ParseResult {
+  const localNames = new Set(read.locals.map((local) => local.name));
+  const known = (name: string) => localNames.has(name) || dagExists!(name);
+  const unknown = (calls: CallSite[]) => dagExists ? calls.filter((call) => !known(call.target)).map((call) => call.unknown) : [];
+  const issues = [...read.issues, ...unknown(read.calls)];
+  const localDags = read.locals.map((local) => {
+    const localIssues = [...local.issues, ...unknown(local.calls), ...(local.duplicate ? [local.duplicate] : [])];
+    return { name: local.name, dag: local.dag, errors: localIssues.map(formatIssue) };
+  });
+  return { dag: read.dag, issues, errors: issues.map(formatIssue), localDags };
+}
+
+/** The steps of a DAG that name a DAG to call; targets holding variables are decided at run time. */
+function callSites(dag: Dag, doc: YamlDocument): CallSite[] {
+  const sites: CallSite[] = [];
   dag.steps.forEach((step, index) => {
     const target = step.call ?? (step.executor.type === 'dag' ? step.command : undefined);
-    if (target === undefined || target.includes('$') || known(target.replace(/\.ya?ml$/, ''))) return;
+    if (target === undefined || target.includes('$')) return;
     const path = stepPathOf(doc, index);
-    issues.push({ path: pathText(path), line: doc.lineOf(path), message: `unknown DAG "${target}": not a local DAG of this file nor a DAG file` });
+    const unknown = { path: pathText(path), line: doc.lineOf(path), message: `unknown DAG "${target}": not a local DAG of this file nor a DAG file` };
+    sites.push({ target: target.replace(/\.ya?ml$/, ''), unknown });
   });
-  return issues;
+  return sites;
 }
 
 /** The YAML path of the field naming the called DAG of the flat step `index`. */
@@ -87,7 +127,7 @@ function stepPathOf(doc: YamlDocument, index: number): Path {
   return [...at, raw.call !== undefined ? 'call' : raw.run !== undefined ? 'run' : 'command'];
 }
 
-function parseDocument(doc: YamlDocument, options: ParseOptions, text: string): { dag?: Dag; issues: SpecIssue[] } {
+function parseDocument(doc: YamlDocument, options: ReadOptions, text: string): { dag?: Dag; issues: SpecIssue[] } {
   const reader = new FieldReader(doc);
   const value = doc.value ?? {};
   for (const path of nulBytePaths(text, value)) reader.report(path, 'must not contain a NUL byte');

@@ -1,6 +1,6 @@
 // /dags: definitions (list, create, read, edit, validate, rename, delete, suspend, search, tags).
 import { AppError, dagNameProblem, type DagFile } from '../../core/index.ts';
-import { minimalSpec, parseDag, type ParseResult } from '../../spec/index.ts';
+import { minimalSpec, type ParseResult } from '../../spec/index.ts';
 import { dagDetails, dagSummary, emptyRunSummary, localDagsOf, runDetails, runSummary } from '../present.ts';
 import { intParam, stringParam } from '../query.ts';
 import { CreateDagBody, RenameBody, SpecBody, SuspendBody, ValidateBody, parseBody } from '../schemas.ts';
@@ -14,23 +14,12 @@ interface Loaded {
 
 async function loadAll(deps: ApiDeps): Promise<Loaded[]> {
   const files = await deps.dags.list();
-  return files.map((file) => ({ file, result: deps.engine.parseStored(file) }));
-}
-
-/**
- * A definition as the API checks it before storing it: the parse, with unknown call targets and
- * call cycles through the stored DAG files. `fileName` is the file it is (or will be) stored as.
- */
-function checkDefinition(deps: ApiDeps, spec: string, options: { fileName?: string; defaultName?: string }) {
-  const result = parseDag(spec, { ...options, baseDir: deps.dags.dir, dagExists: (name) => deps.dags.existsSync(name) });
-  // A definition that cannot be read has no calls to follow.
-  const cycles = result.dag ? deps.engine.callCycles(options.fileName, result) : [];
-  return { result, errors: [...result.errors, ...cycles] };
+  return Promise.all(files.map(async (file) => ({ file, result: await deps.engine.definitions.parseStored(file) })));
 }
 
 /** A stored DAG by its path parameter; 404 when the name is invalid or no file has it. */
 export async function requireDag(deps: ApiDeps, fileName: string) {
-  const loaded = await deps.engine.loadDag(fileName);
+  const loaded = await deps.engine.definitions.loadDag(fileName);
   if (!loaded) throw new AppError('not_found', `DAG ${fileName} not found`);
   return loaded;
 }
@@ -91,7 +80,7 @@ async function createDag(request: HttpRequest, deps: ApiDeps) {
   if (problem) throw new AppError('bad_request', problem);
   const spec = body.spec ?? minimalSpec();
   if (body.spec !== undefined) {
-    const { errors } = checkDefinition(deps, spec, { fileName: body.name });
+    const { errors } = await deps.engine.definitions.check(spec, { fileName: body.name });
     if (errors.length > 0) throw new AppError('bad_request', errors.join('; '), { errors });
   }
   await deps.dags.write(body.name, spec, 'create');
@@ -108,18 +97,18 @@ async function getDag(request: HttpRequest, deps: ApiDeps) {
     localDags: localDagsOf(result),
     latestDAGRun: latest ? runDetails(latest) : { ...emptyRunSummary(name), nodes: [], preconditions: [] },
     suspended: deps.runs.isSuspended(fileName),
-    errors: storedErrors(deps, fileName, result),
+    errors: await storedErrors(deps, fileName, result),
   });
 }
 
 /** A stored DAG's problems, with the call cycles its file is in (a file edited by hand may be). */
-function storedErrors(deps: ApiDeps, fileName: string, result: ParseResult): string[] {
-  return [...result.errors, ...deps.engine.callCycles(fileName, result)];
+async function storedErrors(deps: ApiDeps, fileName: string, result: ParseResult): Promise<string[]> {
+  return [...result.errors, ...(await deps.engine.definitions.callCycles(fileName, result))];
 }
 
 async function getSpec(request: HttpRequest, deps: ApiDeps) {
   const { result, text } = await requireDag(deps, request.params.fileName);
-  const errors = storedErrors(deps, request.params.fileName, result);
+  const errors = await storedErrors(deps, request.params.fileName, result);
   return json({ dag: result.dag ? dagDetails(result.dag) : { name: request.params.fileName }, spec: text, errors });
 }
 
@@ -127,7 +116,7 @@ async function putSpec(request: HttpRequest, deps: ApiDeps) {
   const { fileName } = request.params;
   const body = await parseBody(SpecBody, request.body);
   await requireDag(deps, fileName);
-  const { errors } = checkDefinition(deps, body.spec, { fileName });
+  const { errors } = await deps.engine.definitions.check(body.spec, { fileName });
   // Problems are answered with 200 and the file is left as it was (http-api.md 7, rule 4).
   if (errors.length === 0) await deps.dags.write(fileName, body.spec, 'replace');
   return json({ errors });
@@ -144,7 +133,7 @@ async function validateDag(request: HttpRequest, deps: ApiDeps) {
   if (body.spec === undefined) return json({ valid: false, errors: ['spec is required'] });
   if (body.name !== undefined && dagNameProblem(body.name)) return json({ valid: false, errors: [`name: ${dagNameProblem(body.name)}`] });
   // With a name, the spec is checked as that DAG file's next text: a call back to it is a cycle.
-  const { result, errors } = checkDefinition(deps, body.spec, { defaultName: body.name ?? 'validated-dag', fileName: body.name });
+  const { result, errors } = await deps.engine.definitions.check(body.spec, { defaultName: body.name ?? 'validated-dag', fileName: body.name });
   return json({ valid: errors.length === 0, errors, ...(result.dag ? { dag: dagDetails(result.dag) } : {}) });
 }
 

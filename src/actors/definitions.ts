@@ -1,0 +1,107 @@
+// The definitions the engine and the API read: stored DAG files (each parsed once per change of its
+// text), definitions checked before they are stored, and the call cycles they reach. Parses go
+// through the DefinitionParser, which reads large texts on a worker thread: every read here is
+// async, and the checks that need the DAG files (unknown calls, cycles) run on this thread after it.
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { dagNameProblem, type Dag, type DagFile, type DagStore } from '../core/index.ts';
+import { DefinitionParser, callCycles, callTargets, type ParseResult, type ParsedFile } from '../spec/index.ts';
+
+export interface LoadedDag {
+  dag?: Dag;
+  result: ParseResult;
+  text: string;
+  path: string;
+}
+
+/** DAG files looked for in one turn of the event loop (a stat each, a few microseconds). */
+const LOOKUPS_PER_TURN = 256;
+
+export class Definitions {
+  private readonly parsed = new Map<string, { text: string; result: Promise<ParseResult> }>();
+
+  constructor(private readonly dags: DagStore, readonly parser: DefinitionParser = new DefinitionParser()) {}
+
+  /** Parses a stored DAG, reusing the last result while the file's text is unchanged. */
+  async loadDag(fileName: string): Promise<LoadedDag | undefined> {
+    if (dagNameProblem(fileName)) return undefined;
+    const file = await this.dags.read(fileName);
+    if (!file) return undefined;
+    const result = await this.parseStored(file);
+    return { dag: result.dag, result, text: file.text, path: file.path };
+  }
+
+  /** The parse of a stored DAG file; concurrent reads of one text share one parse. */
+  parseStored(file: DagFile): Promise<ParseResult> {
+    let cached = this.parsed.get(file.fileName);
+    if (!cached || cached.text !== file.text) {
+      const result = this.parser.parse(file.text, { fileName: file.fileName, baseDir: this.dags.dir });
+      const entry = { text: file.text, result };
+      // A parse that could not finish (the server closing) is not kept.
+      result.catch(() => { if (this.parsed.get(file.fileName) === entry) this.parsed.delete(file.fileName); });
+      cached = entry;
+      this.parsed.set(file.fileName, cached);
+    }
+    return cached.result;
+  }
+
+  /** A text parsed as it is given (inline runs, retries); no file is consulted. */
+  parse(text: string, options: { nameOverride?: string; fileName?: string; defaultName?: string }): Promise<ParseResult> {
+    return this.parser.parse(text, { ...options, baseDir: this.dags.dir });
+  }
+
+  /**
+   * A definition as the API checks it before storing it: the parse, with unknown call targets and
+   * call cycles through the stored DAG files. `fileName` is the file it is (or will be) stored as.
+   */
+  async check(spec: string, options: { fileName?: string; defaultName?: string }): Promise<{ result: ParseResult; errors: string[] }> {
+    let existing = new Set<string>();
+    const existingDags = async (names: string[]) => (existing = await this.existingDags(names));
+    const result = await this.parser.parse(spec, { ...options, baseDir: this.dags.dir, existingDags });
+    // A definition that cannot be read has no calls to follow.
+    const cycles = result.dag ? await this.callCycles(options.fileName, result, existing) : [];
+    return { result, errors: [...result.errors, ...cycles] };
+  }
+
+  /**
+   * The call cycles reachable from a definition, through the stored DAG files (call-graph.ts).
+   * The files it reaches are parsed first, each at most once, so that the search itself is
+   * synchronous and no large file is parsed on this thread. `existing`: the DAG files among the
+   * definition's own call targets, when they were just looked for.
+   */
+  async callCycles(fileName: string | undefined, parsed: ParsedFile, existing?: Set<string>): Promise<string[]> {
+    const files = new Map<string, ParsedFile | undefined>();
+    let next = new Set(storedTargets(parsed).filter((name) => name !== fileName));
+    while (next.size > 0) {
+      for (const name of next) files.set(name, undefined);
+      const present = existing ?? await this.existingDags([...next]);
+      existing = undefined;
+      const loaded = await Promise.all([...next].filter((name) => present.has(name)).map(async (name) => {
+        const file = this.dags.readSync(name);
+        return [name, file ? await this.parseStored(file) : undefined] as const;
+      }));
+      next = new Set();
+      for (const [name, file] of loaded) {
+        files.set(name, file);
+        if (file) for (const target of storedTargets(file)) if (target !== fileName && !files.has(target)) next.add(target);
+      }
+    }
+    return callCycles({ fileName, parsed }, (name) => files.get(name));
+  }
+
+  /** Which of `names` are DAG files; thousands of them are looked for a batch per turn of the event loop. */
+  private async existingDags(names: string[]): Promise<Set<string>> {
+    const existing = new Set<string>();
+    for (let start = 0; start < names.length; start += LOOKUPS_PER_TURN) {
+      if (start > 0) await nextTurn();
+      for (const name of names.slice(start, start + LOOKUPS_PER_TURN)) if (this.dags.existsSync(name)) existing.add(name);
+    }
+    return existing;
+  }
+}
+
+/** The names a file's DAGs call that are not its own local DAGs: DAG files, if they exist. */
+function storedTargets(file: ParsedFile): string[] {
+  const locals = new Set(file.localDags.map((local) => local.name));
+  const targets = [file.dag, ...file.localDags.map((local) => local.dag)].flatMap(callTargets);
+  return [...new Set(targets)].filter((name) => !locals.has(name));
+}

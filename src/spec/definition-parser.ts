@@ -1,0 +1,56 @@
+// Parses definitions without holding the event loop: a text above `OFF_THREAD_CHARS` is read on a
+// worker thread (the `yaml` library's parse costs 0.5 to 1 us per byte, most of a second near the
+// 1 MiB body limit); a smaller one is read inline, where it costs microseconds and no message.
+// The checks that need the DAG files (`dagExists`) run here, on the caller's thread.
+import { AppError } from '../core/index.ts';
+import { finishParse, readDefinition, type DefinitionRead, type ParseOptions, type ParseResult, type ReadOptions } from './dag-parser.ts';
+
+export const OFF_THREAD_CHARS = 64 * 1024;
+
+/** The worker's entry file, for the pool that runs `ParseTask`s. */
+export const parseWorkerFile = new URL(import.meta.url.endsWith('.ts') ? './parse-worker.ts' : './parse-worker.js', import.meta.url);
+
+export interface ParseTask {
+  text: string;
+  options: ReadOptions;
+}
+
+export type ParseAnswer = { kind: 'ok'; read: DefinitionRead } | { kind: 'error'; message: string };
+
+/** Runs a task on the parse worker; rejects only when the thread could not answer (it died, the pool closed). */
+export type RunParseTask = (task: ParseTask) => Promise<ParseAnswer>;
+
+export interface DefinitionParseOptions extends ParseOptions {
+  /**
+   * Which of these names are DAG files, asked once for every DAG the definition calls; an async
+   * alternative to `dagExists` for definitions that call thousands of DAGs.
+   */
+  existingDags?: (names: string[]) => Promise<Set<string>>;
+}
+
+export class DefinitionParser {
+  /** Without `runTask` every text is read inline (embedders, unit tests). */
+  constructor(private readonly runTask?: RunParseTask, private readonly offThreadChars = OFF_THREAD_CHARS) {}
+
+  async parse(text: string, options: DefinitionParseOptions): Promise<ParseResult> {
+    const { dagExists, existingDags, ...rest } = options;
+    const readOptions: ReadOptions = { ...rest, checkCalls: dagExists !== undefined || existingDags !== undefined };
+    const read = this.runTask && text.length > this.offThreadChars ? await this.readOffThread({ text, options: readOptions }) : readDefinition(text, readOptions);
+    if (!existingDags) return finishParse(read, dagExists);
+    const locals = new Set(read.locals.map((local) => local.name));
+    const called = new Set([read.calls, ...read.locals.map((local) => local.calls)].flat().map((call) => call.target).filter((name) => !locals.has(name)));
+    const existing = await existingDags([...called]);
+    return finishParse(read, (name) => existing.has(name));
+  }
+
+  private async readOffThread(task: ParseTask): Promise<DefinitionRead> {
+    let answer: ParseAnswer;
+    try {
+      answer = await this.runTask!(task);
+    } catch (error) {
+      throw new AppError('internal_error', `the definition could not be parsed: ${(error as Error).message}`);
+    }
+    if (answer.kind === 'error') throw new AppError('internal_error', `the definition could not be parsed: ${answer.message}`);
+    return answer.read;
+  }
+}
