@@ -1,11 +1,12 @@
 // The composition root: the one place that wires the ports to their implementations.
 import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Engine } from './actors/index.ts';
+import { Definitions, Engine, RetentionSweeper } from './actors/index.ts';
+import type { Clock } from './core/index.ts';
 import { PiscinaDispatcher, TaskPool, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { startServer, type Carrier, type RunningServer } from './http/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './spec/index.ts';
-import { DagFiles, LmdbRunStore, LogFiles } from './store/index.ts';
+import { DagFiles, LmdbRunStore, LogFiles, RunHistory } from './store/index.ts';
 
 export interface TroupeConfig {
   host: string;
@@ -23,6 +24,8 @@ export interface TroupeConfig {
   spawnMode?: 'child_process';
   /** Write an example DAG when the home is new (the service does; embedders need not). */
   writeExample?: boolean;
+  /** The time runs are stamped with and history retention counts from (tests move it). */
+  clock?: Clock;
 }
 
 export interface EngineHandle {
@@ -30,6 +33,8 @@ export interface EngineHandle {
   runs: LmdbRunStore;
   dags: DagFiles;
   logs: LogFiles;
+  /** Removes runs older than their DAG's `histRetentionDays`: at start, then hourly. */
+  retention: RetentionSweeper;
   /** How step processes start: posix_spawn (the addon) or child_process (the fallback). */
   spawnMethod: SpawnMode;
   close(): Promise<void>;
@@ -58,16 +63,19 @@ export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): P
   // Large definitions are parsed on a thread of their own, so no step waits behind a parse.
   const parsePool = new TaskPool<ParseTask, ParseAnswer>({ filename: parseWorkerFile, maxThreads: 1 });
   const parser = new DefinitionParser((task) => parsePool.run(task));
-  const engine = new Engine({ runs, dags, logs, dispatcher, parser, systemEnv: filterSystemEnv(process.env) });
+  const engine = new Engine({ runs, dags, logs, dispatcher, parser, systemEnv: filterSystemEnv(process.env), clock: config.clock });
   await engine.start();
+  const retention = new RetentionSweeper({ store: new RunHistory(runs), definitions: new Definitions(dags, parser), clock: config.clock });
+  retention.start();
   let closed: Promise<void> | undefined;
   const close = () => (closed ??= (async () => {
+    await retention.close();
     await engine.close();
     await dispatcher.close();
     await parsePool.close();
     await runs.close();
   })());
-  return { engine, runs, dags, logs, spawnMethod: spawnMode, close };
+  return { engine, runs, dags, logs, retention, spawnMethod: spawnMode, close };
 }
 
 /** The whole service: engine, scheduler and API server in this process (`troupe start-all`). */

@@ -6,11 +6,19 @@ export const keys = {
   run: (name: string, dagRunId: string) => [name, dagRunId],
   node: (name: string, dagRunId: string, index: number) => [name, dagRunId, index],
   nodesOf: (name: string, dagRunId: string, count: number) => ({ start: [name, dagRunId, 0], end: [name, dagRunId, count] }),
+  /** Every node row of a run, however many attempts wrote. */
+  allNodesOf: (name: string, dagRunId: string) => ({ start: [name, dagRunId, 0], end: [name, dagRunId, MAX_TIME] }),
+  /** Run ids of `name` that begin with `prefix` (ids sort as strings inside a name). */
+  runIdsStartingWith: (name: string, prefix: string) => ({ start: [name, prefix], end: [name, `${prefix}\uffff`] }),
   spec: (name: string, dagRunId: string) => [name, dagRunId],
   byTime: (createdAtMs: number, name: string, dagRunId: string) => [createdAtMs, name, dagRunId],
   byName: (name: string, createdAtMs: number, dagRunId: string) => [name, createdAtMs, dagRunId],
   /** Newest first: reverse ranges start at the upper bound. */
   byNameNewestFirst: (name: string) => ({ start: [name, MAX_TIME], end: [name], reverse: true }),
+  /** Oldest first, created before `beforeMs`. */
+  byNameOlderThan: (name: string, beforeMs: number) => ({ start: [name, 0], end: [name, beforeMs] }),
+  /** A key after every run of `name` and before those of the next name. */
+  byNameAfter: (name: string) => [name, MAX_TIME],
   byTimeNewestFirst: (fromMs = 0, toMs = MAX_TIME) => ({ start: [toMs, '\uffff'], end: [fromMs], reverse: true }),
   suspended: (fileName: string) => ['suspended', fileName],
   probe: () => ['probe'],

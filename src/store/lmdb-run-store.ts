@@ -31,6 +31,11 @@ const PROBE_FRESH_MS = 5_000;
  */
 const couldExist = (name: string, dagRunId?: string) => isValidDagName(name) && (dagRunId === undefined || dagRunIdProblem(dagRunId) === undefined);
 
+function firstOf<T>(items: Iterable<T>): T | undefined {
+  for (const item of items) return item;
+  return undefined;
+}
+
 export class LmdbRunStore implements RunStore {
   private readonly root: RootDatabase;
   private readonly runs: Database<StoredRun, Key>;
@@ -204,6 +209,61 @@ export class LmdbRunStore implements RunStore {
   getSpec(name: string, dagRunId: string): string | undefined {
     if (!couldExist(name, dagRunId)) return undefined;
     return this.specs.get(keys.spec(name, dagRunId));
+  }
+
+  /** The names that have stored runs, sub DAG runs' included: one seek per name. */
+  runNames(): string[] {
+    const names: string[] = [];
+    for (;;) {
+      const after = names.length > 0 ? keys.byNameAfter(names[names.length - 1]) : undefined;
+      const next = firstOf(this.byName.getKeys({ ...(after ? { start: after } : {}), limit: 1 }));
+      if (next === undefined) return names;
+      names.push(String(next[0]));
+    }
+  }
+
+  /**
+   * Up to `limit` runs of `name` created before `beforeMs`, oldest first, from the index alone;
+   * `after`: the last one of the previous page.
+   */
+  runsCreatedBefore(name: string, beforeMs: number, limit: number, after?: { createdAtMs: number; dagRunId: string }): Array<{ createdAtMs: number; dagRunId: string }> {
+    if (!couldExist(name)) return [];
+    const range = keys.byNameOlderThan(name, beforeMs);
+    const page: Array<{ createdAtMs: number; dagRunId: string }> = [];
+    for (const key of this.byName.getKeys(after ? { ...range, start: keys.byName(name, after.createdAtMs, after.dagRunId) } : range)) {
+      const [, createdAtMs, dagRunId] = key as [string, number, string];
+      if (after && createdAtMs === after.createdAtMs && dagRunId === after.dagRunId) continue;
+      page.push({ createdAtMs, dagRunId });
+      if (page.length >= limit) break;
+    }
+    return page;
+  }
+
+  /** Whether another run of `name` has an id that begins with `prefix`. */
+  hasRunIdStartingWith(name: string, prefix: string): boolean {
+    return couldExist(name) && firstOf(this.runs.getKeys({ ...keys.runIdsStartingWith(name, prefix), limit: 1 })) !== undefined;
+  }
+
+  /**
+   * Removes a finished run's rows from every database, in one transaction. A run that is not
+   * finished (a retry began since it was chosen) is left as it is: the answer is false.
+   */
+  removeRun(name: string, dagRunId: string): Promise<boolean> {
+    const id = `${name}\u0000${dagRunId}`;
+    const record = this.issued.get(id) ?? this.get(name, dagRunId);
+    if (!record || !isFinalRunStatus(record.status)) return Promise.resolve(false);
+    // A write issued after this one finds nothing to compare with, so it writes the run whole.
+    this.issued.delete(id);
+    for (const key of this.nodes.getKeys(keys.allNodesOf(name, dagRunId))) void this.nodes.remove(key);
+    void this.stepViews.remove(keys.run(name, dagRunId));
+    void this.specs.remove(keys.spec(name, dagRunId));
+    void this.byTime.remove(keys.byTime(record.createdAtMs, name, dagRunId));
+    void this.byName.remove(keys.byName(name, record.createdAtMs, dagRunId));
+    return this.track(this.runs.remove(keys.run(name, dagRunId))).then(() => {
+      // Earlier writes of the run have committed (commits resolve in order): nothing re-caches it.
+      if (!this.issued.has(id)) this.committed.delete(id);
+      return true;
+    });
   }
 
   isSuspended(fileName: string): boolean {

@@ -1,0 +1,141 @@
+// History retention (`histRetentionDays`): the runs of a DAG older than its retention are removed,
+// with their sub DAG runs and log files, by a sweep at start and then every hour, off the request
+// path. The choice of runs is pure (expiredRunTrees); the sweep reads through the by-name index
+// and removes in small batches, yielding to the event loop between them.
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { DAG_DEFAULTS, isFinalRunStatus, systemClock, type Clock, type RunRecord } from '../../core/index.ts';
+import type { Definitions } from '../definitions.ts';
+
+const DAY_MS = 86_400_000;
+export const RETENTION_SWEEP_EVERY_MS = 3_600_000;
+/** Runs read and removed per turn of the event loop. */
+const BATCH = 64;
+
+/** What the sweep needs of the store (store/run-history.ts). */
+export interface RetentionStore {
+  runNames(): string[];
+  /** Oldest first, from the index alone. */
+  runsCreatedBefore(name: string, beforeMs: number, limit: number, after?: { createdAtMs: number; dagRunId: string }): Array<{ createdAtMs: number; dagRunId: string }>;
+  get(name: string, dagRunId: string): RunRecord | undefined;
+  latest(name: string): RunRecord | undefined;
+  /** Removes runs, files and rows, in the order given; a run started again meanwhile is kept. */
+  removeRuns(records: RunRecord[]): Promise<number>;
+}
+
+/** Runs finished (or, lacking a finish time, created) before this are expired; undefined: kept forever. */
+export function retentionCutoff(nowMs: number, days: number): number | undefined {
+  return days < 0 ? undefined : nowMs - days * DAY_MS;
+}
+
+/** When the run last changed: its end, or its creation when it has no end time. */
+function lastActivityMs(record: RunRecord): number {
+  const finished = record.finishedAt === '' ? Number.NaN : Date.parse(record.finishedAt);
+  return Number.isNaN(finished) ? record.createdAtMs : Math.max(finished, record.createdAtMs);
+}
+
+/**
+ * The runs to remove among `candidates`, each a tree in removal order (its sub DAG runs, deepest
+ * first, then the root). Only a finished root run whose last activity is before the cutoff is
+ * taken, with the sub DAG runs it reaches through `children` that belong to it (their root is it);
+ * a tree with a run still active anywhere in it is kept whole.
+ */
+export function expiredRunTrees(candidates: RunRecord[], cutoffMs: number, lookup: (name: string, dagRunId: string) => RunRecord | undefined): RunRecord[][] {
+  const trees: RunRecord[][] = [];
+  for (const root of candidates) {
+    if (root.parentDAGRunId !== '' || !isFinalRunStatus(root.status) || lastActivityMs(root) >= cutoffMs) continue;
+    const tree = [root];
+    const seen = new Set([`${root.name}\u0000${root.dagRunId}`]);
+    let active = false;
+    for (let index = 0; index < tree.length && !active; index++) {
+      for (const [dagRunId, name] of Object.entries(tree[index].children ?? {})) {
+        const key = `${name}\u0000${dagRunId}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const child = lookup(name, dagRunId);
+        if (!child || child.rootDAGRunName !== root.name || child.rootDAGRunId !== root.dagRunId) continue;
+        if (!isFinalRunStatus(child.status)) active = true;
+        tree.push(child);
+      }
+    }
+    if (!active) trees.push(tree.reverse());
+  }
+  return trees;
+}
+
+export interface RetentionOptions {
+  store: RetentionStore;
+  /** Reads a DAG file's `histRetentionDays`. */
+  definitions: Pick<Definitions, 'loadDag'>;
+  clock?: Clock;
+  everyMs?: number;
+  onError?: (error: unknown) => void;
+}
+
+export class RetentionSweeper {
+  private readonly clock: Clock;
+  private timer: NodeJS.Timeout | undefined;
+  /** Sweeps run one after another; this is the last one asked for. */
+  private tail: Promise<number> = Promise.resolve(0);
+  private closed = false;
+
+  constructor(private readonly options: RetentionOptions) {
+    this.clock = options.clock ?? systemClock;
+  }
+
+  /** A first sweep now, then one every `everyMs`; the timer does not keep the process alive. */
+  start(): void {
+    const sweepLogged = () => void this.sweep().catch(this.options.onError ?? ((error) => console.error('troupe: history retention sweep failed:', error)));
+    sweepLogged();
+    this.timer = setInterval(sweepLogged, this.options.everyMs ?? RETENTION_SWEEP_EVERY_MS).unref();
+  }
+
+  /** Sweeps every DAG's history once (after any sweep under way); answers how many runs it removed. */
+  sweep(): Promise<number> {
+    const next = this.tail.catch(() => 0).then(() => this.sweepAll());
+    this.tail = next;
+    return next;
+  }
+
+  /** Stops the timer and waits for the sweep under way, which ends at its next batch. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    await this.tail.catch(() => undefined);
+  }
+
+  private async sweepAll(): Promise<number> {
+    let removed = 0;
+    for (const name of this.options.store.runNames()) {
+      if (this.closed) break;
+      removed += await this.sweepDag(name);
+    }
+    return removed;
+  }
+
+  /** The retention of the DAG file a name's newest run came from; the default for inline and deleted DAGs. */
+  private async retentionDays(name: string): Promise<number> {
+    const fileName = this.options.store.latest(name)?.fileName;
+    const loaded = fileName ? await this.options.definitions.loadDag(fileName).catch(() => undefined) : undefined;
+    return loaded?.dag?.name === name ? loaded.dag.histRetentionDays : DAG_DEFAULTS.histRetentionDays;
+  }
+
+  private async sweepDag(name: string): Promise<number> {
+    const { store } = this.options;
+    // A name with no root run (a sub DAG's) has nothing of its own to expire: its runs go with their roots.
+    if (!store.latest(name)) return 0;
+    const cutoffMs = retentionCutoff(this.clock.now(), await this.retentionDays(name));
+    if (cutoffMs === undefined) return 0;
+    let removed = 0;
+    let after: { createdAtMs: number; dagRunId: string } | undefined;
+    while (!this.closed) {
+      const page = store.runsCreatedBefore(name, cutoffMs, BATCH, after);
+      if (page.length === 0) break;
+      after = page[page.length - 1];
+      const candidates = page.map(({ dagRunId }) => store.get(name, dagRunId)).filter((record) => record !== undefined);
+      const trees = expiredRunTrees(candidates, cutoffMs, (runName, id) => store.get(runName, id));
+      if (trees.length > 0) removed += await store.removeRuns(trees.flat());
+      await nextTurn();
+    }
+    return removed;
+  }
+}
