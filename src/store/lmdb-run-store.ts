@@ -244,14 +244,20 @@ export class LmdbRunStore implements RunStore {
     return couldExist(name) && firstOf(this.runs.getKeys({ ...keys.runIdsStartingWith(name, prefix), limit: 1 })) !== undefined;
   }
 
+  /** The run's newest record (written or being written) when it is finished; undefined otherwise. */
+  finishedRun(name: string, dagRunId: string): RunRecord | undefined {
+    const record = this.issued.get(`${name}\u0000${dagRunId}`) ?? this.get(name, dagRunId);
+    return record && isFinalRunStatus(record.status) ? record : undefined;
+  }
+
   /**
    * Removes a finished run's rows from every database, in one transaction. A run that is not
    * finished (a retry began since it was chosen) is left as it is: the answer is false.
    */
   removeRun(name: string, dagRunId: string): Promise<boolean> {
     const id = `${name}\u0000${dagRunId}`;
-    const record = this.issued.get(id) ?? this.get(name, dagRunId);
-    if (!record || !isFinalRunStatus(record.status)) return Promise.resolve(false);
+    const record = this.finishedRun(name, dagRunId);
+    if (!record) return Promise.resolve(false);
     // A write issued after this one finds nothing to compare with, so it writes the run whole.
     this.issued.delete(id);
     for (const key of this.nodes.getKeys(keys.allNodesOf(name, dagRunId))) void this.nodes.remove(key);

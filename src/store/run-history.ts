@@ -42,7 +42,8 @@ export class RunHistory {
     };
     let removed = 0;
     for (const record of records) {
-      const current = this.runs.get(record.name, record.dagRunId);
+      // Checked before the files go as well as before the rows: an active run keeps both.
+      const current = this.runs.finishedRun(record.name, record.dagRunId);
       if (!current) continue;
       await Promise.all((await this.filesOf(current, list)).map((path) => rm(path, { force: true })));
       if (await this.runs.removeRun(current.name, current.dagRunId)) removed++;
@@ -52,8 +53,9 @@ export class RunHistory {
 
   /**
    * The run's files in its log folder: those its record names, and those of its earlier attempts,
-   * found by name (`<dagRunId>.<attemptId>.`). The search by name is skipped when it could match
-   * another run's files: an id cut to fit a file name, or another run whose id extends this one.
+   * found by name (`<dagRunId>.<attemptId>.`). When the id was cut to fit a file name, the search
+   * could match another run's files and is skipped; when another run's id extends this one
+   * (`r1` and `r1.b2c3d4`), a file is left to the longest id it begins with.
    */
   private async filesOf(record: RunRecord, list: (dir: string) => Promise<string[]>): Promise<string[]> {
     if (record.log === '') return [];
@@ -62,13 +64,20 @@ export class RunHistory {
     const named = [record.log, ...nodes.flatMap((node) => [node.stdout, node.stderr, node.stdout.replace(/\.out$/, '.script')])];
     // Only files of the run's own folder: a record never names another, and this is a second fence.
     const files = new Set(named.filter((path) => path !== '' && dirname(path) === dir));
-    const prefix = `${record.dagRunId}.`;
-    const searchable = fileSafe(record.dagRunId) === record.dagRunId && basename(dir) === fileSafe(record.name)
-      && !this.runs.hasRunIdStartingWith(record.name, prefix);
-    if (searchable) {
-      for (const file of await list(dir)) {
-        if (file.startsWith(prefix) && ATTEMPT_FILE.test(file.slice(prefix.length))) files.add(join(dir, file));
+    const { name, dagRunId } = record;
+    if (fileSafe(dagRunId) !== dagRunId || basename(dir) !== fileSafe(name)) return [...files];
+    const prefix = `${dagRunId}.`;
+    const extended = this.runs.hasRunIdStartingWith(name, prefix);
+    const ownedByLongerId = (file: string) => {
+      for (let dot = file.indexOf('.', prefix.length); dot !== -1; dot = file.indexOf('.', dot + 1)) {
+        if (ATTEMPT_FILE.test(file.slice(dot + 1)) && this.runs.get(name, file.slice(0, dot))) return true;
       }
+      return false;
+    };
+    for (const file of await list(dir)) {
+      if (!file.startsWith(prefix) || !ATTEMPT_FILE.test(file.slice(prefix.length))) continue;
+      if (extended && ownedByLongerId(file)) continue;
+      files.add(join(dir, file));
     }
     return [...files];
   }
