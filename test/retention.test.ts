@@ -1,0 +1,74 @@
+// History retention on the real server: runs older than their DAG's histRetentionDays go, with
+// their sub DAG runs and log files, when the retention sweep runs; newer runs and runs of DAGs that
+// keep history longer stay. The server's clock is moved back to create the old runs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { startTestServer, type TestServer } from './helpers.ts';
+
+const DAY_MS = 86_400_000;
+
+async function finishedRun(server: TestServer, fileName: string, dagRunId: string): Promise<any> {
+  const started = await server.call('POST', `/dags/${fileName}/start`, { dagRunId });
+  assert.equal(started.status, 200, started.text);
+  const run = await server.waitForRun(fileName, dagRunId);
+  assert.equal(run.statusLabel, 'succeeded', JSON.stringify(run));
+  return run;
+}
+
+/** The log files a run's details name: its run log and its steps' stdout and stderr. */
+function logFilesOf(run: any): string[] {
+  return [run.log, ...run.nodes.flatMap((node: any) => [node.stdout, node.stderr])].filter((path: string) => path !== '');
+}
+
+test('runs older than histRetentionDays are removed with their sub DAG runs and logs; the others stay', async (t) => {
+  let offsetMs = -40 * DAY_MS;
+  const server = await startTestServer('uws', { clock: { now: () => Date.now() + offsetMs } });
+  t.after(() => server.close());
+  await server.writeDag('ret-parent', 'steps:\n  - name: hello\n    command: echo parent\n  - name: sub\n    call: ret-leaf\n    depends: [hello]\n');
+  await server.writeDag('ret-leaf', 'steps:\n  - name: leaf\n    command: echo leaf\n');
+  await server.writeDag('ret-long', 'histRetentionDays: 60\nsteps:\n  - name: hello\n    command: echo long\n');
+  await server.writeDag('ret-none', 'histRetentionDays: 0\nsteps:\n  - name: hello\n    command: echo none\n');
+
+  // Forty days ago.
+  const oldParent = await finishedRun(server, 'ret-parent', 'old-parent');
+  const subRunId = oldParent.nodes[1].subRuns[0].dagRunId;
+  const oldSub = (await server.call('GET', `/dag-runs/ret-parent/old-parent/sub-dag-runs/${subRunId}`)).body.dagRunDetails;
+  assert.equal(oldSub.statusLabel, 'succeeded');
+  await finishedRun(server, 'ret-long', 'old-long');
+  // The files that exist (a call step writes no output files of its own).
+  const oldFiles = [...logFilesOf(oldParent), ...logFilesOf(oldSub)].filter((path) => existsSync(path));
+  assert.ok([oldParent.log, oldParent.nodes[0].stdout, oldSub.log, oldSub.nodes[0].stdout].every((path) => oldFiles.includes(path)), JSON.stringify(oldFiles));
+
+  // Now.
+  offsetMs = 0;
+  const recentParent = await finishedRun(server, 'ret-parent', 'new-parent');
+  const recentNone = await finishedRun(server, 'ret-none', 'new-none');
+  const recentFiles = logFilesOf(recentParent).filter((path) => existsSync(path));
+  const recentNoneFiles = logFilesOf(recentNone).filter((path) => existsSync(path));
+  assert.ok(recentNoneFiles.includes(recentNone.log));
+
+  const removed = await server.troupe.retention.sweep();
+  // The old parent run and its sub run; with histRetentionDays 0 the finished run goes too.
+  assert.equal(removed, 3);
+
+  const parentRuns = await server.call('GET', '/dags/ret-parent/dag-runs');
+  assert.equal(parentRuns.status, 200);
+  assert.deepEqual(parentRuns.body.dagRuns.map((run: any) => run.dagRunId), ['new-parent']);
+  const allRuns = await server.call('GET', '/dag-runs');
+  const listed = allRuns.body.dagRuns.map((run: any) => run.dagRunId);
+  assert.ok(!listed.includes('old-parent') && !listed.includes('new-none'), JSON.stringify(listed));
+  assert.ok(listed.includes('new-parent') && listed.includes('old-long'), JSON.stringify(listed));
+  assert.equal((await server.call('GET', '/dag-runs/ret-parent/old-parent')).status, 404);
+  assert.equal((await server.call('GET', `/dag-runs/ret-parent/old-parent/sub-dag-runs/${subRunId}`)).status, 404);
+  assert.equal((await server.call('GET', '/dag-runs/ret-none/new-none')).status, 404);
+  assert.equal(server.troupe.runs.get('ret-leaf', subRunId), undefined);
+  assert.deepEqual(server.troupe.runs.list({ includeSubRuns: true, name: 'ret-leaf' }).map((run) => run.parentDAGRunId), ['new-parent']);
+  assert.deepEqual(oldFiles.filter((path) => existsSync(path)), []);
+  assert.deepEqual(recentNoneFiles.filter((path) => existsSync(path)), []);
+  assert.ok(recentFiles.includes(recentParent.log) && recentFiles.every((path) => existsSync(path)), JSON.stringify(recentFiles));
+  assert.equal((await server.call('GET', '/dag-runs/ret-parent/new-parent/log')).status, 200);
+
+  // A second sweep finds nothing more to remove.
+  assert.equal(await server.troupe.retention.sweep(), 0);
+});
