@@ -72,3 +72,20 @@ test('runs older than histRetentionDays are removed with their sub DAG runs and 
   // A second sweep finds nothing more to remove.
   assert.equal(await server.troupe.retention.sweep(), 0);
 });
+
+test('the server sweeps history when it starts', async (t) => {
+  let offsetMs = -40 * DAY_MS;
+  const first = await startTestServer('uws', { clock: { now: () => Date.now() + offsetMs } });
+  await first.writeDag('ret-start', 'steps:\n  - name: hello\n    command: echo old\n');
+  const old = await finishedRun(first, 'ret-start', 'old-run');
+  await first.troupe.close();
+  offsetMs = 0;
+  // The same home, opened again: its sweep at start finds the old run.
+  const second = await startTestServer('node', { home: first.home, clock: { now: () => Date.now() + offsetMs } });
+  t.after(() => second.close());
+  // Sweeps run one after another: this one starts once the start's sweep is done, and finds nothing left.
+  assert.equal(await second.troupe.retention.sweep(), 0);
+  assert.equal((await second.call('GET', '/dag-runs/ret-start/old-run')).status, 404);
+  assert.deepEqual((await second.call('GET', '/dags/ret-start/dag-runs')).body.dagRuns, []);
+  assert.equal(existsSync(old.log), false);
+});
