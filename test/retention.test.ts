@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { startTestServer, type TestServer } from './helpers.ts';
+import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -13,6 +13,8 @@ async function finishedRun(server: TestServer, fileName: string, dagRunId: strin
   assert.equal(started.status, 200, started.text);
   const run = await server.waitForRun(fileName, dagRunId);
   assert.equal(run.statusLabel, 'succeeded', JSON.stringify(run));
+  // The run log is created as the run ends, just after its final record is durable.
+  assert.ok(await waitUntil(() => existsSync(run.log)), run.log);
   return run;
 }
 
@@ -35,15 +37,18 @@ test('runs older than histRetentionDays are removed with their sub DAG runs and 
   const subRunId = oldParent.nodes[1].subRuns[0].dagRunId;
   const oldSub = (await server.call('GET', `/dag-runs/ret-parent/old-parent/sub-dag-runs/${subRunId}`)).body.dagRunDetails;
   assert.equal(oldSub.statusLabel, 'succeeded');
+  assert.ok(await waitUntil(() => existsSync(oldSub.log)), oldSub.log);
   await finishedRun(server, 'ret-long', 'old-long');
   // The files that exist (a call step writes no output files of its own).
   const oldFiles = [...logFilesOf(oldParent), ...logFilesOf(oldSub)].filter((path) => existsSync(path));
   assert.ok([oldParent.log, oldParent.nodes[0].stdout, oldSub.log, oldSub.nodes[0].stdout].every((path) => oldFiles.includes(path)), JSON.stringify(oldFiles));
 
+  // An hour ago: older than a retention of 0 days.
+  offsetMs = -3_600_000;
+  const recentNone = await finishedRun(server, 'ret-none', 'new-none');
   // Now.
   offsetMs = 0;
   const recentParent = await finishedRun(server, 'ret-parent', 'new-parent');
-  const recentNone = await finishedRun(server, 'ret-none', 'new-none');
   const recentFiles = logFilesOf(recentParent).filter((path) => existsSync(path));
   const recentNoneFiles = logFilesOf(recentNone).filter((path) => existsSync(path));
   assert.ok(recentNoneFiles.includes(recentNone.log));

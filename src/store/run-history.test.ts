@@ -76,7 +76,7 @@ test('removing runs leaves no row in any database nor any log file of theirs, an
   const filesBefore = { etl: await readdir(logs.dagDir('etl')), load: await readdir(logs.dagDir('load')) };
 
   // An active run is refused even when asked for.
-  assert.equal(await history.removeRuns([sub, old, running]), 2);
+  assert.equal(await history.remover().removeRuns([sub, old, running]), 2);
   assert.equal(store.get('etl', 'r1'), undefined);
   assert.equal(store.get('load', 's1'), undefined);
   assert.equal(store.getSpec('etl', 'r1'), undefined);

@@ -1,11 +1,25 @@
 // Removal of whole runs for the retention sweep: a run's log files, then its rows in the store.
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fileSafe, type NodeRecord, type RunRecord } from '../core/index.ts';
 import type { LmdbRunStore } from './lmdb-run-store.ts';
 
 /** Attempt ids are 6 hex digits (core/ids.ts); step files carry a 3-digit index (000: a handler). */
 const ATTEMPT_FILE = /^[0-9a-f]{6}\.(?:run\.log|\d{3}\.[A-Za-z0-9_.-]+\.(?:out|err|script))$/;
+
+/**
+ * One unlink (rm's lstat first doubled the cost); a file already gone is what was wanted. A file
+ * that cannot be removed is reported and left: the run goes all the same, so that one such file
+ * does not stop the history of its DAG from ever being swept again.
+ */
+async function removeFile(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') console.error(`troupe: history retention cannot remove ${path}:`, (error as Error).message);
+  }
+}
 
 export class RunHistory {
   constructor(private readonly runs: LmdbRunStore) {}
@@ -26,38 +40,43 @@ export class RunHistory {
     return this.runs.latest(name);
   }
 
+  /** A removal for one sweep: each log folder is listed once, when the sweep first needs it. */
+  remover(): RunRemover {
+    return new RunRemover(this.runs);
+  }
+}
+
+/** Files of a log folder by the run id they begin with (`<dagRunId>.<attemptId>.<rest>`). */
+type FolderIndex = Map<string, string[]>;
+
+export class RunRemover {
+  private readonly folders = new Map<string, Promise<FolderIndex>>();
+
+  constructor(private readonly runs: LmdbRunStore) {}
+
   /**
-   * Removes each run's files, then its rows, in the order given (a sub DAG run before its parent,
-   * so that an interrupted removal leaves the rest reachable from the root for the next sweep).
-   * Files go first: a crash between the two leaves rows a later sweep finds, never files nobody
-   * can find. Answers how many runs were removed; a run that was started again is kept.
+   * Removes the runs' files, then their rows, the rows in the order given (a sub DAG run before its
+   * parent, so that an interrupted removal leaves the rest reachable from the root for the next
+   * sweep). Files go first: a crash between the two leaves rows a later sweep finds, never files
+   * nobody can find. Answers how many runs were removed; a run that is not finished is kept whole.
    */
   async removeRuns(records: RunRecord[]): Promise<number> {
-    // One listing per log folder per call: a folder holds the files of thousands of runs.
-    const listings = new Map<string, Promise<string[]>>();
-    const list = (dir: string) => {
-      let listing = listings.get(dir);
-      if (!listing) listings.set(dir, (listing = readdir(dir).catch(() => [])));
-      return listing;
-    };
-    let removed = 0;
-    for (const record of records) {
-      // Checked before the files go as well as before the rows: an active run keeps both.
-      const current = this.runs.finishedRun(record.name, record.dagRunId);
-      if (!current) continue;
-      await Promise.all((await this.filesOf(current, list)).map((path) => rm(path, { force: true })));
-      if (await this.runs.removeRun(current.name, current.dagRunId)) removed++;
-    }
-    return removed;
+    // Checked before the files go as well as before the rows: an active run keeps both.
+    const finished = records.map((record) => this.runs.finishedRun(record.name, record.dagRunId)).filter((record) => record !== undefined);
+    const files = (await Promise.all(finished.map((record) => this.filesOf(record)))).flat();
+    await Promise.all(files.map(removeFile));
+    // Issued in one turn: the rows of the whole batch go in one transaction.
+    const removed = await Promise.all(finished.map((record) => this.runs.removeRun(record.name, record.dagRunId)));
+    return removed.filter(Boolean).length;
   }
 
   /**
    * The run's files in its log folder: those its record names, and those of its earlier attempts,
-   * found by name (`<dagRunId>.<attemptId>.`). When the id was cut to fit a file name, the search
-   * could match another run's files and is skipped; when another run's id extends this one
-   * (`r1` and `r1.b2c3d4`), a file is left to the longest id it begins with.
+   * found by name. When the id was cut to fit a file name, the search could match another run's
+   * files and is skipped; when another run's id extends this one (`r1` and `r1.b2c3d4`), a file
+   * that could be either's is left to the run whose id is longest.
    */
-  private async filesOf(record: RunRecord, list: (dir: string) => Promise<string[]>): Promise<string[]> {
+  private async filesOf(record: RunRecord): Promise<string[]> {
     if (record.log === '') return [];
     const dir = dirname(record.log);
     const nodes: NodeRecord[] = [...record.nodes, ...Object.values(record.handlers ?? {})];
@@ -66,19 +85,49 @@ export class RunHistory {
     const files = new Set(named.filter((path) => path !== '' && dirname(path) === dir));
     const { name, dagRunId } = record;
     if (fileSafe(dagRunId) !== dagRunId || basename(dir) !== fileSafe(name)) return [...files];
-    const prefix = `${dagRunId}.`;
-    const extended = this.runs.hasRunIdStartingWith(name, prefix);
-    const ownedByLongerId = (file: string) => {
-      for (let dot = file.indexOf('.', prefix.length); dot !== -1; dot = file.indexOf('.', dot + 1)) {
-        if (ATTEMPT_FILE.test(file.slice(dot + 1)) && this.runs.get(name, file.slice(0, dot))) return true;
-      }
-      return false;
-    };
-    for (const file of await list(dir)) {
-      if (!file.startsWith(prefix) || !ATTEMPT_FILE.test(file.slice(prefix.length))) continue;
-      if (extended && ownedByLongerId(file)) continue;
+    const extended = this.runs.hasRunIdStartingWith(name, `${dagRunId}.`);
+    for (const file of (await this.folder(dir)).get(dagRunId) ?? []) {
+      if (extended && this.ownedByLongerId(name, dagRunId, file)) continue;
       files.add(join(dir, file));
     }
     return [...files];
   }
+
+  private ownedByLongerId(name: string, dagRunId: string, file: string): boolean {
+    for (let dot = file.indexOf('.', dagRunId.length + 1); dot !== -1; dot = file.indexOf('.', dot + 1)) {
+      if (ATTEMPT_FILE.test(file.slice(dot + 1)) && this.runs.get(name, file.slice(0, dot))) return true;
+    }
+    return false;
+  }
+
+  /** The folder's files under every id they could belong to; a folder that cannot be read has none. */
+  private folder(dir: string): Promise<FolderIndex> {
+    let index = this.folders.get(dir);
+    if (!index) {
+      index = readdir(dir).catch(() => [] as string[]).then(indexFolder);
+      this.folders.set(dir, index);
+    }
+    return index;
+  }
+}
+
+/** File names indexed per turn of the event loop: 30,000 took 20 - 35 ms in one (measured). */
+const FILES_PER_TURN = 2048;
+
+async function indexFolder(names: string[]): Promise<FolderIndex> {
+  const byId: FolderIndex = new Map();
+  for (let start = 0; start < names.length; start += FILES_PER_TURN) {
+    if (start > 0) await nextTurn();
+    for (const file of names.slice(start, start + FILES_PER_TURN)) {
+      // `<dagRunId>.<attemptId>.<rest>`: ids contain dots too, so every split that fits is kept.
+      for (let dot = file.indexOf('.'); dot !== -1; dot = file.indexOf('.', dot + 1)) {
+        if (!ATTEMPT_FILE.test(file.slice(dot + 1))) continue;
+        const id = file.slice(0, dot);
+        const files = byId.get(id);
+        if (files) files.push(file);
+        else byId.set(id, [file]);
+      }
+    }
+  }
+  return byId;
 }

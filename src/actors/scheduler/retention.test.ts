@@ -26,7 +26,8 @@ const lookupIn = (records: RunRecord[]) => (name: string, dagRunId: string) => r
 
 test('retention counts whole days back from now; a negative retention keeps history forever', () => {
   assert.equal(retentionCutoff(NOW, 30), NOW - 30 * DAY);
-  assert.equal(retentionCutoff(NOW, 0), NOW);
+  // Zero days: every finished run goes, once it has been over for a minute.
+  assert.equal(retentionCutoff(NOW, 0), NOW - 60_000);
   assert.equal(retentionCutoff(NOW, -1), undefined);
 });
 
