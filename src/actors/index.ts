@@ -1,2 +1,4 @@
 export { Engine, type EngineDeps, type StartOptions, type InlineOptions } from './engine.ts';
 export type { EngineEvent, EngineListener } from './engine-events.ts';
+export { CronPlanner, type CronPlannerOptions, type DueTick } from './scheduler/cron/cron-planner.ts';
+export { compileSchedule, nextStart, nextTick, nextTicks, ticksBetween, type Tick, type TickKind } from './scheduler/cron/ticks.ts';
