@@ -2,6 +2,7 @@
 import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Engine } from './actors/index.ts';
+import { systemClock, type Clock } from './core/index.ts';
 import { PiscinaDispatcher, TaskPool, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { startServer, type Carrier, type RunningServer } from './http/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './spec/index.ts';
@@ -23,6 +24,10 @@ export interface TroupeConfig {
   spawnMode?: 'child_process';
   /** Write an example DAG when the home is new (the service does; embedders need not). */
   writeExample?: boolean;
+  /** What "now" is for DAGs' next runs; the system clock by default (tests move time with their own). */
+  clock?: Clock;
+  /** The zone of schedule expressions without `CRON_TZ=`; the server's (TZ) by default. */
+  timeZone?: string;
 }
 
 export interface EngineHandle {
@@ -76,7 +81,8 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
   let server: RunningServer;
   try {
     server = await startServer(
-      { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, version: await readVersion(), startedAtMs: Date.now() },
+      { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, version: await readVersion(), startedAtMs: Date.now(),
+        clock: config.clock ?? systemClock, timeZone: config.timeZone },
       { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs },
     );
   } catch (error) {
