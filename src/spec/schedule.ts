@@ -7,6 +7,8 @@ import { FieldReader, isPlainMap } from './field-reader.ts';
 import type { Path } from './issues.ts';
 
 const KINDS = ['start', 'stop', 'restart'] as const;
+/** The nicknames croner reads; Dagu's `@every <duration>` is not among them. */
+const NICKNAMES = ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly'];
 
 export function readSchedule(reader: FieldReader, value: unknown, at: Path): Schedule {
   const schedule: Schedule = { start: [], stop: [], restart: [] };
@@ -56,6 +58,7 @@ function cronProblem(expression: string): string | undefined {
   try {
     compileCron(entry);
   } catch (error) {
+    if (entry.cron.startsWith('@')) return `invalid cron expression "${entry.cron}": not one of ${NICKNAMES.join(', ')}`;
     return `invalid cron expression "${entry.cron}": ${(error as Error).message}`;
   }
   return undefined;
