@@ -7,7 +7,7 @@ import { FieldReader, isPlainMap } from './field-reader.ts';
 import type { Path } from './issues.ts';
 
 const KINDS = ['start', 'stop', 'restart'] as const;
-/** The nicknames croner reads; Dagu's `@every <duration>` is not among them. */
+/** The nicknames croner reads; the interval form `@every <duration>` is not among them. */
 const NICKNAMES = ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly'];
 
 export function readSchedule(reader: FieldReader, value: unknown, at: Path): Schedule {
