@@ -68,9 +68,11 @@ test('the soonest tick overall moves with the clock, skips suspended DAGs and se
 
 test('due ticks between two instants name their DAG, oldest first, and leave suspended DAGs out', () => {
   const { cron, suspended } = planner('2026-05-01T10:00:00Z');
-  cron.set('hourly', scheduleOf('schedule: "0 * * * *"'));
-  cron.set('restarts', scheduleOf('schedule:\n  restart: "15 * * * *"'));
-  cron.set('paused', scheduleOf('schedule: "*/5 * * * *"'));
+  // As at a start: the DAGs were planned before the server went down at 08:00.
+  const down = at('2026-05-01T08:00:00Z');
+  cron.set('hourly', scheduleOf('schedule: "0 * * * *"'), down);
+  cron.set('restarts', scheduleOf('schedule:\n  restart: "15 * * * *"'), down);
+  cron.set('paused', scheduleOf('schedule: "*/5 * * * *"'), down);
   suspended.add('paused');
   const { ticks, truncated } = cron.due(at('2026-05-01T08:00:00Z'), at('2026-05-01T10:00:00Z'));
   assert.deepEqual(ticks.map((tick) => `${iso(tick.at)} ${tick.fileName} ${tick.kind}`), [
@@ -84,4 +86,31 @@ test('due ticks between two instants name their DAG, oldest first, and leave sus
   const capped = cron.due(at('2026-05-01T08:00:00Z'), at('2026-05-01T10:00:00Z'), 3);
   assert.deepEqual(capped.truncated, ['paused']);
   assert.equal(capped.ticks.filter((tick) => tick.fileName === 'paused').length, 3);
+});
+
+test('a DAG added, edited or resumed has no due ticks from before that moment', () => {
+  const { cron, suspended, moveTo } = planner('2026-05-01T10:00:00Z');
+  const since = at('2026-05-01T09:00:00Z');
+  cron.set('old', scheduleOf('schedule: "*/30 * * * *"'), since);
+  moveTo('2026-05-01T10:10:00Z');
+  cron.set('new', scheduleOf('schedule: "*/30 * * * *"'));
+  cron.set('paused', scheduleOf('schedule: "*/30 * * * *"'), since);
+  suspended.add('paused');
+  moveTo('2026-05-01T11:20:00Z');
+  suspended.delete('paused');
+  cron.skipUntil('paused');
+  cron.rename('old', 'renamed');
+  const { ticks } = cron.due(since, at('2026-05-01T11:30:00Z'));
+  assert.deepEqual(ticks.map((tick) => `${iso(tick.at)} ${tick.fileName}`), [
+    '2026-05-01T09:30:00.000Z renamed',
+    '2026-05-01T10:00:00.000Z renamed',
+    '2026-05-01T10:30:00.000Z new',
+    '2026-05-01T10:30:00.000Z renamed',
+    '2026-05-01T11:00:00.000Z new',
+    '2026-05-01T11:00:00.000Z renamed',
+    '2026-05-01T11:30:00.000Z new',
+    '2026-05-01T11:30:00.000Z paused',
+    '2026-05-01T11:30:00.000Z renamed',
+  ], 'a rename keeps what was due; ticks while suspended are not due');
+  cron.skipUntil('unknown');
 });

@@ -17,6 +17,8 @@ export interface DueTick extends Tick {
 
 interface Entry {
   compiled: CompiledSchedule;
+  /** Ticks at or before it are never due: the DAG was not planned (or was suspended) then. */
+  since: number;
   /** The soonest tick after `from`, valid for every instant in [from, next.at). */
   cached?: { from: number; next: Tick | undefined };
 }
@@ -26,11 +28,21 @@ export class CronPlanner {
 
   constructor(private readonly options: CronPlannerOptions) {}
 
-  /** A DAG added or edited: its schedule replaces any it had. An unscheduled DAG is dropped. */
-  set(fileName: string, schedule: Schedule): void {
+  /**
+   * A DAG added or edited: its schedule replaces any it had, and its ticks after `since` (now by
+   * default; at start, when the server last planned, so that ticks missed while down are due)
+   * are due. An unscheduled DAG is dropped.
+   */
+  set(fileName: string, schedule: Schedule, since = this.options.clock.now()): void {
     const compiled = compileSchedule(schedule, this.options.timeZone);
-    if (isScheduled(compiled)) this.entries.set(fileName, { compiled });
+    if (isScheduled(compiled)) this.entries.set(fileName, { compiled, since });
     else this.entries.delete(fileName);
+  }
+
+  /** A DAG resumed: the ticks that fell while it was suspended (up to `until`) are not due. */
+  skipUntil(fileName: string, until = this.options.clock.now()): void {
+    const entry = this.entries.get(fileName);
+    if (entry) entry.since = Math.max(entry.since, until);
   }
 
   remove(fileName: string): void {
@@ -66,13 +78,13 @@ export class CronPlanner {
     return soonest;
   }
 
-  /** Ticks in (fromMs, toMs] of every DAG not suspended, oldest first, at most `limit` per DAG. */
+  /** Ticks in (fromMs, toMs] of every DAG not suspended, after its `since`, oldest first, at most `limit` per DAG. */
   due(fromMs: number, toMs: number, limit = 1000): { ticks: DueTick[]; truncated: string[] } {
     const ticks: DueTick[] = [];
     const truncated: string[] = [];
     for (const [fileName, entry] of this.entries) {
       if (this.options.isSuspended(fileName)) continue;
-      const found = ticksBetween(entry.compiled, fromMs, toMs, limit);
+      const found = ticksBetween(entry.compiled, Math.max(fromMs, entry.since), toMs, limit);
       for (const tick of found.ticks) ticks.push({ ...tick, fileName });
       if (found.truncated) truncated.push(fileName);
     }
