@@ -113,3 +113,13 @@ test('fall back: a fixed time in the repeated hour ticks once; an interval ticks
     '2026-11-02T06:30:00.000Z',
   ]);
 });
+
+test('nextStart answers again from its last answer until that tick passes, and per zone', () => {
+  const schedule = scheduleOf('schedule:\n  start: "0 9 * * *"\n  stop: "0 10 * * *"');
+  assert.equal(iso(nextStart(schedule, at('2026-01-10T07:00:00Z'), 'UTC')), '2026-01-10T09:00:00.000Z');
+  assert.equal(iso(nextStart(schedule, at('2026-01-10T08:59:59Z'), 'UTC')), '2026-01-10T09:00:00.000Z');
+  assert.equal(iso(nextStart(schedule, at('2026-01-10T09:00:00Z'), 'UTC')), '2026-01-11T09:00:00.000Z', 'at its tick, the next one');
+  assert.equal(iso(nextStart(schedule, at('2026-01-10T06:00:00Z'), 'UTC')), '2026-01-10T09:00:00.000Z', 'an earlier instant is asked again');
+  assert.equal(iso(nextStart(schedule, at('2026-01-10T06:00:00Z'), 'Europe/Paris')), '2026-01-10T08:00:00.000Z');
+  assert.equal(nextStart(scheduleOf('schedule:\n  stop: "0 10 * * *"'), 0, 'UTC'), undefined);
+});
