@@ -71,6 +71,9 @@ export class Engine {
   /** Stored DAGs and definitions to check, parsed without holding the event loop. */
   readonly definitions: Definitions;
   private closing = false;
+  private closed: Promise<void> | undefined;
+  /** Set by drain: no new runs are admitted, the active ones run on. */
+  private draining = false;
 
   constructor(private readonly deps: EngineDeps) {
     this.clock = deps.clock ?? systemClock;
@@ -182,7 +185,7 @@ export class Engine {
    * them run again, the others keep their results; `stepName` runs that one step alone.
    */
   async retry(name: string, dagRunId: string, options: { dagRunId?: string; stepName?: string } = {}): Promise<{ dagRunId: string }> {
-    if (this.closing) throw new AppError('internal_error', 'the server is shutting down');
+    if (this.draining) throw new AppError('internal_error', 'the server is shutting down');
     const found = this.findRun(name, dagRunId);
     const priorKey = runKey(found.name, found.dagRunId);
     const refuseRunning = () => {
@@ -335,19 +338,33 @@ export class Engine {
     return record;
   }
 
+  /**
+   * Stops admitting runs (starts, retries and inline runs are refused; sub DAG runs of active runs
+   * still start) and waits up to `graceMs` for the active runs to finish on their own.
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.draining = true;
+    const finished = Promise.all(this.activeRuns().map(({ name, dagRunId }) => this.whenFinished(name, dagRunId)));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([finished, new Promise<void>((resolve) => { timer = setTimeout(resolve, Math.max(0, graceMs)); })]);
+    clearTimeout(timer);
+  }
+
   /** Stops every active run (their steps get their stop signal), waits for them, stops the scheduler. */
-  async close(): Promise<void> {
-    if (this.closing) return;
-    this.closing = true;
-    const active = this.activeRuns();
-    const finished = active.map(({ name, dagRunId }) => this.whenFinished(name, dagRunId));
-    for (const { name, dagRunId } of active) this.scheduler.send({ type: 'run.stop', name, dagRunId, at: this.clock.now() });
-    await Promise.all(finished);
-    this.scheduler.stop();
+  close(): Promise<void> {
+    return (this.closed ??= (async () => {
+      this.closing = true;
+      this.draining = true;
+      const active = this.activeRuns();
+      const finished = active.map(({ name, dagRunId }) => this.whenFinished(name, dagRunId));
+      for (const { name, dagRunId } of active) this.scheduler.send({ type: 'run.stop', name, dagRunId, at: this.clock.now() });
+      await Promise.all(finished);
+      this.scheduler.stop();
+    })());
   }
 
   private async launch(dag: Dag, specText: string, options: StartOptions, kind: 'start' | 'inline', fileName?: string): Promise<{ dagRunId: string }> {
-    if (this.closing) throw new AppError('internal_error', 'the server is shutting down');
+    if (this.draining) throw new AppError('internal_error', 'the server is shutting down');
     const name = options.dagName ?? dag.name;
     const nameProblem = dagNameProblem(name);
     if (nameProblem) throw new AppError('bad_request', nameProblem);
@@ -414,7 +431,8 @@ export class Engine {
     // handler still runs (COMPAT.md): the run actor takes it from there.
     const unmet = await unmetDagPrecondition(dag, plan, this.deps.dispatcher);
     // The awaits above leave room for a shutdown to begin: such a run is refused, never half-started.
-    if (this.closing) throw new AppError('internal_error', 'the server is shutting down');
+    // While draining, a sub DAG run of an active run still starts: its caller may finish in time.
+    if (this.closing || (this.draining && !seed.lineage)) throw new AppError('internal_error', 'the server is shutting down');
     // The first record is durable before the caller hears the id; the actor's writes follow in order.
     const saved = this.deps.runs.save(record);
     void this.deps.runs.saveSpec(name, dagRunId, seed.specText);
