@@ -219,7 +219,7 @@ test('with --shutdown-grace, SIGTERM admits no run, lets the active one finish, 
   assert.ok(await waitUntil(() => /admitting no runs; active runs have 30 s to finish/.test(output())), output());
   const refused = await fetch(`${base}/dags/gated/start`, { method: 'POST', body: '{"dagRunId":"late"}' });
   assert.equal(refused.status, 500);
-  assert.match((await refused.json()).message, /shutting down/);
+  assert.match(((await refused.json()) as { message: string }).message, /shutting down/);
   assert.equal((await getJson(`${base}/dag-runs/gated/${dagRunId}`)).dagRun.statusLabel, 'running', 'the API answers while the run finishes');
   await writeFile(gate, '');
   assert.equal(await exited(child), 0);
