@@ -1,7 +1,7 @@
 // The engine facade: start, stop and observe runs. The only way into the actors from outside.
 import { createActor, type Actor } from 'xstate';
 import {
-  AppError, MASK, NodeStatus, RunStatus, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, isoTime, systemClock, uuidv7,
+  AppError, MASK, NodeStatus, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, systemClock, uuidv7,
   type Clock, type Dag, type DagStore, type LogStore, type ParamDef, type RunRecord, type RunStore, type StepDispatcher,
 } from '../core/index.ts';
 import { fieldsNotRunYet, mergeParams, paramsFromRequest, type DefinitionParser } from '../spec/index.ts';
@@ -16,10 +16,10 @@ import { unmetDagPrecondition } from './run/conditions.ts';
 import { executeStepOn } from './step/execute-step.ts';
 import type { SubDagCall, SubDagRunner } from './step/sub-dag.ts';
 import { loadRunVariables, type RunVariables } from './run/variables.ts';
-import { logLine } from './run/log-line.ts';
 import { ancestry, MAX_SUB_DAG_DEPTH, nestingProblem } from './run/nesting.ts';
 import { runMachine } from './run/run.machine.ts';
 import { admissionError } from './scheduler/admission.ts';
+import { settleInterrupted } from './scheduler/recovery.ts';
 import { admittedCount, schedulerMachine } from './scheduler/scheduler.machine.ts';
 import { stepMachine } from './step/step.machine.ts';
 
@@ -139,7 +139,7 @@ export class Engine {
   /** Starts the scheduler and closes runs a previous process left active. */
   async start(): Promise<void> {
     this.scheduler.start();
-    await this.recoverInterrupted();
+    await settleInterrupted(this.deps.runs, this.deps.logs, this.clock.now(), (name, dagRunId) => this.isActive(name, dagRunId));
   }
 
   subscribe(listener: EngineListener): () => void {
@@ -441,30 +441,6 @@ export class Engine {
     seed.reservedSlot = false;
     await saved;
     return { dagRunId };
-  }
-
-  /** Runs recorded active by a process that ended without finishing them are closed as failed. */
-  private async recoverInterrupted(): Promise<void> {
-    const now = this.clock.now();
-    const writes: Promise<void>[] = [];
-    for (const status of [RunStatus.Running, RunStatus.Queued]) {
-      for (const record of this.deps.runs.list({ status, includeSubRuns: true })) {
-        if (this.isActive(record.name, record.dagRunId)) continue;
-        const message = 'the server stopped while the run was active';
-        writes.push(this.deps.runs.save({
-          ...record,
-          status: RunStatus.Failed,
-          finishedAt: isoTime(now),
-          error: message,
-          nodes: record.nodes.map((node) => node.status === NodeStatus.Running
-            ? { ...node, status: NodeStatus.Failed, finishedAt: isoTime(now), error: message }
-            : node),
-        }));
-        this.deps.logs.appendRunLog(record.log, logLine(now, 'ERROR', 'DAG run interrupted', { dag: record.name, 'run-id': record.dagRunId }));
-        void this.deps.logs.closeRunLog(record.log);
-      }
-    }
-    await Promise.all(writes);
   }
 }
 
