@@ -22,6 +22,11 @@ export interface TroupeConfig {
   maxThreads?: number;
   /** `child_process` starts steps without the posix_spawn addon, as TROUPE_SPAWN=child_process does. */
   spawnMode?: 'child_process';
+  /**
+   * On close, how long active runs may go on to finish on their own (no new run is admitted
+   * meanwhile, the API still answers) before the rest are stopped and recorded aborted. Default 0.
+   */
+  shutdownGraceMs?: number;
   /** Write an example DAG when the home is new (the service does; embedders need not). */
   writeExample?: boolean;
   /** What "now" is for DAGs' next runs; the system clock by default (tests move time with their own). */
@@ -93,8 +98,13 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
   return {
     ...handle,
     server,
-    // Stop taking requests first, then stop the runs (their steps get their stop signal).
-    close: () => (closed ??= server.close().then(() => handle.close())),
+    // Admission stops first and the active runs get their grace period, the API answering
+    // meanwhile; then requests stop, then the runs left are stopped (their steps get their signal).
+    close: () => (closed ??= (async () => {
+      await handle.engine.drain(config.shutdownGraceMs ?? 0);
+      await server.close();
+      await handle.close();
+    })()),
   };
 }
 

@@ -1,3 +1,4 @@
 export { LmdbRunStore } from './lmdb-run-store.ts';
 export { DagFiles } from './dag-files.ts';
 export { LogFiles } from './log-files.ts';
+export { LmdbQueueStore } from './lmdb-queue-store.ts';
