@@ -2,7 +2,7 @@
 import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Definitions, Engine, RetentionSweeper } from './actors/index.ts';
-import type { Clock } from './core/index.ts';
+import { systemClock, type Clock } from './core/index.ts';
 import { PiscinaDispatcher, TaskPool, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { startServer, type Carrier, type RunningServer } from './http/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './spec/index.ts';
@@ -22,10 +22,20 @@ export interface TroupeConfig {
   maxThreads?: number;
   /** `child_process` starts steps without the posix_spawn addon, as TROUPE_SPAWN=child_process does. */
   spawnMode?: 'child_process';
+  /**
+   * On close, how long active runs may go on to finish on their own (no new run is admitted
+   * meanwhile, the API still answers) before the rest are stopped and recorded aborted. Default 0.
+   */
+  shutdownGraceMs?: number;
   /** Write an example DAG when the home is new (the service does; embedders need not). */
   writeExample?: boolean;
-  /** The time runs are stamped with and history retention counts from (tests move it). */
+  /**
+   * What "now" is: the times runs are stamped with, DAGs' next runs and history retention; the
+   * system clock by default (tests move time with their own).
+   */
   clock?: Clock;
+  /** The zone of schedule expressions without `CRON_TZ=`; the server's (TZ) by default. */
+  timeZone?: string;
 }
 
 export interface EngineHandle {
@@ -84,7 +94,8 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
   let server: RunningServer;
   try {
     server = await startServer(
-      { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, version: await readVersion(), startedAtMs: Date.now() },
+      { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, version: await readVersion(), startedAtMs: Date.now(),
+        clock: config.clock ?? systemClock, timeZone: config.timeZone },
       { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs },
     );
   } catch (error) {
@@ -95,8 +106,13 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
   return {
     ...handle,
     server,
-    // Stop taking requests first, then stop the runs (their steps get their stop signal).
-    close: () => (closed ??= server.close().then(() => handle.close())),
+    // Admission stops first and the active runs get their grace period, the API answering
+    // meanwhile; then requests stop, then the runs left are stopped (their steps get their signal).
+    close: () => (closed ??= (async () => {
+      await handle.engine.drain(config.shutdownGraceMs ?? 0);
+      await server.close();
+      await handle.close();
+    })()),
   };
 }
 

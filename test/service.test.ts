@@ -204,3 +204,52 @@ test('--http picks the carrier over TROUPE_HTTP and config.yaml; on uWS one line
   uws.child.kill('SIGTERM');
   assert.equal(await exited(uws.child), 0);
 });
+
+test('with --shutdown-grace, SIGTERM admits no run, lets the active one finish, and the API answers meanwhile', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'troupe-cli-'));
+  t.after(() => rm(home, { recursive: true, force: true }));
+  const { child, base, output } = await startCli(['--home', home, '--port', '0', '--shutdown-grace', '30']);
+  t.after(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  const gate = join(home, 'gate');
+  await fetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'gated', spec: `steps:\n  - name: wait\n    command: sh -c 'while [ ! -f ${gate} ]; do sleep 0.05; done'\n` }) });
+  const { dagRunId } = await getJson(`${base}/dags/gated/start`, { method: 'POST', body: '{}' });
+  assert.ok(await waitUntil(async () => (await getJson(`${base}/dag-runs/gated/${dagRunId}`)).dagRun.nodes[0].status === 1));
+
+  child.kill('SIGTERM');
+  assert.ok(await waitUntil(() => /admitting no runs; active runs have 30 s to finish/.test(output())), output());
+  const refused = await fetch(`${base}/dags/gated/start`, { method: 'POST', body: '{"dagRunId":"late"}' });
+  assert.equal(refused.status, 500);
+  assert.match(((await refused.json()) as { message: string }).message, /shutting down/);
+  assert.equal((await getJson(`${base}/dag-runs/gated/${dagRunId}`)).dagRun.statusLabel, 'running', 'the API answers while the run finishes');
+  await writeFile(gate, '');
+  assert.equal(await exited(child), 0);
+
+  const again = await startCli(['--home', home, '--port', '0']);
+  t.after(() => { if (again.child.exitCode === null) again.child.kill('SIGKILL'); });
+  assert.equal((await getJson(`${again.base}/dag-runs/gated/${dagRunId}`)).dagRun.statusLabel, 'succeeded');
+  assert.equal((await fetch(`${again.base}/dag-runs/gated/late`)).status, 404, 'the refused start left nothing');
+  again.child.kill('SIGTERM');
+  assert.equal(await exited(again.child), 0);
+});
+
+test('a second signal during the shutdown grace stops the active runs at once, recorded aborted', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'troupe-cli-'));
+  t.after(() => rm(home, { recursive: true, force: true }));
+  const { child, base, output } = await startCli(['--home', home, '--port', '0'], { TROUPE_SHUTDOWN_GRACE_SEC: '300' });
+  t.after(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  await fetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'long', spec: 'steps:\n  - name: wait\n    command: sleep 120\n' }) });
+  const { dagRunId } = await getJson(`${base}/dags/long/start`, { method: 'POST', body: '{}' });
+  assert.ok(await waitUntil(async () => (await getJson(`${base}/dag-runs/long/${dagRunId}`)).dagRun.nodes[0].status === 1));
+  child.kill('SIGTERM');
+  assert.ok(await waitUntil(() => /300 s to finish/.test(output())), output());
+  child.kill('SIGINT');
+  assert.equal(await exited(child), 0);
+  assert.match(output(), /SIGINT received, stopping runs now/);
+
+  const again = await startCli(['--home', home, '--port', '0']);
+  t.after(() => { if (again.child.exitCode === null) again.child.kill('SIGKILL'); });
+  const run = (await getJson(`${again.base}/dag-runs/long/${dagRunId}`)).dagRun;
+  assert.deepEqual([run.statusLabel, run.nodes[0].statusLabel], ['aborted', 'aborted']);
+  again.child.kill('SIGTERM');
+  assert.equal(await exited(again.child), 0);
+});

@@ -1,7 +1,7 @@
 // The engine facade: start, stop and observe runs. The only way into the actors from outside.
 import { createActor, type Actor } from 'xstate';
 import {
-  AppError, MASK, NodeStatus, RunStatus, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, isoTime, systemClock, uuidv7,
+  AppError, MASK, NodeStatus, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, systemClock, uuidv7,
   type Clock, type Dag, type DagStore, type LogStore, type ParamDef, type RunRecord, type RunStore, type StepDispatcher,
 } from '../core/index.ts';
 import { fieldsNotRunYet, mergeParams, paramsFromRequest, type DefinitionParser } from '../spec/index.ts';
@@ -16,10 +16,10 @@ import { unmetDagPrecondition } from './run/conditions.ts';
 import { executeStepOn } from './step/execute-step.ts';
 import type { SubDagCall, SubDagRunner } from './step/sub-dag.ts';
 import { loadRunVariables, type RunVariables } from './run/variables.ts';
-import { logLine } from './run/log-line.ts';
 import { ancestry, MAX_SUB_DAG_DEPTH, nestingProblem } from './run/nesting.ts';
 import { runMachine } from './run/run.machine.ts';
 import { admissionError } from './scheduler/admission.ts';
+import { settleInterrupted } from './scheduler/recovery.ts';
 import { admittedCount, schedulerMachine } from './scheduler/scheduler.machine.ts';
 import { stepMachine } from './step/step.machine.ts';
 
@@ -71,6 +71,9 @@ export class Engine {
   /** Stored DAGs and definitions to check, parsed without holding the event loop. */
   readonly definitions: Definitions;
   private closing = false;
+  private closed: Promise<void> | undefined;
+  /** Set by drain: no new runs are admitted, the active ones run on. */
+  private draining = false;
 
   constructor(private readonly deps: EngineDeps) {
     this.clock = deps.clock ?? systemClock;
@@ -136,7 +139,7 @@ export class Engine {
   /** Starts the scheduler and closes runs a previous process left active. */
   async start(): Promise<void> {
     this.scheduler.start();
-    await this.recoverInterrupted();
+    await settleInterrupted(this.deps.runs, this.deps.logs, this.clock.now(), (name, dagRunId) => this.isActive(name, dagRunId));
   }
 
   subscribe(listener: EngineListener): () => void {
@@ -182,7 +185,7 @@ export class Engine {
    * them run again, the others keep their results; `stepName` runs that one step alone.
    */
   async retry(name: string, dagRunId: string, options: { dagRunId?: string; stepName?: string } = {}): Promise<{ dagRunId: string }> {
-    if (this.closing) throw new AppError('internal_error', 'the server is shutting down');
+    if (this.draining) throw new AppError('internal_error', 'the server is shutting down');
     const found = this.findRun(name, dagRunId);
     const priorKey = runKey(found.name, found.dagRunId);
     const refuseRunning = () => {
@@ -335,19 +338,33 @@ export class Engine {
     return record;
   }
 
+  /**
+   * Stops admitting runs (starts, retries and inline runs are refused; sub DAG runs of active runs
+   * still start) and waits up to `graceMs` for the active runs to finish on their own.
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.draining = true;
+    const finished = Promise.all(this.activeRuns().map(({ name, dagRunId }) => this.whenFinished(name, dagRunId)));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([finished, new Promise<void>((resolve) => { timer = setTimeout(resolve, Math.max(0, graceMs)); })]);
+    clearTimeout(timer);
+  }
+
   /** Stops every active run (their steps get their stop signal), waits for them, stops the scheduler. */
-  async close(): Promise<void> {
-    if (this.closing) return;
-    this.closing = true;
-    const active = this.activeRuns();
-    const finished = active.map(({ name, dagRunId }) => this.whenFinished(name, dagRunId));
-    for (const { name, dagRunId } of active) this.scheduler.send({ type: 'run.stop', name, dagRunId, at: this.clock.now() });
-    await Promise.all(finished);
-    this.scheduler.stop();
+  close(): Promise<void> {
+    return (this.closed ??= (async () => {
+      this.closing = true;
+      this.draining = true;
+      const active = this.activeRuns();
+      const finished = active.map(({ name, dagRunId }) => this.whenFinished(name, dagRunId));
+      for (const { name, dagRunId } of active) this.scheduler.send({ type: 'run.stop', name, dagRunId, at: this.clock.now() });
+      await Promise.all(finished);
+      this.scheduler.stop();
+    })());
   }
 
   private async launch(dag: Dag, specText: string, options: StartOptions, kind: 'start' | 'inline', fileName?: string): Promise<{ dagRunId: string }> {
-    if (this.closing) throw new AppError('internal_error', 'the server is shutting down');
+    if (this.draining) throw new AppError('internal_error', 'the server is shutting down');
     const name = options.dagName ?? dag.name;
     const nameProblem = dagNameProblem(name);
     if (nameProblem) throw new AppError('bad_request', nameProblem);
@@ -414,7 +431,8 @@ export class Engine {
     // handler still runs (COMPAT.md): the run actor takes it from there.
     const unmet = await unmetDagPrecondition(dag, plan, this.deps.dispatcher);
     // The awaits above leave room for a shutdown to begin: such a run is refused, never half-started.
-    if (this.closing) throw new AppError('internal_error', 'the server is shutting down');
+    // While draining, a sub DAG run of an active run still starts: its caller may finish in time.
+    if (this.closing || (this.draining && !seed.lineage)) throw new AppError('internal_error', 'the server is shutting down');
     // The first record is durable before the caller hears the id; the actor's writes follow in order.
     const saved = this.deps.runs.save(record);
     void this.deps.runs.saveSpec(name, dagRunId, seed.specText);
@@ -423,30 +441,6 @@ export class Engine {
     seed.reservedSlot = false;
     await saved;
     return { dagRunId };
-  }
-
-  /** Runs recorded active by a process that ended without finishing them are closed as failed. */
-  private async recoverInterrupted(): Promise<void> {
-    const now = this.clock.now();
-    const writes: Promise<void>[] = [];
-    for (const status of [RunStatus.Running, RunStatus.Queued]) {
-      for (const record of this.deps.runs.list({ status, includeSubRuns: true })) {
-        if (this.isActive(record.name, record.dagRunId)) continue;
-        const message = 'the server stopped while the run was active';
-        writes.push(this.deps.runs.save({
-          ...record,
-          status: RunStatus.Failed,
-          finishedAt: isoTime(now),
-          error: message,
-          nodes: record.nodes.map((node) => node.status === NodeStatus.Running
-            ? { ...node, status: NodeStatus.Failed, finishedAt: isoTime(now), error: message }
-            : node),
-        }));
-        this.deps.logs.appendRunLog(record.log, logLine(now, 'ERROR', 'DAG run interrupted', { dag: record.name, 'run-id': record.dagRunId }));
-        void this.deps.logs.closeRunLog(record.log);
-      }
-    }
-    await Promise.all(writes);
   }
 }
 

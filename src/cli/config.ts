@@ -18,20 +18,21 @@ export interface Flags {
   dags?: string;
   config?: string;
   http?: string;
+  'shutdown-grace'?: string;
 }
 
-type Layer = Partial<Record<'host' | 'port' | 'home' | 'dags' | 'data' | 'logs' | 'http' | 'workers', string>>;
+type Layer = Partial<Record<'host' | 'port' | 'home' | 'dags' | 'data' | 'logs' | 'http' | 'workers' | 'grace', string>>;
 
 const fileKeys: Record<string, keyof Layer> = {
-  host: 'host', port: 'port', home: 'home', dags: 'dags', dagsDir: 'dags', dataDir: 'data', logDir: 'logs', logsDir: 'logs', http: 'http', workers: 'workers',
+  host: 'host', port: 'port', home: 'home', dags: 'dags', dagsDir: 'dags', dataDir: 'data', logDir: 'logs', logsDir: 'logs', http: 'http', workers: 'workers', shutdownGraceSec: 'grace',
 };
 
 export async function resolveConfig(flags: Flags, env: Record<string, string | undefined>): Promise<ResolvedConfig> {
   const fromEnv: Layer = {
     host: env.TROUPE_HOST, port: env.TROUPE_PORT, home: env.TROUPE_HOME, dags: env.TROUPE_DAGS,
-    data: env.TROUPE_DATA, logs: env.TROUPE_LOGS, http: env.TROUPE_HTTP, workers: env.TROUPE_WORKERS,
+    data: env.TROUPE_DATA, logs: env.TROUPE_LOGS, http: env.TROUPE_HTTP, workers: env.TROUPE_WORKERS, grace: env.TROUPE_SHUTDOWN_GRACE_SEC,
   };
-  const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http };
+  const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags['shutdown-grace'] };
   const home = resolve(fromFlags.home ?? fromEnv.home ?? join(homedir(), '.troupe'));
   const configFile = flags.config ?? env.TROUPE_CONFIG;
   const fromFile = await readConfigFile(configFile ? resolve(configFile) : join(home, 'config.yaml'), configFile !== undefined);
@@ -43,6 +44,8 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
   const workers = pick('workers');
   const maxThreads = workers === undefined ? undefined : Number(workers);
   if (maxThreads !== undefined && (!Number.isInteger(maxThreads) || maxThreads < 1)) throw new AppError('bad_request', `workers must be a positive integer`);
+  const grace = Number(pick('grace') ?? 0);
+  if (!Number.isFinite(grace) || grace < 0) throw new AppError('bad_request', `shutdown grace must be a number of seconds, 0 or more, not "${pick('grace')}"`);
   return {
     host: pick('host') ?? '127.0.0.1',
     port,
@@ -52,6 +55,7 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     logDir: resolve(home, pick('logs') ?? 'logs'),
     carrier,
     maxThreads,
+    shutdownGraceMs: grace * 1000,
     configFile,
   };
 }

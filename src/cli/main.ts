@@ -5,13 +5,16 @@ import { startTroupe } from '../main.ts';
 import { resolveConfig } from './config.ts';
 
 const usage = `usage: troupe start-all [--host HOST] [--port PORT] [--home DIR] [--dags DIR] [--config FILE]
-                        [--http auto|uws|node]
+                        [--http auto|uws|node] [--shutdown-grace SEC]
 
   start-all   run the REST API server and the scheduler in one process
               (defaults: 127.0.0.1:8080, home ~/.troupe; TROUPE_* variables and
               HOME/config.yaml are read too, flags win over both)
   --http      the HTTP server: uws (uWebSockets.js), node (node:http: also HTTP/1.0,
-              pipelining and JSON protocol errors), auto (uws, node when uws cannot load)`;
+              pipelining and JSON protocol errors), auto (uws, node when uws cannot load)
+  --shutdown-grace  on SIGTERM or SIGINT, seconds active runs may go on to finish before
+              they are stopped and recorded aborted (default 0); no run starts meanwhile,
+              a second signal stops them at once`;
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -19,7 +22,7 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       host: { type: 'string' }, port: { type: 'string' }, home: { type: 'string' },
-      dags: { type: 'string' }, config: { type: 'string' }, http: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      dags: { type: 'string' }, config: { type: 'string' }, http: { type: 'string' }, 'shutdown-grace': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
   });
   const command = positionals[0] ?? 'start-all';
@@ -41,7 +44,18 @@ async function main(argv: string[]): Promise<number> {
   const troupe = await startTroupe({ ...config, writeExample: true });
   console.log(`troupe listening on http://${config.host}:${troupe.server.port}/api/v2 (${troupe.server.carrier}); home ${config.home}; steps start with ${troupe.spawnMethod}`);
   const signal = await signalled;
-  console.log(`troupe: ${signal} received, stopping runs and shutting down`);
+  const grace = config.shutdownGraceMs ?? 0;
+  if (grace > 0 && troupe.engine.activeRuns().length > 0) {
+    console.log(`troupe: ${signal} received, admitting no runs; active runs have ${grace / 1000} s to finish (a second signal stops them now)`);
+    const stopNow = (again: string) => {
+      console.log(`troupe: ${again} received, stopping runs now`);
+      void troupe.engine.close();
+    };
+    process.once('SIGINT', stopNow);
+    process.once('SIGTERM', stopNow);
+  } else {
+    console.log(`troupe: ${signal} received, stopping runs and shutting down`);
+  }
   try {
     await troupe.close();
   } catch (error) {

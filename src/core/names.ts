@@ -19,6 +19,19 @@ export function isValidDagName(name: unknown): name is string {
   return dagNameProblem(name) === undefined;
 }
 
+export const MAX_QUEUE_NAME_LENGTH = 128;
+
+/**
+ * Queue names: a DAG's name (its dag-based queue) or a custom queue's from the configuration. The
+ * characters of DAG names, longer: they become store keys.
+ */
+export function queueNameProblem(name: unknown): string | undefined {
+  if (typeof name !== 'string' || name.length === 0) return 'queue name is required';
+  if (name.length > MAX_QUEUE_NAME_LENGTH) return `queue name must be at most ${MAX_QUEUE_NAME_LENGTH} characters`;
+  if (!dagNamePattern.test(name)) return 'queue name must only contain letters, digits, underscores, dots and hyphens';
+  return undefined;
+}
+
 /** Ids the API reads as something else: `latest` names a DAG's newest run in every run path. */
 const RESERVED_RUN_IDS = new Set(['latest']);
 

@@ -24,6 +24,63 @@ export interface RunStore {
   close(): Promise<void>;
 }
 
+/** A run waiting in a queue. */
+export interface QueueItem {
+  queue: string;
+  /** The run: its DAG name and id. Its definition is the run's stored spec (RunStore.getSpec). */
+  name: string;
+  dagRunId: string;
+  /** First in, first out within a queue: every enqueue takes a higher number, across restarts too. */
+  seq: number;
+  enqueuedAtMs: number;
+  /** As the request gave them: they are evaluated (backtick commands run) when the run starts. */
+  params?: string;
+  /** The stored DAG the run came from; absent for an inline spec. */
+  fileName?: string;
+}
+
+export interface QueueSummary {
+  queue: string;
+  queued: number;
+  oldestEnqueuedAtMs: number;
+}
+
+/**
+ * Queue items, each written in one transaction with its run's record: a run is never queued
+ * without its item, nor the reverse. Reads are synchronous and show committed writes only: a
+ * caller that decided on an item (a dispatch) remembers it until its write settles. Writes are
+ * applied in call order.
+ */
+export interface QueueStore {
+  /**
+   * Stores `record` (status queued, `queuedAt` set, its nodes not started), its spec and its item
+   * at the tail of `queue`. Rejects bad_request on a name or a record that cannot be queued, and
+   * already_exists when a run of that name and id is stored.
+   */
+  enqueue(record: RunRecord, request: { queue: string; spec: string; params?: string; fileName?: string }): Promise<QueueItem>;
+  /**
+   * A queued run starts: its first record (running; it keeps the `createdAtMs` and `queuedAt` of
+   * its queued record) is stored and its item removed. Rejects not_found when the run is no
+   * longer queued (dequeued, or dispatched by an earlier call).
+   */
+  dispatch(record: RunRecord): Promise<QueueItem>;
+  /**
+   * A queued run leaves its queue without running: its final record (aborted when dequeued,
+   * failed when it could not start) is stored and its item removed. Rejects not_found as dispatch.
+   */
+  dequeue(record: RunRecord): Promise<QueueItem>;
+  /** First in, first out. */
+  items(queue: string): QueueItem[];
+  head(queue: string): QueueItem | undefined;
+  find(name: string, dagRunId: string): QueueItem | undefined;
+  /** The queues that hold items, by name. */
+  queues(): QueueSummary[];
+  /** Items in `queue`, or in all queues. */
+  size(queue?: string): number;
+  /** How long the oldest item of `queue` has waited at `nowMs`; undefined when it is empty. */
+  oldestAgeMs(queue: string, nowMs: number): number | undefined;
+}
+
 export interface DagFile {
   fileName: string;
   text: string;

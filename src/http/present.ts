@@ -1,5 +1,5 @@
 // Records and models -> the API's JSON shapes (http-api.md section 2).
-import { RunStatus, nodeStatusLabel, runStatusLabel, type Dag, type HandlerNodeName, type NodeRecord, type RunRecord } from '../core/index.ts';
+import { RunStatus, isoTime, nodeStatusLabel, runStatusLabel, type Dag, type HandlerNodeName, type NodeRecord, type RunRecord } from '../core/index.ts';
 import { conditionView, paramsJson, paramsList, stepView, type ParseResult } from '../spec/index.ts';
 
 export function runSummary(record: RunRecord) {
@@ -104,6 +104,11 @@ export function emptyRunSummary(name: string) {
     rootDAGRunName: '', rootDAGRunId: '', parentDAGRunName: '', parentDAGRunId: '', dagRunId: '', name,
     status: 0, statusLabel: 'not_started', queuedAt: '', startedAt: '', finishedAt: '', log: '', params: '',
   };
+}
+
+/** A DAG's next scheduled run (troupe): an ISO 8601 UTC time, or null when none is scheduled. */
+export function nextRunView(ms: number | undefined): string | null {
+  return ms === undefined ? null : isoTime(ms);
 }
 
 /** The `dag` of list items and search results (2.5). */

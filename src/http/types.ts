@@ -1,5 +1,5 @@
 // The small request/response interface every handler is written against, whichever server carries it.
-import type { DagStore, LogStore, RunStore } from '../core/index.ts';
+import type { Clock, DagStore, LogStore, RunStore } from '../core/index.ts';
 import type { Engine } from '../actors/index.ts';
 
 export interface HttpRequest {
@@ -26,6 +26,10 @@ export interface ApiDeps {
   logs: LogStore;
   version: string;
   startedAtMs: number;
+  /** The time DAGs' next runs are computed from. */
+  clock: Clock;
+  /** The zone of schedule expressions without `CRON_TZ=`; absent: the server's. */
+  timeZone?: string;
 }
 
 export type Handler = (request: HttpRequest, deps: ApiDeps) => Promise<HttpResponse> | HttpResponse;

@@ -10,3 +10,4 @@ export { parseDotenv } from './dotenv.ts';
 export { backtickCommands, backtickParts, substituteBackticks } from './backticks.ts';
 export { callCycles, callTargets, type CallRoot, type ParsedFile } from './call-graph.ts';
 export { DefinitionParser, OFF_THREAD_CHARS, type DefinitionParseOptions, parseWorkerFile, type ParseAnswer, type ParseTask, type RunParseTask } from './definition-parser.ts';
+export { compileCron } from './schedule.ts';

@@ -35,14 +35,18 @@ test('invalid expressions and zones are reported with their paths and lines', ()
     '    - "61 * * * *"',
     '    - "CRON_TZ=Mars/Olympus 0 9 * * *"',
     '    - 42',
+    '    - "0 0 9 * * *"',
+    '    - "@every 5m"',
     '  stop: "CRON_TZ=UTC"',
     '  pause: "0 0 * * *"',
   ].join('\n')), base);
   assert.deepEqual(errors, [
-    'schedule.pause (line 7): unknown field "pause"',
+    'schedule.pause (line 9): unknown field "pause"',
     'schedule.start[0] (line 3): invalid cron expression "61 * * * *": CronPattern: Invalid value for minute: 61',
     'schedule.start[1] (line 4): unknown time zone "Mars/Olympus"',
     'schedule.start[2] (line 5): must be a cron expression',
-    'schedule.stop (line 6): CRON_TZ=<zone> must be followed by a space and an expression',
+    "schedule.start[3] (line 6): invalid cron expression \"0 0 9 * * *\": 6 fields, 5 expected (minute hour day-of-month month day-of-week)",
+    'schedule.start[4] (line 7): invalid cron expression "@every 5m": not one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly',
+    'schedule.stop (line 8): CRON_TZ=<zone> must be followed by a space and an expression',
   ]);
 });

@@ -2,3 +2,4 @@ export { LmdbRunStore } from './lmdb-run-store.ts';
 export { DagFiles } from './dag-files.ts';
 export { LogFiles } from './log-files.ts';
 export { RunHistory } from './run-history.ts';
+export { LmdbQueueStore } from './lmdb-queue-store.ts';

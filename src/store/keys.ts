@@ -21,5 +21,9 @@ export const keys = {
   byNameAfter: (name: string) => [name, MAX_TIME],
   byTimeNewestFirst: (fromMs = 0, toMs = MAX_TIME) => ({ start: [toMs, '\uffff'], end: [fromMs], reverse: true }),
   suspended: (fileName: string) => ['suspended', fileName],
+  /** A queue's items sort by their sequence number: first in, first out. */
+  queueItem: (queue: string, seq: number) => [queue, seq],
+  queueItemOf: (name: string, dagRunId: string) => [name, dagRunId],
+  queueSequence: () => ['sequence'],
   probe: () => ['probe'],
 };

@@ -1,8 +1,9 @@
 // RunStore on LMDB: run records, the listing indexes, run specs and DAG flags in one environment.
 // A run is stored as a summary, one entry per node and its step views (written once): a transition
 // writes the summary and the nodes it changed, not the whole run, and looks only at those.
+// The queue store shares the environment (its databases change with a run's record: saveWith).
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { dagRunIdProblem, isFinalRunStatus, isValidDagName, type NodeRecord, type RunFilter, type RunRecord, type RunStore, type StepView } from '../core/index.ts';
+import { AppError, RunStatus, dagRunIdProblem, isFinalRunStatus, isValidDagName, type NodeRecord, type RunFilter, type RunRecord, type RunStore, type StepView } from '../core/index.ts';
 import { keys } from './keys.ts';
 
 type Key = Array<string | number>;
@@ -69,7 +70,7 @@ export class LmdbRunStore implements RunStore {
   private readonly probeTimer: NodeJS.Timeout;
 
   constructor(path: string) {
-    this.root = open({ path, maxDbs: 8 });
+    this.root = open({ path, maxDbs: 16 });
     this.runs = this.root.openDB({ name: 'runs' });
     this.nodes = this.root.openDB({ name: 'run-nodes' });
     this.specs = this.root.openDB({ name: 'specs' });
@@ -200,6 +201,46 @@ export class LmdbRunStore implements RunStore {
     this.committed.delete(id);
     this.committed.set(id, record);
     if (this.committed.size > COMMITTED_CACHE_SIZE) this.committed.delete(this.committed.keys().next().value!);
+  }
+
+  /** The LMDB environment, for the stores that share it (the queue store). */
+  get environment(): RootDatabase {
+    return this.root;
+  }
+
+  /**
+   * For the queue store, whose items change with their run's record: `alongside` (the item's
+   * writes), then `record` whole and its spec, in one child transaction, in call order with the
+   * other writes. It first checks the run as stored: `absent` (else already_exists) or `queued`
+   * (else not_found). Whatever throws in there rolls all of it back.
+   */
+  saveWith<T>(record: RunRecord, options: { expect: 'absent' | 'queued'; spec?: string }, alongside: () => T): Promise<T> {
+    const { name, dagRunId } = record;
+    const id = `${name}\u0000${dagRunId}`;
+    this.issued.delete(id);
+    this.issued.set(id, record);
+    if (this.issued.size > ISSUED_CACHE_SIZE) this.issued.delete(this.issued.keys().next().value!);
+    const write = this.root.childTransaction(() => {
+      const stored = this.runs.get(keys.run(name, dagRunId));
+      if (options.expect === 'absent' && stored) throw new AppError('already_exists', `dag-run ID ${dagRunId} already exists for DAG ${name}`);
+      if (options.expect === 'queued') {
+        if (stored?.status !== RunStatus.Queued) throw new AppError('not_found', `dag-run ${dagRunId} of DAG ${name} is not queued`);
+        // The listing indexes are keyed by creation time: a record that moved it would be listed twice.
+        if (stored.createdAtMs !== record.createdAtMs) throw new Error(`dag-run ${dagRunId} of DAG ${name} must keep the createdAtMs it was queued with`);
+      }
+      const result = alongside();
+      void this.putRecord(record, undefined, undefined);
+      if (options.spec !== undefined) void this.specs.put(keys.spec(name, dagRunId), options.spec);
+      return result;
+    });
+    return this.track(write).then(
+      (result) => { this.remember(id, record); return result; },
+      (error: unknown) => {
+        // The next write of the run must not be compared with a record that was never written.
+        if (this.issued.get(id) === record) this.issued.delete(id);
+        throw error;
+      },
+    );
   }
 
   saveSpec(name: string, dagRunId: string, spec: string): Promise<void> {

@@ -1,7 +1,8 @@
 // /dags: definitions (list, create, read, edit, validate, rename, delete, suspend, search, tags).
-import { AppError, dagNameProblem, type DagFile } from '../../core/index.ts';
+import { nextStart } from '../../actors/index.ts';
+import { AppError, dagNameProblem, type Dag, type DagFile } from '../../core/index.ts';
 import { minimalSpec, type ParseResult } from '../../spec/index.ts';
-import { dagDetails, dagSummary, emptyRunSummary, localDagsOf, runDetails, runSummary } from '../present.ts';
+import { dagDetails, dagSummary, emptyRunSummary, localDagsOf, nextRunView, runDetails, runSummary } from '../present.ts';
 import { intParam, stringParam } from '../query.ts';
 import { CreateDagBody, RenameBody, SpecBody, SuspendBody, ValidateBody, parseBody } from '../schemas.ts';
 import type { Router } from '../router.ts';
@@ -28,7 +29,13 @@ function fileErrors(loaded: Loaded[]): string[] {
   return loaded.flatMap(({ file, result }) => result.errors.map((error) => `${file.fileName}: ${error}`));
 }
 
-function listItem(deps: ApiDeps, { file, result }: Loaded) {
+/** When the DAG's schedule next starts a run after `now`; undefined when it has none or is suspended. */
+function nextRunAt(deps: ApiDeps, fileName: string, dag: Dag | undefined, now: number): number | undefined {
+  if (!dag || dag.schedule.start.length === 0 || deps.runs.isSuspended(fileName)) return undefined;
+  return nextStart(dag.schedule, now, deps.timeZone);
+}
+
+function listItem(deps: ApiDeps, { file, result }: Loaded, nextRun: number | undefined) {
   const name = result.dag?.name ?? file.fileName;
   const latest = deps.runs.latest(name);
   return {
@@ -36,8 +43,25 @@ function listItem(deps: ApiDeps, { file, result }: Loaded) {
     dag: dagSummary(result.dag, file.fileName),
     latestDAGRun: latest ? runSummary(latest) : emptyRunSummary(name),
     suspended: deps.runs.isSuspended(file.fileName),
+    nextRun: nextRunView(nextRun),
     errors: result.errors,
   };
+}
+
+const byFileName = (a: Loaded, b: Loaded) => a.file.fileName.toLowerCase().localeCompare(b.file.fileName.toLowerCase());
+
+/**
+ * `sort=nextRun`: the soonest first (ties by name), then the unscheduled (and suspended) by name.
+ * `desc` reverses each part; the unscheduled stay last either way.
+ */
+function sortByNextRun(loaded: Loaded[], nextRun: (entry: Loaded) => number | undefined, descending: boolean): Loaded[] {
+  const scheduled = loaded.filter((entry) => nextRun(entry) !== undefined).sort((a, b) => nextRun(a)! - nextRun(b)! || byFileName(a, b));
+  const unscheduled = loaded.filter((entry) => nextRun(entry) === undefined).sort(byFileName);
+  if (descending) {
+    scheduled.reverse();
+    unscheduled.reverse();
+  }
+  return [...scheduled, ...unscheduled];
 }
 
 async function listDags(request: HttpRequest, deps: ApiDeps) {
@@ -54,13 +78,21 @@ async function listDags(request: HttpRequest, deps: ApiDeps) {
   let matching = loaded.filter(({ file, result }) =>
     (!nameFilter || file.fileName.toLowerCase().includes(nameFilter)) &&
     (!tagFilter || (result.dag?.tags ?? []).some((tag) => tag.toLowerCase() === tagFilter)));
-  // Nothing is scheduled yet (cron is a later capability): nextRun puts every DAG among the
-  // unscheduled, which sort by name.
-  matching = matching.sort((a, b) => a.file.fileName.toLowerCase().localeCompare(b.file.fileName.toLowerCase()));
-  if (order === 'desc') matching.reverse();
+  // One instant for the whole answer; a DAG's next run is computed only when it is needed.
+  const now = deps.clock.now();
+  const nextRuns = new Map<Loaded, number | undefined>();
+  const nextRun = (entry: Loaded) => {
+    if (!nextRuns.has(entry)) nextRuns.set(entry, nextRunAt(deps, entry.file.fileName, entry.result.dag, now));
+    return nextRuns.get(entry);
+  };
+  if (sort === 'nextRun') matching = sortByNextRun(matching, nextRun, order === 'desc');
+  else {
+    matching = matching.sort(byFileName);
+    if (order === 'desc') matching.reverse();
+  }
   const totalRecords = matching.length;
   const totalPages = Math.max(Math.ceil(totalRecords / perPage), 1);
-  const items = matching.slice((page - 1) * perPage, page * perPage).map((entry) => listItem(deps, entry));
+  const items = matching.slice((page - 1) * perPage, page * perPage).map((entry) => listItem(deps, entry, nextRun(entry)));
   return json({
     dags: items,
     errors: fileErrors(loaded),
@@ -97,6 +129,7 @@ async function getDag(request: HttpRequest, deps: ApiDeps) {
     localDags: localDagsOf(result),
     latestDAGRun: latest ? runDetails(latest) : { ...emptyRunSummary(name), nodes: [], preconditions: [] },
     suspended: deps.runs.isSuspended(fileName),
+    nextRun: nextRunView(nextRunAt(deps, fileName, result.dag, deps.clock.now())),
     errors: await storedErrors(deps, fileName, result),
   });
 }

@@ -1,0 +1,57 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decideDispatch, type DispatchState, type QueuedRun } from './dispatch.ts';
+
+let seq = 0;
+const item = (queue: string, name: string, maxActiveRuns = 1): QueuedRun => ({ queue, name, dagRunId: `${name}-${++seq}`, seq, maxActiveRuns });
+
+function state(items: QueuedRun[], overrides: Partial<DispatchState> = {}): DispatchState {
+  const queued = new Map<string, QueuedRun[]>();
+  for (const queued_ of items) queued.set(queued_.queue, [...(queued.get(queued_.queue) ?? []), queued_]);
+  return { queued, runningByQueue: new Map(), runningByName: new Map(), queueLimits: new Map(), isSuspended: () => false, ...overrides };
+}
+
+test('a DAG queue starts its runs first in first, up to maxActiveRuns counting runs started directly', () => {
+  const items = [item('etl', 'etl', 3), item('etl', 'etl', 3), item('etl', 'etl', 3), item('etl', 'etl', 3)];
+  const decision = decideDispatch(state(items, { runningByName: new Map([['etl', 1]]) }));
+  assert.deepEqual(decision.start.map((run) => run.dagRunId), [items[0].dagRunId, items[1].dagRunId]);
+  assert.deepEqual([...decision.waiting], [[items[2].dagRunId, 'maxActiveRuns'], [items[3].dagRunId, 'maxActiveRuns']]);
+});
+
+test('a custom queue holds to its maxConcurrency and every DAG to its maxActiveRuns, at once', () => {
+  const a1 = item('shared', 'a', 1);
+  const a2 = item('shared', 'a', 1);
+  const b1 = item('shared', 'b', 5);
+  const c1 = item('shared', 'c', 5);
+  const d1 = item('shared', 'd', 5);
+  const decision = decideDispatch(state([a1, a2, b1, c1, d1], { queueLimits: new Map([['shared', 3]]) }));
+  // a2 waits for its DAG, and lets b1 and c1 behind it go; d1 finds the queue full.
+  assert.deepEqual(decision.start.map((run) => run.dagRunId), [a1.dagRunId, b1.dagRunId, c1.dagRunId]);
+  assert.deepEqual(decision.waiting.get(a2.dagRunId), 'maxActiveRuns');
+  assert.deepEqual(decision.waiting.get(d1.dagRunId), 'queue');
+});
+
+test('runs already active through a queue count against it; -1 is unlimited', () => {
+  const items = [item('q', 'x', -1), item('q', 'x', -1), item('q', 'x', -1)];
+  const full = decideDispatch(state(items, { queueLimits: new Map([['q', 2]]), runningByQueue: new Map([['q', 2]]) }));
+  assert.deepEqual(full.start, []);
+  assert.deepEqual(new Set(full.waiting.values()), new Set(['queue']));
+  const open = decideDispatch(state(items, { queueLimits: new Map([['q', -1]]), runningByQueue: new Map([['q', 50]]) }));
+  assert.equal(open.start.length, 3);
+});
+
+test('a suspended DAG waits without holding back other DAGs or other queues', () => {
+  const held = item('shared', 'paused', 5);
+  const next = item('shared', 'other', 5);
+  const own = item('solo', 'solo', 1);
+  const decision = decideDispatch(state([held, next, own], { isSuspended: (name) => name === 'paused' }));
+  assert.deepEqual(decision.start.map((run) => run.name), ['other', 'solo']);
+  assert.deepEqual([...decision.waiting], [[held.dagRunId, 'suspended']]);
+});
+
+test('queue and DAG names that are Object.prototype keys are ordinary names', () => {
+  const items = [item('__proto__', 'constructor', 1), item('__proto__', 'constructor', 1)];
+  const decision = decideDispatch(state(items, { queueLimits: new Map([['__proto__', 5]]) }));
+  assert.deepEqual(decision.start.map((run) => run.dagRunId), [items[0].dagRunId]);
+  assert.equal(decision.waiting.get(items[1].dagRunId), 'maxActiveRuns');
+});

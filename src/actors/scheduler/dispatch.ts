@@ -1,0 +1,74 @@
+// Which queued runs start now, and why the others wait. A pure decision over the scheduler's counts:
+// the scheduler actor calls it on every event that can free or fill a slot (a run finished, a run
+// was enqueued, a limit changed, a DAG was resumed), never on a timer.
+//
+// Two limits hold at once: a queue's own (a custom queue's maxConcurrency; a DAG's own queue is
+// limited by its maxActiveRuns) and the DAG's maxActiveRuns, wherever its runs come from. Each
+// queue is served first in, first out; an item held back by its DAG (its maxActiveRuns reached, or
+// suspended) keeps its place and lets the items behind it of other DAGs go, so one DAG cannot
+// block a shared queue, and queues never block each other.
+
+/** A run waiting in a queue, in the order of `seq` within its queue. */
+export interface QueuedRun {
+  queue: string;
+  name: string;
+  dagRunId: string;
+  seq: number;
+  /** The DAG's maxActiveRuns when the run was enqueued; -1 is unlimited. */
+  maxActiveRuns: number;
+}
+
+export interface DispatchState {
+  /** Each queue's items, first in first. */
+  queued: ReadonlyMap<string, readonly QueuedRun[]>;
+  /** Runs active (or being started) per queue they came through. */
+  runningByQueue: ReadonlyMap<string, number>;
+  /** Runs active (or being started) per DAG name, however they were started. */
+  runningByName: ReadonlyMap<string, number>;
+  /** A custom queue's maxConcurrency; queues not here are DAG queues, limited by maxActiveRuns alone. */
+  queueLimits: ReadonlyMap<string, number>;
+  isSuspended: (name: string) => boolean;
+}
+
+/** What a queued run waits for: a slot of its queue, its DAG's maxActiveRuns, or its DAG's resume. */
+export type WaitReason = 'queue' | 'maxActiveRuns' | 'suspended';
+
+export interface DispatchDecision {
+  /** Runs to start now, in the order they should start. */
+  start: QueuedRun[];
+  /** Every run left waiting (by dagRunId), with what holds it back. */
+  waiting: Map<string, WaitReason>;
+}
+
+const unlimited = (limit: number) => limit < 0;
+
+export function decideDispatch(state: DispatchState): DispatchDecision {
+  const byName = new Map(state.runningByName);
+  const start: QueuedRun[] = [];
+  const waiting = new Map<string, WaitReason>();
+  for (const [queue, items] of state.queued) {
+    const limit = state.queueLimits.get(queue);
+    let running = state.runningByQueue.get(queue) ?? 0;
+    for (const item of items) {
+      const queueFull = limit !== undefined && !unlimited(limit) && running >= limit;
+      if (queueFull) {
+        waiting.set(item.dagRunId, 'queue');
+        continue;
+      }
+      if (state.isSuspended(item.name)) {
+        waiting.set(item.dagRunId, 'suspended');
+        continue;
+      }
+      const active = byName.get(item.name) ?? 0;
+      if (!unlimited(item.maxActiveRuns) && active >= item.maxActiveRuns) {
+        // A DAG's own queue is full exactly when its DAG is: say the limit the operator can change.
+        waiting.set(item.dagRunId, 'maxActiveRuns');
+        continue;
+      }
+      start.push(item);
+      running++;
+      byName.set(item.name, active + 1);
+    }
+  }
+  return { start, waiting };
+}

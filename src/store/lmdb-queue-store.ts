@@ -1,0 +1,151 @@
+// QueueStore on LMDB, in the run store's environment: an item and its run's record change in one
+// transaction (LmdbRunStore.saveWith). Decides nothing: admission and dispatch are the scheduler's.
+import type { Database } from 'lmdb';
+import {
+  AppError, NodeStatus, RunStatus, dagRunIdProblem, dagNameProblem, isFinalRunStatus, queueNameProblem,
+  type QueueItem, type QueueStore, type QueueSummary, type RunRecord,
+} from '../core/index.ts';
+import { keys } from './keys.ts';
+import type { LmdbRunStore } from './lmdb-run-store.ts';
+
+type Key = Array<string | number>;
+
+/** One queue's items in memory, in their order, so that reads cost no scan and no decode. */
+interface Line {
+  items: Map<string, QueueItem>;
+  lastSeq: number;
+}
+
+const runKey = (name: string, dagRunId: string) => `${name}\u0000${dagRunId}`;
+
+export class LmdbQueueStore implements QueueStore {
+  private readonly stored: Database<QueueItem, Key>;
+  /** Where a run's item is: its queue and sequence number. */
+  private readonly itemOf: Database<[string, number], Key>;
+  private readonly meta: Database<number, Key>;
+  /** The committed items, by queue (Maps: queue names and run ids are input, never object keys). */
+  private readonly lines = new Map<string, Line>();
+  private readonly byRun = new Map<string, QueueItem>();
+
+  constructor(private readonly runs: LmdbRunStore) {
+    const env = runs.environment;
+    this.stored = env.openDB({ name: 'queue-items' });
+    this.itemOf = env.openDB({ name: 'queue-items-by-run' });
+    this.meta = env.openDB({ name: 'queue-meta' });
+    // Keys sort by queue, then sequence: each queue's items load in their order.
+    for (const { value } of this.stored.getRange()) this.add(Object.freeze(value));
+  }
+
+  enqueue(record: RunRecord, request: { queue: string; spec: string; params?: string; fileName?: string }): Promise<QueueItem> {
+    const problem = queueNameProblem(request.queue) ?? dagNameProblem(record.name) ?? dagRunIdProblem(record.dagRunId) ?? notQueueable(record);
+    if (problem) return Promise.reject(new AppError('bad_request', problem));
+    if (this.byRun.has(runKey(record.name, record.dagRunId))) {
+      return Promise.reject(new AppError('already_exists', `dag-run ID ${record.dagRunId} already exists for DAG ${record.name}`));
+    }
+    const { queue, params, fileName } = request;
+    const { name, dagRunId } = record;
+    const enqueuedAtMs = Date.parse(record.queuedAt);
+    return this.runs.saveWith(record, { expect: 'absent', spec: request.spec }, () => {
+      // Taken inside the transaction: the number is never reused, even after a crash or a rollback
+      // (a rolled-back number was never seen).
+      const seq = (this.meta.get(keys.queueSequence()) ?? 0) + 1;
+      const item: QueueItem = Object.freeze({
+        queue, name, dagRunId, seq, enqueuedAtMs,
+        ...(params !== undefined ? { params } : {}),
+        ...(fileName !== undefined ? { fileName } : {}),
+      });
+      void this.meta.put(keys.queueSequence(), seq);
+      void this.stored.put(keys.queueItem(queue, seq), item);
+      void this.itemOf.put(keys.queueItemOf(name, dagRunId), [queue, seq]);
+      return item;
+    }).then((item) => {
+      this.add(item);
+      return item;
+    });
+  }
+
+  dispatch(record: RunRecord): Promise<QueueItem> {
+    if (record.status !== RunStatus.Running) return Promise.reject(new AppError('bad_request', 'a dispatched run is recorded running'));
+    return this.leave(record);
+  }
+
+  dequeue(record: RunRecord): Promise<QueueItem> {
+    if (!isFinalRunStatus(record.status)) return Promise.reject(new AppError('bad_request', 'a run that leaves its queue without running is recorded finished'));
+    return this.leave(record);
+  }
+
+  /** The run's item removed and its record written in one transaction, if the run is still queued. */
+  private leave(record: RunRecord): Promise<QueueItem> {
+    const { name, dagRunId } = record;
+    const notQueued = () => new AppError('not_found', `dag-run ${dagRunId} of DAG ${name} is not queued`);
+    if (dagNameProblem(name) || dagRunIdProblem(dagRunId)) return Promise.reject(notQueued());
+    return this.runs.saveWith(record, { expect: 'queued' }, () => {
+      const at = this.itemOf.get(keys.queueItemOf(name, dagRunId));
+      const item = at && this.stored.get(keys.queueItem(at[0], at[1]));
+      if (!at || !item) throw notQueued();
+      void this.stored.remove(keys.queueItem(at[0], at[1]));
+      void this.itemOf.remove(keys.queueItemOf(name, dagRunId));
+      return item;
+    }).then((item) => this.drop(item));
+  }
+
+  items(queue: string): QueueItem[] {
+    return [...(this.lines.get(queue)?.items.values() ?? [])];
+  }
+
+  head(queue: string): QueueItem | undefined {
+    return this.lines.get(queue)?.items.values().next().value;
+  }
+
+  find(name: string, dagRunId: string): QueueItem | undefined {
+    return this.byRun.get(runKey(name, dagRunId));
+  }
+
+  queues(): QueueSummary[] {
+    return [...this.lines.keys()].sort().map((queue) => {
+      const line = this.lines.get(queue)!;
+      return { queue, queued: line.items.size, oldestEnqueuedAtMs: line.items.values().next().value!.enqueuedAtMs };
+    });
+  }
+
+  size(queue?: string): number {
+    return queue === undefined ? this.byRun.size : this.lines.get(queue)?.items.size ?? 0;
+  }
+
+  oldestAgeMs(queue: string, nowMs: number): number | undefined {
+    const oldest = this.head(queue);
+    return oldest && Math.max(0, nowMs - oldest.enqueuedAtMs);
+  }
+
+  private add(item: QueueItem): void {
+    let line = this.lines.get(item.queue);
+    if (!line) this.lines.set(item.queue, (line = { items: new Map(), lastSeq: 0 }));
+    const key = runKey(item.name, item.dagRunId);
+    line.items.set(key, item);
+    this.byRun.set(key, item);
+    // Commits settle in call order, so items arrive in sequence; should one not, the line is re-sorted.
+    if (item.seq < line.lastSeq) line.items = new Map([...line.items].sort(([, a], [, b]) => a.seq - b.seq));
+    line.lastSeq = Math.max(line.lastSeq, item.seq);
+  }
+
+  private drop(removed: QueueItem): QueueItem {
+    const key = runKey(removed.name, removed.dagRunId);
+    const item = this.byRun.get(key) ?? Object.freeze(removed);
+    this.byRun.delete(key);
+    const line = this.lines.get(item.queue);
+    line?.items.delete(key);
+    if (line?.items.size === 0) this.lines.delete(item.queue);
+    return item;
+  }
+}
+
+/** Why `record` is not a queued run's record, if it is not. */
+function notQueueable(record: RunRecord): string | undefined {
+  if (record.status !== RunStatus.Queued) return 'a queued run is recorded with status queued';
+  if (!Number.isFinite(Date.parse(record.queuedAt))) return 'a queued run has its queuedAt time';
+  if (record.startedAt !== '' || record.finishedAt !== '') return 'a queued run has not started';
+  if (record.nodes.some((node) => node.status !== NodeStatus.NotStarted || node.startedAt !== '' || node.finishedAt !== '')) {
+    return 'the nodes of a queued run have not started';
+  }
+  return undefined;
+}
