@@ -280,6 +280,13 @@ export class LmdbRunStore implements RunStore {
     return page;
   }
 
+  /** The newest run of `name`, a sub DAG run's included: one index read (latest() skips sub runs, reading them all). */
+  newestRun(name: string): RunRecord | undefined {
+    if (!couldExist(name)) return undefined;
+    const key = firstOf(this.byName.getKeys({ ...keys.byNameNewestFirst(name), limit: 1 })) as Key | undefined;
+    return key ? this.get(name, String(key[2])) : undefined;
+  }
+
   /** Whether another run of `name` has an id that begins with `prefix`. */
   hasRunIdStartingWith(name: string, prefix: string): boolean {
     return couldExist(name) && firstOf(this.runs.getKeys({ ...keys.runIdsStartingWith(name, prefix), limit: 1 })) !== undefined;

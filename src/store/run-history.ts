@@ -36,8 +36,8 @@ export class RunHistory {
     return this.runs.get(name, dagRunId);
   }
 
-  latest(name: string): RunRecord | undefined {
-    return this.runs.latest(name);
+  newestRun(name: string): RunRecord | undefined {
+    return this.runs.newestRun(name);
   }
 
   /** A removal for one sweep: each log folder is listed once, when the sweep first needs it. */

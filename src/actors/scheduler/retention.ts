@@ -20,7 +20,8 @@ export interface RetentionStore {
   /** Oldest first, from the index alone. */
   runsCreatedBefore(name: string, beforeMs: number, limit: number, after?: { createdAtMs: number; dagRunId: string }): Array<{ createdAtMs: number; dagRunId: string }>;
   get(name: string, dagRunId: string): RunRecord | undefined;
-  latest(name: string): RunRecord | undefined;
+  /** The newest run of the name, sub DAG runs included, from one index read. */
+  newestRun(name: string): RunRecord | undefined;
   /** A removal for one sweep (it may keep what it read of the log folders until the sweep ends). */
   remover(): RunRemoval;
 }
@@ -129,15 +130,13 @@ export class RetentionSweeper {
 
   /** The retention of the DAG file a name's newest run came from; the default for inline and deleted DAGs. */
   private async retentionDays(name: string): Promise<number> {
-    const fileName = this.options.store.latest(name)?.fileName;
+    const fileName = this.options.store.newestRun(name)?.fileName;
     const loaded = fileName ? await this.options.definitions.loadDag(fileName).catch(() => undefined) : undefined;
     return loaded?.dag?.name === name ? loaded.dag.histRetentionDays : DAG_DEFAULTS.histRetentionDays;
   }
 
   private async sweepDag(name: string, remover: RunRemoval): Promise<number> {
     const { store } = this.options;
-    // A name with no root run (a sub DAG's) has nothing of its own to expire: its runs go with their roots.
-    if (!store.latest(name)) return 0;
     const cutoffMs = retentionCutoff(this.clock.now(), await this.retentionDays(name));
     if (cutoffMs === undefined) return 0;
     let removed = 0;
