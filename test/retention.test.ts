@@ -4,6 +4,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Definitions, RetentionSweeper } from '../src/actors/index.ts';
+import { RunStatus, isoTime, type RunRecord } from '../src/core/index.ts';
+import { DagFiles, LmdbRunStore, RunHistory } from '../src/store/index.ts';
 import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
 
 const DAY_MS = 86_400_000;
@@ -93,4 +99,22 @@ test('the server sweeps history when it starts', async (t) => {
   assert.equal((await second.call('GET', '/dag-runs/ret-start/old-run')).status, 404);
   assert.deepEqual((await second.call('GET', '/dags/ret-start/dag-runs')).body.dagRuns, []);
   assert.equal(existsSync(old.log), false);
+});
+
+test('the sweep comes back every interval: a run that expires while the server runs goes without a restart', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'troupe-retention-'));
+  const runs = new LmdbRunStore(join(home, 'data'));
+  const sweeper = new RetentionSweeper({ store: new RunHistory(runs), definitions: new Definitions(new DagFiles(join(home, 'dags'))), everyMs: 20 });
+  t.after(async () => { await sweeper.close(); await runs.close(); await rm(home, { recursive: true, force: true }); });
+  sweeper.start();
+  const createdAtMs = Date.now() - 40 * DAY_MS;
+  const record = (dagRunId: string, createdAt: number): RunRecord => ({
+    name: 'ret-timer', dagRunId, attemptId: 'abcdef', rootDAGRunName: 'ret-timer', rootDAGRunId: dagRunId, parentDAGRunName: '', parentDAGRunId: '',
+    status: RunStatus.Succeeded, queuedAt: '', startedAt: isoTime(createdAt), finishedAt: isoTime(createdAt + 1000), log: '', params: '{}', nodes: [], createdAtMs: createdAt,
+  });
+  // Written after the sweep at start: only a later sweep can find it.
+  await runs.save(record('expired', createdAtMs));
+  await runs.save(record('kept', Date.now()));
+  assert.ok(await waitUntil(() => runs.get('ret-timer', 'expired') === undefined), 'the periodic sweep did not remove the expired run');
+  assert.equal(runs.get('ret-timer', 'kept')?.dagRunId, 'kept');
 });

@@ -92,6 +92,7 @@ export class RetentionSweeper {
   /** Sweeps run one after another; this is the last one asked for. */
   private tail: Promise<number> = Promise.resolve(0);
   private closed = false;
+  private sweeping = 0;
 
   constructor(private readonly options: RetentionOptions) {
     this.clock = options.clock ?? systemClock;
@@ -101,12 +102,14 @@ export class RetentionSweeper {
   start(): void {
     const sweepLogged = () => void this.sweep().catch(this.options.onError ?? ((error) => console.error('troupe: history retention sweep failed:', error)));
     sweepLogged();
-    this.timer = setInterval(sweepLogged, this.options.everyMs ?? RETENTION_SWEEP_EVERY_MS).unref();
+    // A tick that finds a sweep still under way (a huge backlog) leaves it to finish: none pile up.
+    this.timer = setInterval(() => { if (this.sweeping === 0) sweepLogged(); }, this.options.everyMs ?? RETENTION_SWEEP_EVERY_MS).unref();
   }
 
   /** Sweeps every DAG's history once (after any sweep under way); answers how many runs it removed. */
   sweep(): Promise<number> {
-    const next = this.tail.catch(() => 0).then(() => this.sweepAll());
+    this.sweeping++;
+    const next = this.tail.catch(() => 0).then(() => this.sweepAll()).finally(() => { this.sweeping--; });
     this.tail = next;
     return next;
   }
