@@ -1,5 +1,5 @@
 // Admission under concurrent bursts: maxActiveRuns admits exactly up to its limit, never more,
-// never fewer, however the starts interleave (DESIGN.md: one synchronous decision per start).
+// never fewer, however the starts interleave (one synchronous decision per start: docs/architecture.md).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer } from './helpers.ts';

@@ -1,4 +1,4 @@
-// The module boundaries of DESIGN.md and STYLE.md, read from the import graph of src/.
+// The module boundaries of docs/architecture.md, read from the import graph of src/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';

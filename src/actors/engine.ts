@@ -180,7 +180,7 @@ export class Engine {
   }
 
   /**
-   * Runs a finished run again (COMPAT.md): the same id as a new attempt, or a new run under
+   * Runs a finished run again (docs/api.md, Retry): the same id as a new attempt, or a new run under
    * `dagRunId` when it differs. Failed, aborted and unfinished nodes and everything downstream of
    * them run again, the others keep their results; `stepName` runs that one step alone.
    */
@@ -428,7 +428,7 @@ export class Engine {
     const now = this.clock.now();
     const record = attemptRecord({ dag, plan, params, now, fileName: seed.fileName, lineage: seed.lineage, prior: seed.prior });
     // A DAG-level precondition that does not hold aborts the run before its steps; the exit
-    // handler still runs (COMPAT.md): the run actor takes it from there.
+    // handler still runs (docs/api.md, Handlers): the run actor takes it from there.
     const unmet = await unmetDagPrecondition(dag, plan, this.deps.dispatcher);
     // The awaits above leave room for a shutdown to begin: such a run is refused, never half-started.
     // While draining, a sub DAG run of an active run still starts: its caller may finish in time.

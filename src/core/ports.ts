@@ -105,7 +105,7 @@ export interface DagStore {
   existsSync(fileName: string): boolean;
 }
 
-/** The most lines one log request returns (http-api.md section 8). */
+/** The most lines one log request returns (docs/api.md). */
 export const MAX_LOG_LINES = 10_000;
 
 export interface LogQuery {

@@ -61,7 +61,7 @@ export interface NodeRecord {
   subRunsRepeated: Array<{ dagRunId: string; params: string }>;
 }
 
-/** Handler nodes as run details name them (COMPAT.md). */
+/** Handler nodes as run details name them (docs/api.md). */
 export type HandlerNodeName = 'onInit' | 'onSuccess' | 'onFailure' | 'onCancel' | 'onExit';
 
 /** The handler kinds of the definition (`abort` is the canonical name of `cancel`). */

@@ -23,7 +23,7 @@ const statusOf: Record<ErrorCode, number> = {
 
 /** Where the specification gives one code two statuses: the route that answers with the other. */
 export const statusOverrides = {
-  /** POST /dag-runs/{name}/{dagRunId}/retry while the run is active (http-api.md 4.x). */
+  /** POST /dag-runs/{name}/{dagRunId}/retry while the run is active (docs/api.md). */
   retry: { already_running: 400 },
 } satisfies Record<string, Partial<Record<ErrorCode, number>>>;
 

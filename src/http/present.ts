@@ -1,4 +1,4 @@
-// Records and models -> the API's JSON shapes (http-api.md section 2).
+// Records and models -> the API's JSON shapes (docs/api.md).
 import { RunStatus, isoTime, nodeStatusLabel, runStatusLabel, type Dag, type HandlerNodeName, type NodeRecord, type RunRecord } from '../core/index.ts';
 import { conditionView, paramsJson, paramsList, stepView, type ParseResult } from '../spec/index.ts';
 
@@ -41,7 +41,7 @@ export function runDetails(record: RunRecord) {
   return { ...runSummary(record), nodes: record.nodes.map(nodeView), ...handlerViews(record), preconditions: [] as unknown[] };
 }
 
-/** Handler nodes (COMPAT.md): each handler's node, or null when the definition has none. */
+/** Handler nodes (docs/api.md): each handler's node, or null when the definition has none. */
 function handlerViews(record: RunRecord) {
   const node = (name: HandlerNodeName) => (record.handlers?.[name] ? nodeView(record.handlers[name]!) : null);
   return { onInit: node('onInit'), onSuccess: node('onSuccess'), onFailure: node('onFailure'), onCancel: node('onCancel'), onExit: node('onExit') };

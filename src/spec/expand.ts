@@ -96,7 +96,7 @@ export function evaluateEnv(
 const systemNames = new Set(['PATH', 'HOME', 'LANG', 'TZ', 'SHELL']);
 const systemPrefixes = ['TROUPE_', 'LC_', 'DAG_'];
 
-/** The part of the server's environment a step may see (COMPAT.md); nothing else leaks in. */
+/** The part of the server's environment a step may see (docs/configuration.md); nothing else leaks in. */
 export function filterSystemEnv(env: Record<string, string | undefined>): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {

@@ -1,4 +1,4 @@
-// Every key the definition format allows (workflow-format.md 2.1 and 2.5).
+// Every key the definition format allows.
 
 export const ROOT_KEYS = [
   'name', 'description', 'tags', 'group', 'type', 'schedule', 'skipIfSuccessful', 'restartWaitSec',

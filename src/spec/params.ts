@@ -14,7 +14,7 @@ export function paramsFromText(text: string): ParamDef[] {
   return splitWords(text).map(fromWord);
 }
 
-/** The params of a run request: JSON object text, JSON array text, or KEY=value text (COMPAT.md). */
+/** The params of a run request: JSON object text, JSON array text, or KEY=value text (docs/api.md). */
 export function paramsFromRequest(text: string): ParamDef[] {
   const trimmed = text.trim();
   if (trimmed === '') return [];

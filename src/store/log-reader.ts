@@ -38,7 +38,7 @@ function splitLines(text: string): string[] {
   return lines;
 }
 
-/** Precedence: tail > head > offset (+limit) > the first lines (COMPAT.md). */
+/** Precedence: tail > head > offset (+limit) > the first lines (docs/api.md). */
 function selection(query: LogQuery): { start: number; count: number } | { tail: number } {
   if (query.tail) return { tail: Math.min(query.tail, MAX_LOG_LINES) };
   if (query.head) return { start: 0, count: Math.min(query.head, MAX_LOG_LINES) };

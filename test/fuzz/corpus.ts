@@ -29,7 +29,7 @@ export function registeredRoutes(): Route[] {
   return routes;
 }
 
-/** Routes of http-api.md that troupe does not serve yet: they must answer a JSON 404, not fall over. */
+/** Routes of the API's specification that troupe does not serve yet: they must answer a JSON 404, not fall over. */
 export const SPEC_ONLY_ROUTES: Route[] = [
   { method: 'GET', pattern: '/metrics' },
   { method: 'POST', pattern: '/dags/:fileName/enqueue' },
@@ -100,7 +100,7 @@ export const jsonBody: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom('{"__proto__":{"polluted":1}}', '{"constructor":{"prototype":{"x":1}}}', '{"name":"a","name":"b"}'),
 );
 
-/** Parameter texts (JSON object, JSON array, KEY=value forms; COMPAT.md) with hostile keys and values. */
+/** Parameter texts (JSON object, JSON array, KEY=value forms; docs/api.md) with hostile keys and values. */
 export const PARAMS = ['{"__proto__":{"x":1}}', '{"constructor":"x"}', '{"A":"a\\u0000b"}', '{"A\\u0000":"1"}', '{"":"1"}', '{"A":{"b":[1]}}', '[1,[2]]', '[]', '{}',
   'A=1 B="2', 'A=', '=1', '"', '__proto__=1', 'PATH=/nowhere', 'A=`id`', `A=${'x'.repeat(100_000)}`, '{"A":1e999}', 'x'.repeat(2000), '\u0000',
   `{"A":${'['.repeat(20_000)}${']'.repeat(20_000)}}`, `${'['.repeat(20_000)}${']'.repeat(20_000)}`];

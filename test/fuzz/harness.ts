@@ -28,7 +28,7 @@ export interface FuzzResponse {
   text: string;
 }
 
-/** Every code of http-api.md section 7, and 413 for bodies over the limit. */
+/** Every error code of docs/api.md. */
 export const ERROR_CODES = new Set([
   'bad_request', 'not_found', 'forbidden', 'already_exists', 'already_running', 'max_run_reached',
   'not_running', 'internal_error', 'unauthorized', 'bad_gateway', 'remote_node_error', 'payload_too_large', 'headers_too_large', 'request_timeout',
@@ -88,7 +88,7 @@ export function problemsOf(req: FuzzRequest, res: FuzzResponse, home: string): s
   return problems;
 }
 
-/** http-api.md 2.14 and 7: {code, message, details?}, served as JSON. */
+/** The error document of docs/api.md: {code, message, details?}, served as JSON. */
 export function errorDocumentProblems(res: FuzzResponse): string[] {
   if (!res.contentType.startsWith('application/json')) return [`error body is ${res.contentType || 'untyped'}: ${res.text.slice(0, 80)}`];
   let doc: unknown;

@@ -137,7 +137,7 @@ export function knownDefectTests(server: () => FuzzServer): void {
     });
 
     test('known defect 9b: an empty spec is invalid', async () => {
-      // An inline run without a spec is refused already (http-api.md 7, rule 2); an empty one must be too.
+      // An inline run without a spec is refused already (docs/api.md); an empty one must be too.
       const { requests: empty, expect } = refusedEverywhere(EMPTY_SPECS, 'empty');
       await check(empty, expect);
     });

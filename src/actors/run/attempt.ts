@@ -57,7 +57,7 @@ export function attemptRecord(input: {
 }
 
 /**
- * The nodes a retry runs again (COMPAT.md): `stepName` alone, or the failed, aborted and unfinished
+ * The nodes a retry runs again (docs/api.md, Retry): `stepName` alone, or the failed, aborted and unfinished
  * nodes and every node downstream of them.
  */
 export function rerunSelection(dag: Dag, prior: RunRecord, stepName?: string): Set<number> {

@@ -8,7 +8,7 @@ export interface StepDeps {
 }
 
 /**
- * The status of a run whose nodes are all settled, or that was stopped or timed out (COMPAT.md):
+ * The status of a run whose nodes are all settled, or that was stopped or timed out (docs/api.md):
  * a timeout fails the run, a stop aborts it. Otherwise failed when a
  * failure was not allowed by continueOn, or was allowed but nothing depends on it; partially
  * succeeded when every failure was allowed and let later steps run; succeeded otherwise.

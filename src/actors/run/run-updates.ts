@@ -103,7 +103,7 @@ export function startHandler(state: RunState, kind: HandlerKind, at: number): { 
   return { record, line: logLine(at, 'INFO', 'Handler started', { ...runFields(record), handler: name }) };
 }
 
-/** A handler's result; `failed` when it did not succeed. Its output is not collected (COMPAT.md). */
+/** A handler's result; `failed` when it did not succeed. Its output is not collected (docs/api.md, Handlers). */
 export function finishHandler(state: RunState, kind: HandlerKind, result: StepResult, at: number): { record: RunRecord; failed: boolean; line: string } {
   const name = HANDLER_NODE_NAMES[kind];
   const node = nodeAfter(state.record.handlers![name]!, result, at, false);

@@ -49,7 +49,7 @@ function runOutcome(context: RunContext): RunStatus {
   return finalStatus(context.record.nodes, context.stopRequested, context.plan.steps, context.continued, context.timedOut);
 }
 
-/** The handler that answers the run's outcome; none after a failed init handler (COMPAT.md). */
+/** The handler that answers the run's outcome; none after a failed init handler (docs/api.md, Handlers). */
 function outcomeHandler(context: RunContext): HandlerKind | undefined {
   if (context.initFailed) return undefined;
   const kind: HandlerKind = context.outcome === RunStatus.Aborted ? 'abort' : context.outcome === RunStatus.Failed ? 'failure' : 'success';

@@ -1,4 +1,4 @@
-// Admission of a new run: singleton and maxActiveRuns, decided in one place (COMPAT.md codes).
+// Admission of a new run: singleton and maxActiveRuns, decided in one place (the codes of docs/api.md).
 import { AppError } from '../../core/index.ts';
 
 export interface AdmissionRequest {

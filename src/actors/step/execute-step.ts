@@ -27,7 +27,7 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock, subDags:
       sendBack({ type: 'step.exited', result: maskResult(result, secretValues), at: clock.now(), ...(repeatConditionHolds === undefined ? {} : { repeatConditionHolds }) });
     const secretsOf = (task: StepTask): SecretScope => ({ values: task.secrets, shell: task.shell });
     const dispatch = (task: StepTask) => {
-      // A sub DAG call runs child runs instead of a process (DESIGN.md: not a pool task).
+      // A sub DAG call runs child runs instead of a process (not a pool task: docs/architecture.md).
       handle = input.call
         // The child masks what this run masks.
         ? runSubDags(subDags, { ...input.call, parent: { ...input.call.parent, secrets: task.secrets } }, task.env, (child) => sendBack({ type: 'step.subRun', ...child }))

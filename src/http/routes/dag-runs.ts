@@ -55,7 +55,7 @@ function getRun(request: HttpRequest, deps: ApiDeps) {
   let body = renderedRuns.get(record);
   if (body === undefined) {
     const details = runDetailsParts(record);
-    // The spec's reference names the key dagRun, its example dagRunDetails (COMPAT.md): both are sent.
+    // The spec's reference names the key dagRun, its example dagRunDetails: both are sent (docs/api.md).
     body = Buffer.concat([DAG_RUN_KEY, ...details, DETAILS_KEY, ...details, CLOSE]);
     renderedRuns.set(record, body);
   }

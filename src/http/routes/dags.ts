@@ -150,7 +150,7 @@ async function putSpec(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(SpecBody, request.body);
   await requireDag(deps, fileName);
   const { errors } = await deps.engine.definitions.check(body.spec, { fileName });
-  // Problems are answered with 200 and the file is left as it was (http-api.md 7, rule 4).
+  // Problems are answered with 200 and the file is left as it was (docs/api.md).
   if (errors.length === 0) await deps.dags.write(fileName, body.spec, 'replace');
   return json({ errors });
 }
@@ -177,7 +177,7 @@ async function renameDag(request: HttpRequest, deps: ApiDeps) {
   if (problem) throw new AppError('bad_request', problem);
   await requireDag(deps, fileName);
   await deps.dags.rename(fileName, body.newFileName);
-  // Run history stays under the old name (workflow-format.md 9, release 1.25.0); the flag moves.
+  // Run history stays under the old name (as in Dagu since 1.25.0); the flag moves.
   if (deps.runs.isSuspended(fileName)) {
     await deps.runs.setSuspended(body.newFileName, true);
     await deps.runs.setSuspended(fileName, false);

@@ -1,4 +1,4 @@
-// Run and step logs as chunks of lines (tail > head > offset+limit, COMPAT.md).
+// Run and step logs as chunks of lines (tail > head > offset+limit, docs/api.md).
 import { AppError, MAX_LOG_LINES, type LogQuery } from '../../core/index.ts';
 import type { Router } from '../router.ts';
 import { intParam, stringParam } from '../query.ts';
