@@ -6,7 +6,7 @@ import {
   type QueueItem, type QueueStore, type QueueSummary, type RunRecord,
 } from '../core/index.ts';
 import { keys } from './keys.ts';
-import type { LmdbRunStore } from './lmdb-run-store.ts';
+import { runKey, type LmdbRunStore } from './lmdb-run-store.ts';
 
 type Key = Array<string | number>;
 
@@ -15,8 +15,6 @@ interface Line {
   items: Map<string, QueueItem>;
   lastSeq: number;
 }
-
-const runKey = (name: string, dagRunId: string) => `${name}\u0000${dagRunId}`;
 
 export class LmdbQueueStore implements QueueStore {
   private readonly stored: Database<QueueItem, Key>;
