@@ -2,7 +2,7 @@
 // of its own file or a DAG file, resolved as the engine resolves it when the step runs. A cycle
 // would start sub DAG runs until the runtime nesting limit stops them, so it is refused where the
 // definitions can be seen. Targets with variables are decided at run time and are not followed.
-import type { Dag } from '../core/index.ts';
+import type { Dag, Step } from '../core/index.ts';
 import type { ParseResult } from './dag-parser.ts';
 
 /** The definitions of one file, as parsed: its main DAG and its local DAGs. */
@@ -97,9 +97,17 @@ export function callTargets(dag: Dag | undefined): string[] {
   const steps = [...dag.steps, ...Object.values(dag.handlerOn)];
   const targets = new Set<string>();
   for (const step of steps) {
-    const target = step?.call ?? (step?.executor.type === 'dag' ? step.command : undefined);
-    if (target === undefined || target.includes('$')) continue;
-    targets.add(target.replace(/\.ya?ml$/, ''));
+    const called = step && calledDag(step);
+    if (called) targets.add(called.name);
   }
   return [...targets];
+}
+
+/**
+ * The DAG a step calls (`call`, or the dag executor's command): as written, and its name without
+ * `.yaml`. Undefined when the step calls none or the target holds a variable.
+ */
+export function calledDag(step: Step): { written: string; name: string } | undefined {
+  const written = step.call ?? (step.executor.type === 'dag' ? step.command : undefined);
+  return written === undefined || written.includes('$') ? undefined : { written, name: written.replace(/\.ya?ml$/, '') };
 }

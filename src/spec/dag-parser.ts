@@ -15,6 +15,7 @@ import { readStepFields } from './step-fields.ts';
 import { readYaml, type YamlDocument } from './yaml-source.ts';
 import { dependencyIssues } from './graph.ts';
 import { nulBytePaths } from './nul-bytes.ts';
+import { calledDag } from './call-graph.ts';
 
 export interface ParseOptions {
   /** The DAG file's name without extension: the default DAG name. */
@@ -109,11 +110,11 @@ export function finishParse(read: DefinitionRead, dagExists?: (name: string) => 
 function callSites(dag: Dag, doc: YamlDocument): CallSite[] {
   const sites: CallSite[] = [];
   dag.steps.forEach((step, index) => {
-    const target = step.call ?? (step.executor.type === 'dag' ? step.command : undefined);
-    if (target === undefined || target.includes('$')) return;
+    const called = calledDag(step);
+    if (!called) return;
     const path = stepPathOf(doc, index);
-    const unknown = { path: pathText(path), line: doc.lineOf(path), message: `unknown DAG "${target}": not a local DAG of this file nor a DAG file` };
-    sites.push({ target: target.replace(/\.ya?ml$/, ''), unknown });
+    const unknown = { path: pathText(path), line: doc.lineOf(path), message: `unknown DAG "${called.written}": not a local DAG of this file nor a DAG file` };
+    sites.push({ target: called.name, unknown });
   });
   return sites;
 }
