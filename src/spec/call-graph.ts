@@ -4,6 +4,7 @@
 // definitions can be seen. Targets with variables are decided at run time and are not followed.
 import type { Dag, Step } from '../core/index.ts';
 import type { ParseResult } from './dag-parser.ts';
+import { cycleText } from './graph.ts';
 
 /** The definitions of one file, as parsed: its main DAG and its local DAGs. */
 export type ParsedFile = Pick<ParseResult, 'dag' | 'localDags'>;
@@ -75,7 +76,7 @@ export function callCycles(root: CallRoot, stored: (fileName: string) => ParsedF
       if (done.has(child.key)) continue;
       const at = onStack.get(child.key);
       if (at !== undefined) {
-        cycles.push(cycleText([...stack.slice(at).map((entry) => entry.node.label), child.label]));
+        cycles.push(`call cycle: ${cycleText([...stack.slice(at).map((entry) => entry.node.label), child.label])}`);
         continue;
       }
       onStack.set(child.key, stack.length);
@@ -83,12 +84,6 @@ export function callCycles(root: CallRoot, stored: (fileName: string) => ParsedF
     }
   }
   return cycles;
-}
-
-/** A long cycle (a chain of many files) is named by its ends, so that the message stays readable. */
-function cycleText(path: string[]): string {
-  const shown = path.length > 12 ? [...path.slice(0, 5), `... (${path.length - 10} more)`, ...path.slice(-5)] : path;
-  return `call cycle: ${shown.join(' -> ')}`;
 }
 
 /** The DAGs a DAG's steps and handlers call, without `.yaml`; targets holding variables are left out. */
