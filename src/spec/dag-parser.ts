@@ -14,7 +14,7 @@ import { readExecutor } from './executors.ts';
 import { readStepFields } from './step-fields.ts';
 import { readYaml, type YamlDocument } from './yaml-source.ts';
 import { dependencyIssues } from './graph.ts';
-import { nulBytePaths } from './nul-bytes.ts';
+import { mayHoldNul, nulBytePaths } from './nul-bytes.ts';
 import { calledDag } from './call-graph.ts';
 
 export interface ParseOptions {
@@ -71,10 +71,12 @@ export function parseDag(text: string, options: ParseOptions): ParseResult {
 export function readDefinition(text: string, options: ReadOptions): DefinitionRead {
   const source = readYaml(text);
   const [main, ...locals] = source.documents;
-  const result = main && source.issues.length === 0 ? parseDocument(main, options, text) : { issues: [] as SpecIssue[] };
+  // One test of the whole text, not one per document: a file of many local DAGs stays linear.
+  const nul = mayHoldNul(text);
+  const result = main && source.issues.length === 0 ? parseDocument(main, options, nul) : { issues: [] as SpecIssue[] };
   // Empty, blank or only comments: no document at all, which would otherwise pass with no problem.
   if (!main) result.issues.push({ path: '', message: 'the definition is empty: a DAG needs at least steps' });
-  const parsedLocals = locals.map((doc, index) => ({ doc, ...parseDocument(doc, { baseDir: options.baseDir, defaultName: `local_${index + 1}` }, text) }));
+  const parsedLocals = locals.map((doc, index) => ({ doc, ...parseDocument(doc, { baseDir: options.baseDir, defaultName: `local_${index + 1}` }, nul) }));
   const seen = new Set<string>();
   return {
     dag: result.dag,
@@ -128,10 +130,11 @@ function stepPathOf(doc: YamlDocument, index: number): Path {
   return [...at, raw.call !== undefined ? 'call' : raw.run !== undefined ? 'run' : 'command'];
 }
 
-function parseDocument(doc: YamlDocument, options: ReadOptions, text: string): { dag?: Dag; issues: SpecIssue[] } {
+/** `nul`: whether the text may hold a NUL byte (mayHoldNul), so that its values are searched for one. */
+function parseDocument(doc: YamlDocument, options: ReadOptions, nul: boolean): { dag?: Dag; issues: SpecIssue[] } {
   const reader = new FieldReader(doc);
   const value = doc.value ?? {};
-  for (const path of nulBytePaths(text, value)) reader.report(path, 'must not contain a NUL byte');
+  if (nul) for (const path of nulBytePaths(value)) reader.report(path, 'must not contain a NUL byte');
   if (!isPlainMap(value)) {
     reader.report([], 'a DAG definition must be a map of fields');
     return { issues: reader.issues };
