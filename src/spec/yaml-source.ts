@@ -40,12 +40,14 @@ export function readYaml(text: string): YamlSource {
       issues.push({ path: '', line, message });
     }
   }
+  // Once per text, not per document: a file of many local DAGs stays linear.
+  const mayHaveAliases = text.includes('*');
   const documents = docs.map((doc) => {
     let value: unknown = null;
     const duplicates = doc.errors.length === 0 ? duplicateKeys(doc, lineCounter) : [];
     issues.push(...duplicates);
     if (doc.errors.length === 0 && duplicates.length === 0) {
-      const expanded = expandAliases(doc, text.includes('*'));
+      const expanded = expandAliases(doc, mayHaveAliases);
       if ('problem' in expanded) issues.push({ path: '', line: rangeLine(doc.contents, lineCounter), message: expanded.problem });
       else value = expanded.value;
     }
