@@ -89,8 +89,8 @@ function duplicateKeys(doc: Document, counter: LineCounter): SpecIssue[] {
  * nesting (a billion laughs fails at once); a big anchor used many times is counted here, as the
  * values the definition holds once expanded, since everything downstream walks the expanded tree.
  */
-export const MAX_ALIAS_COUNT = 10_000;
-export const MAX_EXPANDED_VALUES = 1_000_000;
+const MAX_ALIAS_COUNT = 10_000;
+const MAX_EXPANDED_VALUES = 1_000_000;
 
 function expandAliases(doc: Document, mayHaveAliases: boolean): { value: unknown } | { problem: string } {
   let value: unknown;
