@@ -308,8 +308,9 @@ export class LmdbRunStore implements RunStore {
    */
   removeRun(name: string, dagRunId: string): Promise<boolean> {
     const id = runKey(name, dagRunId);
-    const record = this.finishedRun(name, dagRunId);
-    if (!record) return Promise.resolve(false);
+    // Its status and creation time are all this needs: the summary row, not the nodes get() reads.
+    const record = this.issued.get(id) ?? this.committed.get(id) ?? (couldExist(name, dagRunId) ? this.runs.get(keys.run(name, dagRunId)) : undefined);
+    if (!record || !isFinalRunStatus(record.status)) return Promise.resolve(false);
     // A write issued after this one finds nothing to compare with, so it writes the run whole.
     this.issued.delete(id);
     for (const key of this.nodes.getKeys(keys.allNodesOf(name, dagRunId))) void this.nodes.remove(key);
