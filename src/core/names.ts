@@ -19,7 +19,7 @@ export function isValidDagName(name: unknown): name is string {
   return dagNameProblem(name) === undefined;
 }
 
-export const MAX_QUEUE_NAME_LENGTH = 128;
+const MAX_QUEUE_NAME_LENGTH = 128;
 
 /**
  * Queue names: a DAG's name (its dag-based queue) or a custom queue's from the configuration. The

@@ -2,8 +2,9 @@
 // of its own file or a DAG file, resolved as the engine resolves it when the step runs. A cycle
 // would start sub DAG runs until the runtime nesting limit stops them, so it is refused where the
 // definitions can be seen. Targets with variables are decided at run time and are not followed.
-import type { Dag } from '../core/index.ts';
+import type { Dag, Step } from '../core/index.ts';
 import type { ParseResult } from './dag-parser.ts';
+import { cycleText } from './graph.ts';
 
 /** The definitions of one file, as parsed: its main DAG and its local DAGs. */
 export type ParsedFile = Pick<ParseResult, 'dag' | 'localDags'>;
@@ -75,7 +76,7 @@ export function callCycles(root: CallRoot, stored: (fileName: string) => ParsedF
       if (done.has(child.key)) continue;
       const at = onStack.get(child.key);
       if (at !== undefined) {
-        cycles.push(cycleText([...stack.slice(at).map((entry) => entry.node.label), child.label]));
+        cycles.push(`call cycle: ${cycleText([...stack.slice(at).map((entry) => entry.node.label), child.label])}`);
         continue;
       }
       onStack.set(child.key, stack.length);
@@ -85,21 +86,23 @@ export function callCycles(root: CallRoot, stored: (fileName: string) => ParsedF
   return cycles;
 }
 
-/** A long cycle (a chain of many files) is named by its ends, so that the message stays readable. */
-function cycleText(path: string[]): string {
-  const shown = path.length > 12 ? [...path.slice(0, 5), `... (${path.length - 10} more)`, ...path.slice(-5)] : path;
-  return `call cycle: ${shown.join(' -> ')}`;
-}
-
 /** The DAGs a DAG's steps and handlers call, without `.yaml`; targets holding variables are left out. */
 export function callTargets(dag: Dag | undefined): string[] {
   if (!dag) return [];
   const steps = [...dag.steps, ...Object.values(dag.handlerOn)];
   const targets = new Set<string>();
   for (const step of steps) {
-    const target = step?.call ?? (step?.executor.type === 'dag' ? step.command : undefined);
-    if (target === undefined || target.includes('$')) continue;
-    targets.add(target.replace(/\.ya?ml$/, ''));
+    const called = step && calledDag(step);
+    if (called) targets.add(called.name);
   }
   return [...targets];
+}
+
+/**
+ * The DAG a step calls (`call`, or the dag executor's command): as written, and its name without
+ * `.yaml`. Undefined when the step calls none or the target holds a variable.
+ */
+export function calledDag(step: Step): { written: string; name: string } | undefined {
+  const written = step.call ?? (step.executor.type === 'dag' ? step.command : undefined);
+  return written === undefined || written.includes('$') ? undefined : { written, name: written.replace(/\.ya?ml$/, '') };
 }

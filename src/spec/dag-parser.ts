@@ -14,7 +14,8 @@ import { readExecutor } from './executors.ts';
 import { readStepFields } from './step-fields.ts';
 import { readYaml, type YamlDocument } from './yaml-source.ts';
 import { dependencyIssues } from './graph.ts';
-import { nulBytePaths } from './nul-bytes.ts';
+import { mayHoldNul, nulBytePaths } from './nul-bytes.ts';
+import { calledDag } from './call-graph.ts';
 
 export interface ParseOptions {
   /** The DAG file's name without extension: the default DAG name. */
@@ -70,10 +71,12 @@ export function parseDag(text: string, options: ParseOptions): ParseResult {
 export function readDefinition(text: string, options: ReadOptions): DefinitionRead {
   const source = readYaml(text);
   const [main, ...locals] = source.documents;
-  const result = main && source.issues.length === 0 ? parseDocument(main, options, text) : { issues: [] as SpecIssue[] };
+  // One test of the whole text, not one per document: a file of many local DAGs stays linear.
+  const nul = mayHoldNul(text);
+  const result = main && source.issues.length === 0 ? parseDocument(main, options, nul) : { issues: [] as SpecIssue[] };
   // Empty, blank or only comments: no document at all, which would otherwise pass with no problem.
   if (!main) result.issues.push({ path: '', message: 'the definition is empty: a DAG needs at least steps' });
-  const parsedLocals = locals.map((doc, index) => ({ doc, ...parseDocument(doc, { baseDir: options.baseDir, defaultName: `local_${index + 1}` }, text) }));
+  const parsedLocals = locals.map((doc, index) => ({ doc, ...parseDocument(doc, { baseDir: options.baseDir, defaultName: `local_${index + 1}` }, nul) }));
   const seen = new Set<string>();
   return {
     dag: result.dag,
@@ -109,11 +112,11 @@ export function finishParse(read: DefinitionRead, dagExists?: (name: string) => 
 function callSites(dag: Dag, doc: YamlDocument): CallSite[] {
   const sites: CallSite[] = [];
   dag.steps.forEach((step, index) => {
-    const target = step.call ?? (step.executor.type === 'dag' ? step.command : undefined);
-    if (target === undefined || target.includes('$')) return;
+    const called = calledDag(step);
+    if (!called) return;
     const path = stepPathOf(doc, index);
-    const unknown = { path: pathText(path), line: doc.lineOf(path), message: `unknown DAG "${target}": not a local DAG of this file nor a DAG file` };
-    sites.push({ target: target.replace(/\.ya?ml$/, ''), unknown });
+    const unknown = { path: pathText(path), line: doc.lineOf(path), message: `unknown DAG "${called.written}": not a local DAG of this file nor a DAG file` };
+    sites.push({ target: called.name, unknown });
   });
   return sites;
 }
@@ -127,10 +130,11 @@ function stepPathOf(doc: YamlDocument, index: number): Path {
   return [...at, raw.call !== undefined ? 'call' : raw.run !== undefined ? 'run' : 'command'];
 }
 
-function parseDocument(doc: YamlDocument, options: ReadOptions, text: string): { dag?: Dag; issues: SpecIssue[] } {
+/** `nul`: whether the text may hold a NUL byte (mayHoldNul), so that its values are searched for one. */
+function parseDocument(doc: YamlDocument, options: ReadOptions, nul: boolean): { dag?: Dag; issues: SpecIssue[] } {
   const reader = new FieldReader(doc);
   const value = doc.value ?? {};
-  for (const path of nulBytePaths(text, value)) reader.report(path, 'must not contain a NUL byte');
+  if (nul) for (const path of nulBytePaths(value)) reader.report(path, 'must not contain a NUL byte');
   if (!isPlainMap(value)) {
     reader.report([], 'a DAG definition must be a map of fields');
     return { issues: reader.issues };

@@ -38,10 +38,7 @@ export function dependencyIssues(steps: Step[]): Array<{ index: number; message:
       if (state[dependency] === 1) {
         const from = stack.findIndex((entry) => entry.index === dependency);
         const cycle = [...stack.slice(from).map((entry) => entry.index), dependency];
-        const names = cycle.map((i) => steps[i].name);
-        // A cycle through thousands of steps is named by its ends.
-        const shown = names.length > 12 ? [...names.slice(0, 5), `... (${names.length - 10} more)`, ...names.slice(-5)] : names;
-        issues.push({ index: cycle[0], message: `dependency cycle: ${shown.join(' -> ')}` });
+        issues.push({ index: cycle[0], message: `dependency cycle: ${cycleText(cycle.map((i) => steps[i].name))}` });
         return issues;
       }
       state[dependency] = 1;
@@ -59,4 +56,10 @@ export function dependencyNames(steps: Step[]): Map<string, string[]> {
     if (step.id) nameOf.set(step.id, step.name);
   }
   return new Map(steps.map((step) => [step.name, step.depends.map((dependency) => nameOf.get(dependency) ?? dependency)]));
+}
+
+/** A cycle's path, `a -> b -> a`; a long one (thousands of steps, a chain of files) is named by its ends. */
+export function cycleText(path: string[]): string {
+  const shown = path.length > 12 ? [...path.slice(0, 5), `... (${path.length - 10} more)`, ...path.slice(-5)] : path;
+  return shown.join(' -> ');
 }

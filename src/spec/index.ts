@@ -8,6 +8,6 @@ export { dependencyNames } from './graph.ts';
 export { stepView, conditionView, fieldsNotRunYet, minimalSpec, exampleSpec } from './step-view.ts';
 export { parseDotenv } from './dotenv.ts';
 export { backtickCommands, backtickParts, substituteBackticks } from './backticks.ts';
-export { callCycles, callTargets, type CallRoot, type ParsedFile } from './call-graph.ts';
-export { DefinitionParser, OFF_THREAD_CHARS, type DefinitionParseOptions, parseWorkerFile, type ParseAnswer, type ParseTask, type RunParseTask } from './definition-parser.ts';
+export { callCycles, callTargets, type ParsedFile } from './call-graph.ts';
+export { DefinitionParser, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition-parser.ts';
 export { compileCron } from './schedule.ts';

@@ -3,11 +3,13 @@
 import type { Path } from './issues.ts';
 
 /** The YAML escapes that yield a NUL, and the byte itself: most texts have none, and skip the walk. */
-const mayHoldNul = /\0|\\(?:0|x00|u0000|U00000000)/;
+const nulOrEscape = /\0|\\(?:0|x00|u0000|U00000000)/;
+
+/** Whether a document of `text` may hold a NUL byte; tested once per text, not per document. */
+export const mayHoldNul = (text: string) => nulOrEscape.test(text);
 
 /** The paths of the keys and values of a document that hold a NUL byte. */
-export function nulBytePaths(text: string, value: unknown): Path[] {
-  if (!mayHoldNul.test(text)) return [];
+export function nulBytePaths(value: unknown): Path[] {
   const found: Path[] = [];
   const seen = new Set<object>();
   // Its own stack: a deeply nested document must not overflow the call stack.

@@ -40,12 +40,14 @@ export function readYaml(text: string): YamlSource {
       issues.push({ path: '', line, message });
     }
   }
+  // Once per text, not per document: a file of many local DAGs stays linear.
+  const mayHaveAliases = text.includes('*');
   const documents = docs.map((doc) => {
     let value: unknown = null;
     const duplicates = doc.errors.length === 0 ? duplicateKeys(doc, lineCounter) : [];
     issues.push(...duplicates);
     if (doc.errors.length === 0 && duplicates.length === 0) {
-      const expanded = expandAliases(doc, text.includes('*'));
+      const expanded = expandAliases(doc, mayHaveAliases);
       if ('problem' in expanded) issues.push({ path: '', line: rangeLine(doc.contents, lineCounter), message: expanded.problem });
       else value = expanded.value;
     }
@@ -87,8 +89,8 @@ function duplicateKeys(doc: Document, counter: LineCounter): SpecIssue[] {
  * nesting (a billion laughs fails at once); a big anchor used many times is counted here, as the
  * values the definition holds once expanded, since everything downstream walks the expanded tree.
  */
-export const MAX_ALIAS_COUNT = 10_000;
-export const MAX_EXPANDED_VALUES = 1_000_000;
+const MAX_ALIAS_COUNT = 10_000;
+const MAX_EXPANDED_VALUES = 1_000_000;
 
 function expandAliases(doc: Document, mayHaveAliases: boolean): { value: unknown } | { problem: string } {
   let value: unknown;

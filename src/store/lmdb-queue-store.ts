@@ -6,25 +6,20 @@ import {
   type QueueItem, type QueueStore, type QueueSummary, type RunRecord,
 } from '../core/index.ts';
 import { keys } from './keys.ts';
-import type { LmdbRunStore } from './lmdb-run-store.ts';
+import { runKey, type LmdbRunStore } from './lmdb-run-store.ts';
 
 type Key = Array<string | number>;
-
-/** One queue's items in memory, in their order, so that reads cost no scan and no decode. */
-interface Line {
-  items: Map<string, QueueItem>;
-  lastSeq: number;
-}
-
-const runKey = (name: string, dagRunId: string) => `${name}\u0000${dagRunId}`;
 
 export class LmdbQueueStore implements QueueStore {
   private readonly stored: Database<QueueItem, Key>;
   /** Where a run's item is: its queue and sequence number. */
   private readonly itemOf: Database<[string, number], Key>;
   private readonly meta: Database<number, Key>;
-  /** The committed items, by queue (Maps: queue names and run ids are input, never object keys). */
-  private readonly lines = new Map<string, Line>();
+  /**
+   * The committed items by queue, each queue's in its order, so that reads cost no scan and no
+   * decode (Maps: queue names and run ids are input, never object keys).
+   */
+  private readonly lines = new Map<string, Map<string, QueueItem>>();
   private readonly byRun = new Map<string, QueueItem>();
 
   constructor(private readonly runs: LmdbRunStore) {
@@ -90,11 +85,11 @@ export class LmdbQueueStore implements QueueStore {
   }
 
   items(queue: string): QueueItem[] {
-    return [...(this.lines.get(queue)?.items.values() ?? [])];
+    return [...(this.lines.get(queue)?.values() ?? [])];
   }
 
   head(queue: string): QueueItem | undefined {
-    return this.lines.get(queue)?.items.values().next().value;
+    return this.lines.get(queue)?.values().next().value;
   }
 
   find(name: string, dagRunId: string): QueueItem | undefined {
@@ -104,12 +99,12 @@ export class LmdbQueueStore implements QueueStore {
   queues(): QueueSummary[] {
     return [...this.lines.keys()].sort().map((queue) => {
       const line = this.lines.get(queue)!;
-      return { queue, queued: line.items.size, oldestEnqueuedAtMs: line.items.values().next().value!.enqueuedAtMs };
+      return { queue, queued: line.size, oldestEnqueuedAtMs: line.values().next().value!.enqueuedAtMs };
     });
   }
 
   size(queue?: string): number {
-    return queue === undefined ? this.byRun.size : this.lines.get(queue)?.items.size ?? 0;
+    return queue === undefined ? this.byRun.size : this.lines.get(queue)?.size ?? 0;
   }
 
   oldestAgeMs(queue: string, nowMs: number): number | undefined {
@@ -118,14 +113,12 @@ export class LmdbQueueStore implements QueueStore {
   }
 
   private add(item: QueueItem): void {
+    // Items arrive in sequence: loaded in key order, then as their commits settle, in call order.
     let line = this.lines.get(item.queue);
-    if (!line) this.lines.set(item.queue, (line = { items: new Map(), lastSeq: 0 }));
+    if (!line) this.lines.set(item.queue, (line = new Map()));
     const key = runKey(item.name, item.dagRunId);
-    line.items.set(key, item);
+    line.set(key, item);
     this.byRun.set(key, item);
-    // Commits settle in call order, so items arrive in sequence; should one not, the line is re-sorted.
-    if (item.seq < line.lastSeq) line.items = new Map([...line.items].sort(([, a], [, b]) => a.seq - b.seq));
-    line.lastSeq = Math.max(line.lastSeq, item.seq);
   }
 
   private drop(removed: QueueItem): QueueItem {
@@ -133,8 +126,8 @@ export class LmdbQueueStore implements QueueStore {
     const item = this.byRun.get(key) ?? Object.freeze(removed);
     this.byRun.delete(key);
     const line = this.lines.get(item.queue);
-    line?.items.delete(key);
-    if (line?.items.size === 0) this.lines.delete(item.queue);
+    line?.delete(key);
+    if (line?.size === 0) this.lines.delete(item.queue);
     return item;
   }
 }

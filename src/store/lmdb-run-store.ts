@@ -32,6 +32,16 @@ const PROBE_FRESH_MS = 5_000;
  */
 const couldExist = (name: string, dagRunId?: string) => isValidDagName(name) && (dagRunId === undefined || dagRunIdProblem(dagRunId) === undefined);
 
+/** A run's key in the in-memory maps (here and in the queue store). */
+export const runKey = (name: string, dagRunId: string) => `${name}\u0000${dagRunId}`;
+
+/** Sets `id` as the newest entry of an insertion-ordered cache, dropping the oldest past `size`. */
+function setNewest(cache: Map<string, RunRecord>, id: string, record: RunRecord, size: number): void {
+  cache.delete(id);
+  cache.set(id, record);
+  if (cache.size > size) cache.delete(cache.keys().next().value!);
+}
+
 function firstOf<T>(items: Iterable<T>): T | undefined {
   for (const item of items) return item;
   return undefined;
@@ -83,7 +93,7 @@ export class LmdbRunStore implements RunStore {
   }
 
   get(name: string, dagRunId: string): RunRecord | undefined {
-    const hot = this.committed.get(`${name}\u0000${dagRunId}`);
+    const hot = this.committed.get(runKey(name, dagRunId));
     if (hot) return hot;
     if (!couldExist(name, dagRunId)) return undefined;
     const stored = this.runs.get(keys.run(name, dagRunId));
@@ -132,11 +142,9 @@ export class LmdbRunStore implements RunStore {
   }
 
   save(record: RunRecord, changedNodes?: Iterable<number>): Promise<void> {
-    const id = `${record.name}\u0000${record.dagRunId}`;
+    const id = runKey(record.name, record.dagRunId);
     const previous = this.issued.get(id);
-    this.issued.delete(id);
-    this.issued.set(id, record);
-    if (this.issued.size > ISSUED_CACHE_SIZE) this.issued.delete(this.issued.keys().next().value!);
+    setNewest(this.issued, id, record, ISSUED_CACHE_SIZE);
     // A run's final record is what its waiting clients poll for, and nothing of the run is left to
     // overlap its commit with: with no other write in flight it commits here, synchronously,
     // without the writer thread's round trip (a turn of the event loop and two thread wake-ups;
@@ -198,9 +206,7 @@ export class LmdbRunStore implements RunStore {
 
   private remember(id: string, record: RunRecord): void {
     // Commits resolve in write order, so the entry always ends at the newest record.
-    this.committed.delete(id);
-    this.committed.set(id, record);
-    if (this.committed.size > COMMITTED_CACHE_SIZE) this.committed.delete(this.committed.keys().next().value!);
+    setNewest(this.committed, id, record, COMMITTED_CACHE_SIZE);
   }
 
   /** The LMDB environment, for the stores that share it (the queue store). */
@@ -216,10 +222,8 @@ export class LmdbRunStore implements RunStore {
    */
   saveWith<T>(record: RunRecord, options: { expect: 'absent' | 'queued'; spec?: string }, alongside: () => T): Promise<T> {
     const { name, dagRunId } = record;
-    const id = `${name}\u0000${dagRunId}`;
-    this.issued.delete(id);
-    this.issued.set(id, record);
-    if (this.issued.size > ISSUED_CACHE_SIZE) this.issued.delete(this.issued.keys().next().value!);
+    const id = runKey(name, dagRunId);
+    setNewest(this.issued, id, record, ISSUED_CACHE_SIZE);
     const write = this.root.childTransaction(() => {
       const stored = this.runs.get(keys.run(name, dagRunId));
       if (options.expect === 'absent' && stored) throw new AppError('already_exists', `dag-run ID ${dagRunId} already exists for DAG ${name}`);
@@ -294,7 +298,7 @@ export class LmdbRunStore implements RunStore {
 
   /** The run's newest record (written or being written) when it is finished; undefined otherwise. */
   finishedRun(name: string, dagRunId: string): RunRecord | undefined {
-    const record = this.issued.get(`${name}\u0000${dagRunId}`) ?? this.get(name, dagRunId);
+    const record = this.issued.get(runKey(name, dagRunId)) ?? this.get(name, dagRunId);
     return record && isFinalRunStatus(record.status) ? record : undefined;
   }
 
@@ -303,9 +307,10 @@ export class LmdbRunStore implements RunStore {
    * finished (a retry began since it was chosen) is left as it is: the answer is false.
    */
   removeRun(name: string, dagRunId: string): Promise<boolean> {
-    const id = `${name}\u0000${dagRunId}`;
-    const record = this.finishedRun(name, dagRunId);
-    if (!record) return Promise.resolve(false);
+    const id = runKey(name, dagRunId);
+    // Its status and creation time are all this needs: the summary row, not the nodes get() reads.
+    const record = this.issued.get(id) ?? this.committed.get(id) ?? (couldExist(name, dagRunId) ? this.runs.get(keys.run(name, dagRunId)) : undefined);
+    if (!record || !isFinalRunStatus(record.status)) return Promise.resolve(false);
     // A write issued after this one finds nothing to compare with, so it writes the run whole.
     this.issued.delete(id);
     for (const key of this.nodes.getKeys(keys.allNodesOf(name, dagRunId))) void this.nodes.remove(key);

@@ -24,6 +24,15 @@ interface RunLog {
  */
 const CREATE_AFTER_MS = 20;
 
+/**
+ * What follows `<dagRunId>.` in the name of an attempt's file (runLogPath, stepPaths): attempt ids
+ * are 6 hex digits (core/ids.ts), a step's files carry its 3-digit index (000: a handler).
+ */
+export const ATTEMPT_FILE_TAIL = /^[0-9a-f]{6}\.(?:run\.log|\d{3}\.[A-Za-z0-9_.-]+\.(?:out|err|script))$/;
+
+/** A step's script file, beside its stdout (stepPaths). */
+export const scriptPathOf = (stdout: string) => stdout.replace(/\.out$/, '.script');
+
 export class LogFiles implements LogStore {
   /** Open run logs by path, with the lines waiting to be written (in call order). */
   private readonly runLogs = new Map<string, RunLog>();

@@ -4,9 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fileSafe, type NodeRecord, type RunRecord } from '../core/index.ts';
 import type { LmdbRunStore } from './lmdb-run-store.ts';
-
-/** Attempt ids are 6 hex digits (core/ids.ts); step files carry a 3-digit index (000: a handler). */
-const ATTEMPT_FILE = /^[0-9a-f]{6}\.(?:run\.log|\d{3}\.[A-Za-z0-9_.-]+\.(?:out|err|script))$/;
+import { ATTEMPT_FILE_TAIL, scriptPathOf } from './log-files.ts';
 
 /**
  * One unlink (rm's lstat first doubled the cost); a file already gone is what was wanted. A file
@@ -80,7 +78,7 @@ export class RunRemover {
     if (record.log === '') return [];
     const dir = dirname(record.log);
     const nodes: NodeRecord[] = [...record.nodes, ...Object.values(record.handlers ?? {})];
-    const named = [record.log, ...nodes.flatMap((node) => [node.stdout, node.stderr, node.stdout.replace(/\.out$/, '.script')])];
+    const named = [record.log, ...nodes.flatMap((node) => [node.stdout, node.stderr, scriptPathOf(node.stdout)])];
     // Only files of the run's own folder: a record never names another, and this is a second fence.
     const files = new Set(named.filter((path) => path !== '' && dirname(path) === dir));
     const { name, dagRunId } = record;
@@ -95,7 +93,7 @@ export class RunRemover {
 
   private ownedByLongerId(name: string, dagRunId: string, file: string): boolean {
     for (let dot = file.indexOf('.', dagRunId.length + 1); dot !== -1; dot = file.indexOf('.', dot + 1)) {
-      if (ATTEMPT_FILE.test(file.slice(dot + 1)) && this.runs.get(name, file.slice(0, dot))) return true;
+      if (ATTEMPT_FILE_TAIL.test(file.slice(dot + 1)) && this.runs.get(name, file.slice(0, dot))) return true;
     }
     return false;
   }
@@ -121,7 +119,7 @@ async function indexFolder(names: string[]): Promise<FolderIndex> {
     for (const file of names.slice(start, start + FILES_PER_TURN)) {
       // `<dagRunId>.<attemptId>.<rest>`: ids contain dots too, so every split that fits is kept.
       for (let dot = file.indexOf('.'); dot !== -1; dot = file.indexOf('.', dot + 1)) {
-        if (!ATTEMPT_FILE.test(file.slice(dot + 1))) continue;
+        if (!ATTEMPT_FILE_TAIL.test(file.slice(dot + 1))) continue;
         const id = file.slice(0, dot);
         const files = byId.get(id);
         if (files) files.push(file);
