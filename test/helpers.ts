@@ -70,18 +70,28 @@ export async function startTestServer(carrier: 'uws' | 'node' = 'uws', config: P
 export const HELLO = 'description: hello dag\ntags: [demo, X]\nparams:\n  - NAME: world\nsteps:\n  - name: s1\n    command: echo hello ${NAME}\n    output: GREETING\n  - name: s2\n    command: echo "second $GREETING"; echo oops >&2\n';
 
 /**
+ * A server shared by the tests of the file (or suite) it is called in: started, with `dags` written,
+ * before the first test and closed after the last. The object is filled in when it starts.
+ */
+export function sharedServer(carrier: 'uws' | 'node' = 'uws', dags: Record<string, string> = {}): TestServer {
+  const server = {} as TestServer;
+  before(async () => {
+    Object.assign(server, await startTestServer(carrier));
+    for (const [fileName, spec] of Object.entries(dags)) await server.writeDag(fileName, spec);
+  });
+  after(() => server.close());
+  return server;
+}
+
+/**
  * One suite per carrier, `${title} on ${carrier}`, its tests sharing one server: `server` is filled
  * in before the first test runs and closed after the last.
  */
 export function describeOnCarriers(title: string, tests: (server: TestServer, carrier: 'uws' | 'node') => void): void {
   for (const carrier of ['uws', 'node'] as const) {
     describe(`${title} on ${carrier}`, () => {
-      const server = {} as TestServer;
-      before(async () => {
-        Object.assign(server, await startTestServer(carrier));
-        assert.equal(server.troupe.server.carrier, carrier);
-      });
-      after(() => server.close());
+      const server = sharedServer(carrier);
+      before(() => assert.equal(server.troupe.server.carrier, carrier));
       tests(server, carrier);
     });
   }
