@@ -4,27 +4,18 @@
 import { loadavg } from 'node:os';
 import { parseDag } from '../src/spec/index.ts';
 import { readYaml } from '../src/spec/yaml-source.ts';
+import { MB, nearOneMb } from '../test/near-one-mb.ts';
 
-const MB = 1024 * 1024;
-
-function nearOneMb(head: string, item: (i: number) => string, tail = (_count: number) => ''): string {
-  const parts = [head];
-  let size = head.length + 64;
-  let count = 0;
-  while (size < MB - 64) {
-    parts.push(item(count++));
-    size += parts[parts.length - 1].length;
-  }
-  return parts.join('') + tail(count);
-}
+// As close to the limit as a spec gets (room for a short tail).
+const near = (head: string, item: (i: number) => string, tail?: (count: number) => string) => nearOneMb(head, item, tail, MB - 128);
 
 const shapes: Record<string, string> = {
-  chain: nearOneMb('steps:\n', (i) => `  - name: s${i}\n    command: echo ${i}\n`),
-  shortSteps: nearOneMb('steps:\n', (i) => `  - echo ${i}\n`),
-  graphLongPath: nearOneMb('type: graph\nsteps:\n', (i) => `  - name: s${i}\n    command: "true"\n    depends: s${i + 1}\n`, (count) => `  - name: s${count}\n    command: "true"\n`),
-  envMap: nearOneMb('env:\n', (i) => `  K${i}: v\n`, () => 'steps:\n  - echo\n'),
-  unknownCalls: nearOneMb('steps:\n', (i) => `  - call: nosuch${i}\n`),
-  unknownFields: nearOneMb('steps:\n', (i) => `  - command: x\n    bogus${i}: 1\n`),
+  chain: near('steps:\n', (i) => `  - name: s${i}\n    command: echo ${i}\n`),
+  shortSteps: near('steps:\n', (i) => `  - echo ${i}\n`),
+  graphLongPath: near('type: graph\nsteps:\n', (i) => `  - name: s${i}\n    command: "true"\n    depends: s${i + 1}\n`, (count) => `  - name: s${count}\n    command: "true"\n`),
+  envMap: near('env:\n', (i) => `  K${i}: v\n`, () => 'steps:\n  - echo\n'),
+  unknownCalls: near('steps:\n', (i) => `  - call: nosuch${i}\n`),
+  unknownFields: near('steps:\n', (i) => `  - command: x\n    bogus${i}: 1\n`),
 };
 
 const ROUNDS = 3;

@@ -6,19 +6,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { homePaths, startTroupe } from '../src/main.ts';
+import { nearOneMb } from '../test/near-one-mb.ts';
 
-const MB = 1024 * 1024;
-
-function nearOneMb(head: string, item: (i: number) => string, tail = (_count: number) => ''): string {
-  const parts = [head];
-  let size = head.length + 64;
-  let count = 0;
-  while (size < MB * 0.9) {
-    parts.push(item(count++));
-    size += parts[parts.length - 1].length;
-  }
-  return parts.join('') + tail(count);
-}
 
 const shapes: Record<string, string> = {
   chain: nearOneMb('steps:\n', (i) => `  - name: s${i}\n    command: echo ${i}\n`),

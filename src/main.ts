@@ -1,7 +1,7 @@
 // The composition root: the one place that wires the ports to their implementations.
 import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Definitions, Engine, RetentionSweeper } from './actors/index.ts';
+import { Engine, RetentionSweeper } from './actors/index.ts';
 import { systemClock, type Clock } from './core/index.ts';
 import { PiscinaDispatcher, TaskPool, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { startServer, type Carrier, type RunningServer } from './http/index.ts';
@@ -75,7 +75,7 @@ export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): P
   const parser = new DefinitionParser((task) => parsePool.run(task));
   const engine = new Engine({ runs, dags, logs, dispatcher, parser, systemEnv: filterSystemEnv(process.env), clock: config.clock });
   await engine.start();
-  const retention = new RetentionSweeper({ store: new RunHistory(runs), definitions: new Definitions(dags, parser), clock: config.clock });
+  const retention = new RetentionSweeper({ store: new RunHistory(runs), definitions: engine.definitions, clock: config.clock });
   retention.start();
   let closed: Promise<void> | undefined;
   const close = () => (closed ??= (async () => {

@@ -1,16 +1,11 @@
 // Regression (found by the fuzz suite): params whose JSON nests deeply (`{"A":[[[...]]]}`, 10 KB)
 // answered 500 on start and inline runs: a nested value is kept as its JSON text, and writing it
 // back overflowed the stack. Such params are refused with 400.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from './helpers.ts';
+import { sharedServer } from './helpers.ts';
 
-let server: TestServer;
-before(async () => {
-  server = await startTestServer('node');
-  await server.writeDag('fx', 'steps:\n  - "true"\n');
-});
-after(() => server.close());
+const server = sharedServer('node', { fx: 'steps:\n  - "true"\n' });
 
 test('params nested too deeply to write back are refused with 400', async () => {
   const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;

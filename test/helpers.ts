@@ -1,4 +1,6 @@
 // Boots the real wiring (LMDB in a temp dir, the real pool, a real server on a loopback port).
+import { after, before, describe } from 'node:test';
+import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +14,10 @@ export interface TestServer {
   call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; text: string; headers: Headers }>;
   writeDag(fileName: string, spec: string): Promise<void>;
   waitForRun(name: string, dagRunId: string, done?: (run: any) => boolean): Promise<any>;
+  /** Starts a stored DAG (`body`: the start request's) and waits for the run to finish. */
+  startAndWait(name: string, body?: object): Promise<any>;
+  /** The text a step of a run logged to stdout. */
+  stepLog(name: string, dagRunId: string, step: string): Promise<string>;
 }
 
 /** `config.home`: a directory to use instead of a new temporary one (removed on close all the same). */
@@ -43,14 +49,52 @@ export async function startTestServer(carrier: 'uws' | 'node' = 'uws', config: P
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   };
+  const startAndWait: TestServer['startAndWait'] = async (name, body = {}) => {
+    const started = await call('POST', `/dags/${name}/start`, body);
+    if (started.status !== 200) throw new Error(`${name} did not start: ${started.status} ${started.text}`);
+    return waitForRun(name, started.body.dagRunId);
+  };
+  const stepLog: TestServer['stepLog'] = async (name, dagRunId, step) =>
+    (await call('GET', `/dag-runs/${name}/${dagRunId}/steps/${step}/log`)).body.content;
   return {
-    base, home, troupe, call, waitForRun,
+    base, home, troupe, call, waitForRun, startAndWait, stepLog,
     writeDag: (fileName, spec) => writeFile(join(home, 'dags', `${fileName}.yaml`), spec),
     close: async () => {
       await troupe.close();
       await rm(home, { recursive: true, force: true });
     },
   };
+}
+
+/** A two-step DAG with a parameter, an output passed on and a line on stderr. */
+export const HELLO = 'description: hello dag\ntags: [demo, X]\nparams:\n  - NAME: world\nsteps:\n  - name: s1\n    command: echo hello ${NAME}\n    output: GREETING\n  - name: s2\n    command: echo "second $GREETING"; echo oops >&2\n';
+
+/**
+ * A server shared by the tests of the file (or suite) it is called in: started, with `dags` written,
+ * before the first test and closed after the last. The object is filled in when it starts.
+ */
+export function sharedServer(carrier: 'uws' | 'node' = 'uws', dags: Record<string, string> = {}): TestServer {
+  const server = {} as TestServer;
+  before(async () => {
+    Object.assign(server, await startTestServer(carrier));
+    for (const [fileName, spec] of Object.entries(dags)) await server.writeDag(fileName, spec);
+  });
+  after(() => server.close());
+  return server;
+}
+
+/**
+ * One suite per carrier, `${title} on ${carrier}`, its tests sharing one server: `server` is filled
+ * in before the first test runs and closed after the last.
+ */
+export function describeOnCarriers(title: string, tests: (server: TestServer, carrier: 'uws' | 'node') => void): void {
+  for (const carrier of ['uws', 'node'] as const) {
+    describe(`${title} on ${carrier}`, () => {
+      const server = sharedServer(carrier);
+      before(() => assert.equal(server.troupe.server.carrier, carrier));
+      tests(server, carrier);
+    });
+  }
 }
 
 export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {

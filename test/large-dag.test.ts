@@ -1,15 +1,13 @@
 // Large DAGs over HTTP on the real server: thousands of steps scheduled event by event (schedule.ts)
 // keep Dagu's dependency semantics: order, fan-out and fan-in, failure and skip propagation,
 // continueOn, retry and stop. Timing is the benchmark's (bench/large-dag.ts), never asserted here.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
+import { sharedServer, waitUntil } from './helpers.ts';
 
-let server: TestServer;
-before(async () => { server = await startTestServer('uws'); });
-after(() => server.close());
+const server = sharedServer('uws');
 
 /** A bound for a run of thousands of real processes on a loaded 2-core machine, not a measurement. */
 const RUN_BOUND_MS = 300_000;

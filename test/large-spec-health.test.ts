@@ -7,19 +7,17 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { parseDag } from '../src/spec/index.ts';
+import { nearOneMb } from './near-one-mb.ts';
 import { startTestServer, type TestServer } from './helpers.ts';
 
-const MB = 1024 * 1024;
-
-function nearOneMb(item: (i: number) => string, tail = ''): { spec: string; steps: number } {
-  const parts = ['steps:\n'];
-  let size = 0;
+/** A `steps:` list near 1 MiB, and how many steps it has before `tail`. */
+function stepsNearOneMb(item: (i: number) => string, tail = ''): { spec: string; steps: number } {
   let steps = 0;
-  while (size < MB * 0.9) {
-    parts.push(item(steps++));
-    size += parts[parts.length - 1].length;
-  }
-  return { spec: parts.join('') + tail, steps };
+  const spec = nearOneMb('steps:\n', item, (count) => {
+    steps = count;
+    return tail;
+  });
+  return { spec, steps };
 }
 
 interface SentRequest {
@@ -80,7 +78,7 @@ test('while a 1 MiB spec is validated, created and edited, /health is answered; 
   const server = await startTestServer();
   t.after(() => server.close());
   const dagsDir = join(server.home, 'dags');
-  const valid = nearOneMb((i) => `  - name: s${i}\n    command: echo ${i}\n`);
+  const valid = stepsNearOneMb((i) => `  - name: s${i}\n    command: echo ${i}\n`);
 
   // A first request of this size is slow to arrive whatever its parse costs (the server's first
   // health checks and body reads); it is not the one counted.
@@ -96,7 +94,7 @@ test('while a 1 MiB spec is validated, created and edited, /health is answered; 
 
   // A problem of the text (with its line) and an unknown call (checked against the DAG files on the
   // main thread after the parse), local DAGs after it: the same errors as the inline parse.
-  const broken = nearOneMb((i) => `  - name: t${i}\n    command: echo ${i}\n`,
+  const broken = stepsNearOneMb((i) => `  - name: t${i}\n    command: echo ${i}\n`,
     '  - name: last\n    call: nosuch\n    bogus: 1\n---\nname: helper\nsteps: [echo]\n---\nname: helper\nsteps: [echo]\n');
   const expected = parseDag(broken.spec, { defaultName: 'big', fileName: 'big', baseDir: dagsDir, dagExists: () => false }).errors;
   assert.equal(expected.length, 2);

@@ -3,22 +3,9 @@
 // every key or problem with every other (a map of 70,000 keys held the server for minutes).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { nearOneMb } from './near-one-mb.ts';
 import { startTestServer } from './helpers.ts';
 
-const MB = 1024 * 1024;
-
-/** Steps until the text is near 1 MiB (the body limit, with room for the JSON around it). */
-function nearOneMb(head: string, item: (i: number) => string, tail: (count: number) => string = () => ''): string {
-  const parts = [head];
-  let size = head.length;
-  let count = 0;
-  while (size < MB * 0.9) {
-    const text = item(count++);
-    parts.push(text);
-    size += text.length;
-  }
-  return parts.join('') + tail(count);
-}
 
 // Each step depends on the next: checking the graph walks one path as long as the DAG.
 const backwardChain = (closed: boolean) => nearOneMb('type: graph\nsteps:\n',

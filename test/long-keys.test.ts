@@ -1,16 +1,11 @@
 // Regression (found by the fuzz suite): a name or run id longer than LMDB's key limit (1978 bytes)
 // in a run read answered 500 ("Key of size 3000 was too large"). No run can have such a name or id
 // (core/names.ts), so these reads find nothing: 404, or an empty list.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from './helpers.ts';
+import { sharedServer } from './helpers.ts';
 
-let server: TestServer;
-before(async () => {
-  server = await startTestServer('node');
-  await server.writeDag('fx', 'steps:\n  - "true"\n');
-});
-after(() => server.close());
+const server = sharedServer('node', { fx: 'steps:\n  - "true"\n' });
 
 test('run reads with a name or id too long for a store key find nothing instead of failing', async () => {
   const long = 'b'.repeat(3000);

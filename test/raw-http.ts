@@ -14,17 +14,24 @@ export interface Exchange {
   responses: RawResponse[];
   /** The server closed the connection (it was still open when `expect` responses had come). */
   closed: boolean;
-  /** Bytes after the last complete response, when the server ended mid-response. */
+  /** Bytes after the last complete response (a body sent to HEAD, a response cut short, not HTTP). */
   rest: string;
 }
 
-export interface ExchangeOptions {
-  /** Stop waiting once this many responses have come (the connection may stay open). */
+interface ExchangeOptions {
+  /** Stop waiting once this many final (non-1xx) responses have come (the connection may stay open). */
   expect?: number;
   /** For each response in order: was its request a HEAD (so its Content-Length announces no body). */
   heads?: boolean[];
+  /** End the client's side after writing, for requests a server would otherwise wait on. */
+  halfClose?: boolean;
   /** A guard against a test hanging, never an assertion: give up (and say so) after this. */
   giveUpMs?: number;
+  /**
+   * Instead of giving up, answer with what came after this long: for garbage a server may
+   * neither answer nor close on.
+   */
+  settleMs?: number;
 }
 
 export function header(response: RawResponse, name: string): string | undefined {
@@ -32,8 +39,9 @@ export function header(response: RawResponse, name: string): string | undefined 
 }
 
 export function exchange(port: number, request: string | Buffer, options: ExchangeOptions = {}): Promise<Exchange> {
+  const heads = options.heads ?? [];
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
+    const socket = connect({ host: '127.0.0.1', port, allowHalfOpen: true });
     let received = Buffer.alloc(0);
     let finished = false;
     const finish = (closed: boolean) => {
@@ -41,54 +49,76 @@ export function exchange(port: number, request: string | Buffer, options: Exchan
       finished = true;
       clearTimeout(guard);
       socket.destroy();
-      try {
-        const { responses, rest } = splitResponses(received, options.heads ?? []);
-        resolve({ responses, closed, rest });
-      } catch (error) {
-        reject(error);
-      }
+      resolve({ ...splitResponses(received, heads), closed });
     };
-    const guard = setTimeout(() => {
-      finished = true;
-      socket.destroy();
-      reject(new Error(`no end of exchange after ${options.giveUpMs ?? 20_000} ms; received: ${JSON.stringify(received.toString('latin1'))}`));
-    }, options.giveUpMs ?? 20_000);
+    const guard = options.settleMs !== undefined
+      ? setTimeout(() => finish(false), options.settleMs)
+      : setTimeout(() => {
+        finished = true;
+        socket.destroy();
+        reject(new Error(`no end of exchange after ${options.giveUpMs ?? 20_000} ms; received: ${JSON.stringify(received.toString('latin1'))}`));
+      }, options.giveUpMs ?? 20_000);
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
-      if (options.expect !== undefined && splitResponses(received, options.heads ?? []).responses.length >= options.expect) finish(false);
+      if (options.expect !== undefined && splitResponses(received, heads).responses.filter((response) => response.status >= 200).length >= options.expect) finish(false);
     });
+    socket.on('end', () => finish(true));
     socket.on('error', () => finish(true)); // a reset is a close too
     socket.on('close', () => finish(true));
-    socket.write(request);
+    socket.on('connect', () => {
+      socket.write(request);
+      if (options.halfClose) socket.end();
+    });
   });
 }
 
-/** Responses that are complete in `bytes`; a body is framed by Content-Length (troupe never chunks). */
-export function splitResponses(bytes: Buffer, heads: boolean[]): { responses: RawResponse[]; rest: string } {
+/**
+ * Responses that are complete in `bytes`: a body is framed by chunked coding, Content-Length, or
+ * the end of the bytes; HEAD answers, 1xx, 204 and 304 have none.
+ */
+function splitResponses(bytes: Buffer, heads: boolean[]): { responses: RawResponse[]; rest: string } {
+  const text = bytes.toString('latin1');
   const responses: RawResponse[] = [];
   let at = 0;
   for (;;) {
-    const end = bytes.indexOf('\r\n\r\n', at);
-    if (end < 0) break;
-    const lines = bytes.subarray(at, end).toString('latin1').split('\r\n');
-    const statusLine = /^(HTTP\/\d\.\d) (\d{3})/.exec(lines[0]);
-    if (!statusLine) throw new Error(`not a status line: ${JSON.stringify(lines[0])}`);
+    const headEnd = text.indexOf('\r\n\r\n', at);
+    if (headEnd < 0) break;
+    const [line, ...lines] = text.slice(at, headEnd).split('\r\n');
+    const statusLine = /^(HTTP\/\d\.\d) (\d{3})/.exec(line);
+    if (!statusLine) break;
+    const status = Number(statusLine[2]);
     const headers = new Map<string, string[]>();
-    for (const line of lines.slice(1)) {
-      const colon = line.indexOf(':');
-      const name = line.slice(0, colon).trim().toLowerCase();
-      headers.set(name, [...(headers.get(name) ?? []), line.slice(colon + 1).trim()]);
+    for (const headerLine of lines) {
+      const colon = headerLine.indexOf(':');
+      if (colon <= 0) continue;
+      const name = headerLine.slice(0, colon).trim().toLowerCase();
+      headers.set(name, [...(headers.get(name) ?? []), headerLine.slice(colon + 1).trim()]);
     }
-    const lengths = headers.get('content-length') ?? [];
-    const length = heads[responses.length] ? 0 : Number(lengths[0] ?? 0);
-    if (end + 4 + length > bytes.length) break;
-    responses.push({
-      version: statusLine[1],
-      status: Number(statusLine[2]),
-      headers,
-      body: bytes.subarray(end + 4, end + 4 + length).toString('utf8'),
-    });
-    at = end + 4 + length;
+    let bodyStart = headEnd + 4;
+    let body = '';
+    const length = headers.get('content-length')?.[0];
+    if (heads[responses.length] || status < 200 || status === 204 || status === 304) {
+      // No body, whatever the headers say.
+    } else if (headers.get('transfer-encoding')?.[0].toLowerCase() === 'chunked') {
+      for (;;) {
+        const sizeEnd = text.indexOf('\r\n', bodyStart);
+        if (sizeEnd < 0) break;
+        const size = Number.parseInt(text.slice(bodyStart, sizeEnd), 16);
+        if (!Number.isFinite(size)) break;
+        body += text.slice(sizeEnd + 2, sizeEnd + 2 + size);
+        bodyStart = sizeEnd + 2 + size + 2;
+        if (size === 0) break;
+      }
+    } else if (length !== undefined) {
+      if (text.length < bodyStart + Number(length)) break;
+      body = text.slice(bodyStart, bodyStart + Number(length));
+      bodyStart += Number(length);
+    } else {
+      body = text.slice(bodyStart);
+      bodyStart = text.length;
+    }
+    responses.push({ version: statusLine[1], status, headers, body: Buffer.from(body, 'latin1').toString('utf8') });
+    at = bodyStart;
   }
-  return { responses, rest: bytes.subarray(at).toString('latin1') };
+  return { responses, rest: text.slice(at) };
 }

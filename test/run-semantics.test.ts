@@ -1,14 +1,12 @@
 // Run semantics over HTTP on the real server: retries, repeats, timeouts and the initial delay, with
 // real processes and the server's own timestamps.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startTestServer, type TestServer } from './helpers.ts';
+import { sharedServer } from './helpers.ts';
 
-let server: TestServer;
-before(async () => { server = await startTestServer('uws'); });
-after(() => server.close());
+const server = sharedServer('uws');
 
 async function run(name: string, spec: string): Promise<any> {
   await server.writeDag(name, spec);

@@ -34,16 +34,24 @@ async function settledChain(server: TestServer, name: string, rootId: string): P
   }
 }
 
+/**
+ * Starts `root`, which calls `callee` past the gate, then makes `callee` call `back` (closing the
+ * cycle) and opens the gate; the settled chain of runs.
+ */
+async function closedCycle(server: TestServer, root: string, callee: string, back: string): Promise<any[]> {
+  await server.writeDag(root, `steps:\n${gateStep(server)}  - call: ${callee}\n`);
+  await server.writeDag(callee, 'steps:\n  - command: "true"\n');
+  const started = await server.call('POST', `/dags/${root}/start`, {});
+  assert.equal(started.status, 200);
+  await server.writeDag(callee, `steps:\n  - call: ${back}\n`);
+  await openGate(server);
+  return settledChain(server, root, started.body.dagRunId);
+}
+
 test('a DAG that calls itself fails its deepest call at the nesting limit and every run ends', async (t) => {
   const server = await startTestServer();
   t.after(() => server.close());
-  await server.writeDag('entry', `steps:\n${gateStep(server)}  - call: selfcall\n`);
-  await server.writeDag('selfcall', 'steps:\n  - command: "true"\n');
-  const started = await server.call('POST', '/dags/entry/start', {});
-  assert.equal(started.status, 200);
-  await server.writeDag('selfcall', 'steps:\n  - call: selfcall\n');
-  await openGate(server);
-  const chain = await settledChain(server, 'entry', started.body.dagRunId);
+  const chain = await closedCycle(server, 'entry', 'selfcall', 'selfcall');
   assert.equal(chain.length, LIMIT + 1, 'the root and one run per level below it');
   assert.deepEqual(new Set(chain.slice(1).map((run) => run.name)), new Set(['selfcall']));
   assert.deepEqual(new Set(chain.map((run) => run.statusLabel)), new Set(['failed']));
@@ -58,13 +66,7 @@ test('a DAG that calls itself fails its deepest call at the nesting limit and ev
 test('two DAGs that call each other stop at the nesting limit, naming the path', async (t) => {
   const server = await startTestServer();
   t.after(() => server.close());
-  await server.writeDag('pingdag', `steps:\n${gateStep(server)}  - call: pongdag\n`);
-  await server.writeDag('pongdag', 'steps:\n  - command: "true"\n');
-  const started = await server.call('POST', '/dags/pingdag/start', {});
-  assert.equal(started.status, 200);
-  await server.writeDag('pongdag', 'steps:\n  - call: pingdag\n');
-  await openGate(server);
-  const chain = await settledChain(server, 'pingdag', started.body.dagRunId);
+  const chain = await closedCycle(server, 'pingdag', 'pongdag', 'pingdag');
   assert.equal(chain.length, LIMIT + 1);
   assert.deepEqual(chain.slice(0, 4).map((run) => run.name), ['pingdag', 'pongdag', 'pingdag', 'pongdag']);
   const limitErrors = chain.flatMap((run) => run.nodes.map((node: any) => node.error as string)).filter((error) => error?.includes('nest deeper'));

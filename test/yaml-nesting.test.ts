@@ -3,15 +3,11 @@
 // stack, where V8 compiling a regular expression aborts the whole process ("RegExpCompiler
 // Allocation failed"); at other depths it answered with the text of a RangeError. Collections
 // nested deeper than a definition ever needs are refused before parsing, with a message.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from './helpers.ts';
+import { sharedServer } from './helpers.ts';
 
-let server: TestServer;
-before(async () => {
-  server = await startTestServer('node');
-});
-after(() => server.close());
+const server = sharedServer('node');
 
 test('deeply nested collections are a definition error, and the server stays up', async () => {
   const deep = ['['.repeat(10_000), '['.repeat(50_000), '{a: '.repeat(50_000), `${'['.repeat(100_000)}${']'.repeat(100_000)}`, `steps: ${'['.repeat(300_000)}`,

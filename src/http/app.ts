@@ -69,6 +69,11 @@ export function encodeResponse(response: HttpResponse): { status: number; header
   return { status: response.status, headers, body: JSON.stringify(response.body) };
 }
 
+/** The Content-Length of an encoded body. */
+export function bodyLength(body: string | Buffer | undefined): number {
+  return body === undefined ? 0 : Buffer.byteLength(body);
+}
+
 /** Statuses that never carry a body nor a Content-Length (RFC 9110 6.4.1). */
 export function hasNoBody(status: number): boolean {
   return status < 200 || status === 204 || status === 304;

@@ -6,7 +6,7 @@
 import { STATUS_CODES, createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { AppError } from '../core/index.ts';
-import { encodeResponse, hasNoBody, tooLarge, type Api } from './app.ts';
+import { bodyLength, encodeResponse, hasNoBody, tooLarge, type Api } from './app.ts';
 import { errorResponse } from './errors.ts';
 import { MAX_BODY_BYTES, type HttpResponse } from './types.ts';
 import type { RunningServer } from './server.ts';
@@ -54,7 +54,7 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
 
     function respond(response: HttpResponse): void {
       const encoded = encodeResponse(response);
-      if (!hasNoBody(encoded.status)) encoded.headers['content-length'] = String(encoded.body === undefined ? 0 : Buffer.byteLength(encoded.body));
+      if (!hasNoBody(encoded.status)) encoded.headers['content-length'] = String(bodyLength(encoded.body));
       res.writeHead(encoded.status, encoded.headers);
       // A HEAD answer announces the GET body's length and sends none.
       res.end(req.method === 'HEAD' || hasNoBody(encoded.status) ? undefined : encoded.body);
@@ -110,10 +110,9 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
     return;
   }
   const encoded = encodeResponse(clientErrorResponse(error.code));
-  const body = Buffer.from(typeof encoded.body === 'string' ? encoded.body : '');
-  const head = [`HTTP/1.1 ${encoded.status} ${STATUS_CODES[encoded.status] ?? ''}`, 'connection: close', `content-length: ${body.length}`];
+  const head = [`HTTP/1.1 ${encoded.status} ${STATUS_CODES[encoded.status] ?? ''}`, 'connection: close', `content-length: ${bodyLength(encoded.body)}`];
   for (const [key, value] of Object.entries(encoded.headers)) head.push(`${key}: ${value}`);
-  socket.end(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`), body]));
+  socket.end(`${head.join('\r\n')}\r\n\r\n${encoded.body ?? ''}`);
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer | undefined | 'too-large'> {

@@ -18,7 +18,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { AppError } from '../core/index.ts';
-import { encodeResponse, hasNoBody, tooLarge, type Api, type RawRequest } from './app.ts';
+import { bodyLength, encodeResponse, hasNoBody, tooLarge, type Api, type RawRequest } from './app.ts';
 import { errorResponse } from './errors.ts';
 import { MAX_BODY_BYTES } from './types.ts';
 import type { HttpResponse } from './types.ts';
@@ -132,7 +132,7 @@ function send(res: UwsResponse, state: { aborted: boolean }, response: HttpRespo
       // request on the connection would then close it; and the binding reads an undefined length as
       // 2^63. Called without arguments it is done and writes no Content-Length: a HEAD answer gets
       // the GET body's length from troupe, a 204 or 304 none.
-      if (head && !hasNoBody(encoded.status)) res.writeHeader('content-length', String(encoded.body === undefined ? 0 : Buffer.byteLength(encoded.body)));
+      if (head && !hasNoBody(encoded.status)) res.writeHeader('content-length', String(bodyLength(encoded.body)));
       res.endWithoutBody();
     }
   });

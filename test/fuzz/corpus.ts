@@ -62,7 +62,7 @@ export const HOSTILE_SEGMENTS = [
 ];
 
 /** Names for JSON bodies: anything a string can hold. */
-export const HOSTILE_NAMES = [
+const HOSTILE_NAMES = [
   '', ' ', '..', '.', '../x', '/etc/passwd', 'a/b', 'a\\b', 'a\u0000b', '\u0000', 'latest', 'x.yaml', 'a'.repeat(40), 'a'.repeat(41),
   'a'.repeat(10_000), '日本語', '\u202e', '😀', 'a b', '-', '.hidden', 'a\nb', '${HOME}', '`id`', '$(id)',
 ];
@@ -84,7 +84,7 @@ export function paramsOf(pattern: string): string[] {
 }
 
 /** The fields each body schema names (src/http/schemas.ts), and values of every other type. */
-export const BODY_FIELDS = ['name', 'spec', 'params', 'dagRunId', 'dagName', 'singleton', 'newFileName', 'suspend', 'status', 'stepName'];
+const BODY_FIELDS = ['name', 'spec', 'params', 'dagRunId', 'dagName', 'singleton', 'newFileName', 'suspend', 'status', 'stepName'];
 
 const wrongValue = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),

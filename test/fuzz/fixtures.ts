@@ -6,14 +6,14 @@ import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../helpers.ts';
 import { FuzzClient, snapshot } from './harness.ts';
 
-export const FIXTURE_SPECS: Record<string, string> = {
+const FIXTURE_SPECS: Record<string, string> = {
   fx: 'steps:\n  - name: a\n    command: echo hi\n    output: OUT\n  - name: b\n    command: "true"\n    depends: [a]\n',
   fxchild: 'steps:\n  - name: c\n    command: "true"\n',
   fxparent: 'steps:\n  - name: call-child\n    call: fxchild\n',
 };
 
 /** Valid values for each path parameter: the fixture run of `fx`, and the parent/child pair for sub runs. */
-export interface FixtureValues {
+interface FixtureValues {
   plain: Record<string, string>;
   sub: Record<string, string>;
 }

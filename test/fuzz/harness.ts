@@ -29,7 +29,7 @@ export interface FuzzResponse {
 }
 
 /** Every error code of docs/api.md. */
-export const ERROR_CODES = new Set([
+const ERROR_CODES = new Set([
   'bad_request', 'not_found', 'forbidden', 'already_exists', 'already_running', 'max_run_reached',
   'not_running', 'internal_error', 'unauthorized', 'bad_gateway', 'remote_node_error', 'payload_too_large', 'headers_too_large', 'request_timeout',
 ]);
@@ -131,7 +131,7 @@ export async function sendAll(client: FuzzClient, home: string, requests: FuzzRe
 }
 
 /** Relative paths of every entry under `dir`, not descending into `skip` (names or absolute paths). */
-export function listTree(dir: string, skip: Set<string>, prefix = ''): string[] {
+function listTree(dir: string, skip: Set<string>, prefix = ''): string[] {
   let entries: string[];
   try {
     entries = readdirSync(dir);

@@ -1,104 +1,13 @@
-// Raw bytes on a socket: request lines, headers and framing no HTTP client would send, and a small
-// reader that splits what comes back into responses.
-import { connect } from 'node:net';
+// Raw bytes for a socket (sent with test/raw-http.ts): request lines, headers and framing no HTTP
+// client would send.
 import fc from 'fast-check';
-
-export interface RawResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-export interface RawExchange {
-  responses: RawResponse[];
-  /** Bytes after the last complete response (a body sent to HEAD, a response cut short). */
-  rest: string;
-}
-
-/** The bound on one exchange: a server that keeps a socket open after answering is not waited for longer. */
-const EXCHANGE_LIMIT_MS = 3_000;
-
-/**
- * Writes `bytes` and reads until the server closes, `expected` final responses (default 1) are
- * complete, or the bound passes. `halfClose` ends the client's side after writing, for requests a
- * server would otherwise wait on. `heads` tells which requests were HEAD, in order: no body comes.
- */
-export function exchange(port: number, bytes: Buffer | string, options: { heads?: boolean[]; expected?: number; halfClose?: boolean } = {}): Promise<RawExchange> {
-  const heads = options.heads ?? [];
-  const expected = options.expected ?? 1;
-  return new Promise((done) => {
-    const socket = connect({ host: '127.0.0.1', port, allowHalfOpen: true });
-    const chunks: Buffer[] = [];
-    const parse = () => parseResponses(Buffer.concat(chunks).toString('latin1'), heads);
-    const finish = () => {
-      clearTimeout(timer);
-      socket.destroy();
-      done(parse());
-    };
-    const timer = setTimeout(finish, EXCHANGE_LIMIT_MS);
-    socket.on('data', (chunk: Buffer) => {
-      chunks.push(chunk);
-      if (parse().responses.filter((response) => response.status >= 200).length >= expected) finish();
-    });
-    socket.on('end', finish);
-    socket.on('error', finish);
-    socket.on('connect', () => {
-      socket.write(bytes);
-      if (options.halfClose) socket.end();
-    });
-  });
-}
-
-export function parseResponses(text: string, heads: boolean[]): RawExchange {
-  const responses: RawResponse[] = [];
-  let at = 0;
-  for (;;) {
-    const headEnd = text.indexOf('\r\n\r\n', at);
-    if (headEnd < 0) break;
-    const [statusLine, ...lines] = text.slice(at, headEnd).split('\r\n');
-    const status = Number(/^HTTP\/\d\.\d (\d{3})/.exec(statusLine)?.[1] ?? NaN);
-    if (!Number.isInteger(status)) break;
-    const headers: Record<string, string> = {};
-    for (const line of lines) {
-      const colon = line.indexOf(':');
-      if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-    }
-    let bodyStart = headEnd + 4;
-    let body = '';
-    const isHead = heads[responses.length] ?? false;
-    if (isHead || status === 204 || status === 304 || (status >= 100 && status < 200)) {
-      // No body, whatever the headers say.
-    } else if (headers['transfer-encoding']?.toLowerCase() === 'chunked') {
-      for (;;) {
-        const sizeEnd = text.indexOf('\r\n', bodyStart);
-        if (sizeEnd < 0) break;
-        const size = Number.parseInt(text.slice(bodyStart, sizeEnd), 16);
-        if (!Number.isFinite(size)) break;
-        body += text.slice(sizeEnd + 2, sizeEnd + 2 + size);
-        bodyStart = sizeEnd + 2 + size + 2;
-        if (size === 0) break;
-      }
-    } else if (headers['content-length'] !== undefined) {
-      const length = Number(headers['content-length']);
-      if (text.length < bodyStart + length) break;
-      body = text.slice(bodyStart, bodyStart + length);
-      bodyStart += length;
-    } else {
-      body = text.slice(bodyStart);
-      bodyStart = text.length;
-    }
-    responses.push({ status, headers, body: Buffer.from(body, 'latin1').toString('utf8') });
-    at = bodyStart;
-  }
-  return { responses, rest: text.slice(at) };
-}
 
 const get = (path: string, extra = '') => `GET ${path} HTTP/1.1\r\nHost: fuzz\r\n${extra}\r\n`;
 const HEALTH = '/api/v2/health';
 const SPEC_BODY = JSON.stringify({ spec: 'steps: ["true"]' });
 const validate = (body: string, headers: string) => `POST /api/v2/dags/validate HTTP/1.1\r\nHost: fuzz\r\nContent-Type: application/json\r\n${headers}\r\n${body}`;
 
-export interface RawCase {
+interface RawCase {
   name: string;
   bytes: Buffer | string;
   halfClose?: boolean;
