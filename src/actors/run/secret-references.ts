@@ -37,11 +37,11 @@ export class SecretReferences {
   constructor(private readonly secrets: readonly string[], private readonly exported: Record<string, string>) {}
 
   /** The process's environment: `exported` with the generated variables, if any. */
-  environment(exported: Record<string, string>): Record<string, string> {
-    return this.generated.size === 0 ? exported : { ...exported, ...this.env };
+  environment(): Record<string, string> {
+    return this.generated.size === 0 ? this.exported : { ...this.exported, ...this.env };
   }
 
-  carries(text: string): boolean {
+  private carries(text: string): boolean {
     return this.secrets.some((secret) => text.includes(secret));
   }
 
@@ -49,7 +49,7 @@ export class SecretReferences {
    * Whether a reference reveals a secret, or a part of one: its value carries one, or the variable
    * it reads does (a slice of a secret is no less secret, and the masker would not see it).
    */
-  reveals(reference: string, value: string, scope: ExpandScope): boolean {
+  private reveals(reference: string, value: string, scope: ExpandScope): boolean {
     if (this.carries(value)) return true;
     const name = REFERENCED_NAME.exec(reference)?.[1];
     const variable = name === undefined ? undefined : scope.get(name);
@@ -120,7 +120,7 @@ export async function expandRunningCommands(template: string, scope: Record<stri
   let text = '';
   for (const part of backtickParts(template)) {
     if ('literal' in part) text += expandVariables(part.literal, lookup);
-    else text += await run(references.shellCode(part.command, { get: lookup }, secrets.shell ?? DEFAULT_SHELL), { ...scope, ...references.env });
+    else text += await run(references.shellCode(part.command, { get: lookup }, secrets.shell ?? DEFAULT_SHELL), references.environment());
   }
   return text;
 }
