@@ -7,7 +7,6 @@ import {
 import { fieldsNotRunYet, mergeParams, paramsFromRequest, type DefinitionParser } from '../spec/index.ts';
 import { Definitions } from './definitions.ts';
 import { usableDag } from './usable-dag.ts';
-import { parsedSpec } from './run/parsed-specs.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
 import { planRun, positionalParams, runScope } from './run/plan.ts';
 import { attemptRecord, rerunSelection, type Lineage, type PriorAttempt } from './run/attempt.ts';
@@ -238,8 +237,7 @@ export class Engine {
     const target = call.target.replace(/\.ya?ml$/, '');
     const tooDeep = nestingProblem([...call.parent.callers, call.parent.name], target);
     if (tooDeep) throw new AppError('bad_request', tooDeep);
-    const parsed = await parsedSpec(this.definitions.parser, call.parent.specText, call.parent.name, this.deps.dags.dir);
-    const local = parsed.localDags.find((candidate) => candidate.name === target);
+    const local = (await this.definitions.localDags(call.parent.specText)).find((candidate) => candidate.name === target);
     let dag: Dag;
     let specText = call.parent.specText;
     let fileName: string | undefined;
