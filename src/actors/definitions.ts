@@ -16,10 +16,15 @@ export interface LoadedDag {
 /** DAG files looked for in one turn of the event loop (a stat each, a few microseconds). */
 const LOOKUPS_PER_TURN = 256;
 
+/** Running DAGs' texts kept parsed: the runs calling sub DAGs at one time; a 1 MiB text's parse weighs tens of MB. */
+const RUNNING_KEPT = 4;
+
 export class Definitions {
   private readonly parsed = new Map<string, { text: string; result: Promise<ParseResult> }>();
+  /** By text, most recently used last: the oldest is the one dropped. */
+  private readonly running = new Map<string, Promise<ParseResult>>();
 
-  constructor(private readonly dags: DagStore, readonly parser: DefinitionParser = new DefinitionParser()) {}
+  constructor(private readonly dags: DagStore, private readonly parser: DefinitionParser = new DefinitionParser()) {}
 
   /** Parses a stored DAG, reusing the last result while the file's text is unchanged. */
   async loadDag(fileName: string): Promise<LoadedDag | undefined> {
@@ -42,6 +47,25 @@ export class Definitions {
       this.parsed.set(file.fileName, cached);
     }
     return cached.result;
+  }
+
+  /**
+   * The local DAGs of a running DAG's definition text, for the sub DAG runs it starts: a fan-out of
+   * 100 items over a large definition would otherwise parse it 100 times. Concurrent calls share
+   * one parse. The local DAGs depend on the text alone, not on the run's name.
+   */
+  localDags(specText: string): Promise<ParseResult['localDags']> {
+    let result = this.running.get(specText);
+    this.running.delete(specText);
+    if (!result) {
+      const fresh = this.parser.parse(specText, { baseDir: this.dags.dir });
+      // A parse that could not finish (the server closing) is not kept.
+      fresh.catch(() => { if (this.running.get(specText) === fresh) this.running.delete(specText); });
+      result = fresh;
+      if (this.running.size >= RUNNING_KEPT) this.running.delete(this.running.keys().next().value!);
+    }
+    this.running.set(specText, result);
+    return result.then((parsed) => parsed.localDags);
   }
 
   /** A text parsed as it is given (inline runs, retries); no file is consulted. */

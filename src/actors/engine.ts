@@ -7,7 +7,6 @@ import {
 import { fieldsNotRunYet, mergeParams, paramsFromRequest, type DefinitionParser } from '../spec/index.ts';
 import { Definitions } from './definitions.ts';
 import { usableDag } from './usable-dag.ts';
-import { parsedSpec } from './run/parsed-specs.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
 import { planRun, positionalParams, runScope } from './run/plan.ts';
 import { attemptRecord, rerunSelection, type Lineage, type PriorAttempt } from './run/attempt.ts';
@@ -60,8 +59,11 @@ export class Engine {
   private readonly scheduler: Actor<typeof schedulerMachine>;
   private readonly events = new StatusEvents();
   private readonly clock: Clock;
-  /** Ids of runs being started and not yet handed to the scheduler: a second start of one is refused. */
-  private readonly reserved = new Map<string, number>();
+  /**
+   * Runs (name and id) being started and not yet handed to the scheduler: a second start of one is
+   * refused. Not the scheduler's per-name count of reserved slots: retries and sub DAG runs are here too.
+   */
+  private readonly reserved = new Set<string>();
   private readonly waiters = new Map<string, Array<() => void>>();
   /** The newest write of each active run; a run counts as finished once its final write is durable. */
   private readonly lastWrite = new Map<string, Promise<void>>();
@@ -70,7 +72,7 @@ export class Engine {
   private readonly unwritten = new Map<string, { record: RunRecord; changed: Set<number> }>();
   /** Stored DAGs and definitions to check, parsed without holding the event loop. */
   readonly definitions: Definitions;
-  private closing = false;
+  /** Set by close: no run starts, not even a sub DAG run. */
   private closed: Promise<void> | undefined;
   /** Set by drain: no new runs are admitted, the active ones run on. */
   private draining = false;
@@ -215,8 +217,8 @@ export class Engine {
       throw new AppError('already_exists', `dag-run ID ${targetId} already exists for DAG ${prior.name}`);
     }
     const rerun = rerunSelection(dag, prior, options.stepName);
-    this.reserved.set(key, this.clock.now());
-    if (key !== priorKey) this.reserved.set(priorKey, this.clock.now());
+    this.reserved.add(key);
+    if (key !== priorKey) this.reserved.add(priorKey);
     try {
       // The run's own params, as they were: nothing of them runs again as a command.
       return await this.startAttempt({
@@ -238,8 +240,7 @@ export class Engine {
     const target = call.target.replace(/\.ya?ml$/, '');
     const tooDeep = nestingProblem([...call.parent.callers, call.parent.name], target);
     if (tooDeep) throw new AppError('bad_request', tooDeep);
-    const parsed = await parsedSpec(this.definitions.parser, call.parent.specText, call.parent.name, this.deps.dags.dir);
-    const local = parsed.localDags.find((candidate) => candidate.name === target);
+    const local = (await this.definitions.localDags(call.parent.specText)).find((candidate) => candidate.name === target);
     let dag: Dag;
     let specText = call.parent.specText;
     let fileName: string | undefined;
@@ -257,7 +258,7 @@ export class Engine {
     if (notRunYet.length > 0) throw new AppError('bad_request', `troupe does not run these fields yet: ${notRunYet.join(', ')}`);
     const dagRunId = uuidv7(this.clock.now());
     const key = runKey(dag.name, dagRunId);
-    this.reserved.set(key, this.clock.now());
+    this.reserved.add(key);
     try {
       await this.startAttempt({
         dag, name: dag.name, dagRunId, specText, fileName, inheritedSecrets: call.parent.secrets,
@@ -353,7 +354,6 @@ export class Engine {
   /** Stops every active run (their steps get their stop signal), waits for them, stops the scheduler. */
   close(): Promise<void> {
     return (this.closed ??= (async () => {
-      this.closing = true;
       this.draining = true;
       const active = this.activeRuns();
       const finished = active.map(({ name, dagRunId }) => this.whenFinished(name, dagRunId));
@@ -385,7 +385,7 @@ export class Engine {
     if (refused) throw refused;
     // The slot is the scheduler's from here; the run actor takes it over when it is admitted.
     this.scheduler.send({ type: 'run.reserve', name });
-    this.reserved.set(key, this.clock.now());
+    this.reserved.add(key);
     const seed: AttemptSeed = { dag, name, dagRunId, specText, fileName, reservedSlot: true, params: async (variables, runCommand) => {
       const env = { ...variables.dotenv, ...this.deps.systemEnv, DAG_NAME: name, DAG_RUN_ID: dagRunId };
       return mergeParams(await paramDefaultsWithCommands(dag.params, env, runCommand), requested);
@@ -432,7 +432,7 @@ export class Engine {
     const unmet = await unmetDagPrecondition(dag, plan, this.deps.dispatcher);
     // The awaits above leave room for a shutdown to begin: such a run is refused, never half-started.
     // While draining, a sub DAG run of an active run still starts: its caller may finish in time.
-    if (this.closing || (this.draining && !seed.lineage)) throw new AppError('internal_error', 'the server is shutting down');
+    if (this.closed || (this.draining && !seed.lineage)) throw new AppError('internal_error', 'the server is shutting down');
     // The first record is durable before the caller hears the id; the actor's writes follow in order.
     const saved = this.deps.runs.save(record);
     void this.deps.runs.saveSpec(name, dagRunId, seed.specText);

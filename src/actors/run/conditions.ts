@@ -40,7 +40,7 @@ async function checkCondition(condition: Condition, env: Record<string, string>,
   if (condition.command !== undefined || condition.expected === undefined) {
     const references = new SecretReferences(secrets.values, env);
     const command = references.shellCode(condition.command ?? condition.condition ?? '', { get: lookup }, secrets.shell ?? DEFAULT_SHELL);
-    const result = await probe(command, { ...env, ...references.env });
+    const result = await probe(command, references.environment());
     holds = result.kind === 'ok' && result.exitCode === 0 && !result.error;
     detail = `\`${command}\` ${result.kind === 'ok' ? `exited with ${result.exitCode}` : `could not run: ${result.kind === 'error' ? result.message : ''}`}`;
   } else {

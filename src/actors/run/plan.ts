@@ -258,7 +258,7 @@ function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scop
     command: step.command === undefined ? undefined : secretReferences.shellCode(step.command, references, shell),
     script: step.script === undefined ? undefined : secretReferences.shellCode(step.script, references, scriptInterpreter(step)),
     scriptPath: step.scriptPath,
-    env: secretReferences.environment(env),
+    env: secretReferences.environment(),
     workingDir: step.dir,
     stdoutPath: step.stdout,
     stderrPath: step.stderr,

@@ -28,10 +28,7 @@ export function finalStatus(nodes: NodeRecord[], stopped: boolean, steps: StepDe
 
 /** `roots` and every step downstream of them, transitively. */
 export function downstreamOf(steps: StepDeps[], roots: number[]): Set<number> {
-  const dependants: number[][] = steps.map(() => []);
-  steps.forEach((step, index) => {
-    for (const dependency of step.depends) dependants[dependency].push(index);
-  });
+  const dependants = dependantsOf(steps);
   const found = new Set(roots);
   // A walk along the dependants: each step is visited once, whatever the order of the definition.
   const queue = [...found];
@@ -43,4 +40,13 @@ export function downstreamOf(steps: StepDeps[], roots: number[]): Set<number> {
     }
   }
   return found;
+}
+
+/** The steps that depend on each step, in definition order. */
+export function dependantsOf(steps: readonly StepDeps[]): number[][] {
+  const dependants: number[][] = steps.map(() => []);
+  steps.forEach((step, index) => {
+    for (const dependency of step.depends) dependants[dependency].push(index);
+  });
+  return dependants;
 }

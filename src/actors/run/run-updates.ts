@@ -13,9 +13,10 @@ export interface RunState {
   unmet?: string;
   outputs: Record<string, string>;
   stopRequested: boolean;
-  /** Steps whose failure or skip their continueOn lets through to their dependents. */
-  continued: number[];
-  /** Which steps can start: changed in place by startSteps and finishStep (schedule.ts). */
+  /**
+   * Which steps can start: changed in place by startSteps and finishStep (schedule.ts). Its
+   * outcomes also tell the steps whose failure or skip their continueOn let through.
+   */
   schedule: Schedule;
   /** The DAG's timeoutSec expired: its running steps were stopped and the run fails. */
   timedOut: boolean;
@@ -51,14 +52,13 @@ export function startSteps(state: RunState, at: number): { record: RunRecord; st
 }
 
 /** A step's result; it settles in the schedule (changed in place). */
-export function finishStep(state: RunState, event: StepFinishedEvent): { record: RunRecord; outputs: Record<string, string>; continued: number[]; line: string } {
+export function finishStep(state: RunState, event: StepFinishedEvent): { record: RunRecord; outputs: Record<string, string>; line: string } {
   const { index, result, at } = event;
   const step = state.plan.steps[index];
   const updated = nodeAfter(state.record.nodes[index], result, at, state.stopRequested);
   const outputs = { ...state.outputs };
   const continues = (updated.status === NodeStatus.Skipped && step.continueOn?.skipped === true) ||
     (updated.status === NodeStatus.Failed && failureContinues(step.continueOn, result));
-  const continued = continues ? [...state.continued, index] : state.continued;
   if (continues && updated.status === NodeStatus.Failed && step.continueOn?.markSuccess) updated.status = NodeStatus.Succeeded;
   // A failure that continues still hands its output on: later steps may test it.
   let kept: Partial<RunRecord> = {};
@@ -75,7 +75,7 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
   const line = logLine(at, updated.status === NodeStatus.Succeeded ? 'INFO' : 'ERROR', 'Step finished', {
     ...runFields(record), step: step.name, status: nodeStatusLabel(updated.status), ...(updated.error ? { error: updated.error } : {}),
   });
-  return { record, outputs, continued, line };
+  return { record, outputs, line };
 }
 
 /** A node after its execution's result: failures of a stopped run are aborts. */

@@ -7,7 +7,7 @@ import { stepMachine, type StepFinishedEvent, type StepInput, type StepRerunEven
 import { failed } from '../step/policies.ts';
 import { handlerTask, needsCommands, stepTask, type RunPlan } from './plan.ts';
 import { finalStatus } from './progress.ts';
-import { allStepsSettled, hasStepsToStart, newSchedule } from './schedule.ts';
+import { allStepsSettled, hasStepsToStart, newSchedule, Outcome } from './schedule.ts';
 import { endRun, finishHandler, finishStep, rerunStep, runStartedLine, startHandler, startSteps, type RunState } from './run-updates.ts';
 import { logLine } from './log-line.ts';
 
@@ -46,7 +46,9 @@ function eventTime(event: { type: string; at?: number }, context: RunContext): n
 
 /** The status the run ends with, from its nodes (progress.ts). */
 function runOutcome(context: RunContext): RunStatus {
-  return finalStatus(context.record.nodes, context.stopRequested, context.plan.steps, context.continued, context.timedOut);
+  // The steps that met their dependants: finalStatus reads among them the failures continueOn let through.
+  const met = context.schedule.outcome.flatMap((outcome, index) => (outcome === Outcome.Met ? [index] : []));
+  return finalStatus(context.record.nodes, context.stopRequested, context.plan.steps, met, context.timedOut);
 }
 
 /** The handler that answers the run's outcome; none after a failed init handler (docs/api.md, Handlers). */
@@ -220,8 +222,8 @@ export const runMachine = effects.extend({
     })),
     recordStepResult: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'step.finished') return;
-      const { record, outputs, continued, line } = finishStep(context, event);
-      enqueue.assign({ record, outputs, continued });
+      const { record, outputs, line } = finishStep(context, event);
+      enqueue.assign({ record, outputs });
       enqueue({ type: 'persist', params: { record, changed: [event.index] } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
       // A finished step actor would stay among the run's children, and XState copies that map on
@@ -258,7 +260,7 @@ export const runMachine = effects.extend({
   id: 'dagRun',
   initial: 'queued',
   context: ({ input }) => ({
-    ...input, outputs: { ...input.record.outputVars }, stopRequested: false, continued: [], timedOut: false, delayed: false, initFailed: false,
+    ...input, outputs: { ...input.record.outputVars }, stopRequested: false, timedOut: false, delayed: false, initFailed: false,
     schedule: newSchedule(input.plan.steps, input.record.nodes),
   }),
   on: {

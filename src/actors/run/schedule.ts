@@ -7,7 +7,7 @@
 // handles an event (guards only read it), because copying arrays of the run's size on every event
 // would cost what the scans did.
 import { NodeStatus, type NodeRecord } from '../../core/index.ts';
-import type { StepDeps } from './progress.ts';
+import { dependantsOf, type StepDeps } from './progress.ts';
 
 /** How a settled step leaves its dependants. */
 export const Outcome = {
@@ -53,10 +53,7 @@ const isSettled = (status: NodeStatus) =>
  * since continueOn applies to a step's outcome in the run it ran in.
  */
 export function newSchedule(steps: readonly StepDeps[], nodes: readonly NodeRecord[]): Schedule {
-  const dependants: number[][] = steps.map(() => []);
-  steps.forEach((step, index) => {
-    for (const dependency of step.depends) dependants[dependency].push(index);
-  });
+  const dependants = dependantsOf(steps);
   const schedule: Schedule = {
     dependants, unmet: steps.map((step) => step.depends.length), outcome: steps.map(() => Outcome.Pending),
     ready: [], stoppers: [], running: 0, settled: 0,

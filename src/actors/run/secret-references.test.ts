@@ -10,7 +10,7 @@ test('references carrying a secret stay for the shell; the others expand', () =>
   const references = new SecretReferences([SECRET], env);
   assert.equal(references.shellCode('curl -H "$AUTH" -u $TOKEN ${NAME}', scope, ['sh']), 'curl -H "${AUTH}" -u ${TOKEN} world');
   assert.deepEqual(references.env, {});
-  assert.equal(references.environment(env), env);
+  assert.equal(references.environment(), env);
 });
 
 test('any part of a variable that holds a secret goes through the environment', () => {
@@ -24,7 +24,7 @@ test('slices, JSON fields and positional params get variables of their own, one 
   const code = references.shellCode('echo ${TOKEN:0:3} ${CONFIG.key} $1', scope, ['bash']);
   assert.equal(code, 'echo ${TROUPE_SECRET_1} ${TROUPE_SECRET_2} ${TROUPE_SECRET_2}');
   assert.deepEqual(references.env, { TROUPE_SECRET_1: 's3c', TROUPE_SECRET_2: SECRET });
-  assert.equal(references.environment(env).TROUPE_SECRET_2, SECRET);
+  assert.equal(references.environment().TROUPE_SECRET_2, SECRET);
 });
 
 test('inside single quotes the reference is put in double quotes; comments and quoted here-documents keep it as written', () => {

@@ -37,11 +37,11 @@ export class SecretReferences {
   constructor(private readonly secrets: readonly string[], private readonly exported: Record<string, string>) {}
 
   /** The process's environment: `exported` with the generated variables, if any. */
-  environment(exported: Record<string, string>): Record<string, string> {
-    return this.generated.size === 0 ? exported : { ...exported, ...this.env };
+  environment(): Record<string, string> {
+    return this.generated.size === 0 ? this.exported : { ...this.exported, ...this.env };
   }
 
-  carries(text: string): boolean {
+  private carries(text: string): boolean {
     return this.secrets.some((secret) => text.includes(secret));
   }
 
@@ -49,7 +49,7 @@ export class SecretReferences {
    * Whether a reference reveals a secret, or a part of one: its value carries one, or the variable
    * it reads does (a slice of a secret is no less secret, and the masker would not see it).
    */
-  reveals(reference: string, value: string, scope: ExpandScope): boolean {
+  private reveals(reference: string, value: string, scope: ExpandScope): boolean {
     if (this.carries(value)) return true;
     const name = REFERENCED_NAME.exec(reference)?.[1];
     const variable = name === undefined ? undefined : scope.get(name);
@@ -99,28 +99,31 @@ export class SecretReferences {
   }
 }
 
-export type CommandRun = (command: string, env: Record<string, string>) => Promise<string>;
+export type RunCommand = (command: string, env: Record<string, string>) => Promise<string>;
 
 /**
  * `template` with its references expanded and its backtick commands run by `run` and replaced by
  * their output. When a value it references carries a secret, the commands are expanded as shell
  * code instead (that secret reaches them through their environment) and the text around them as usual.
  */
-export async function expandRunningCommands(template: string, scope: Record<string, string>, secrets: SecretScope, run: CommandRun): Promise<string> {
+export async function expandRunningCommands(template: string, scope: Record<string, string>, secrets: SecretScope, run: RunCommand): Promise<string> {
   const lookup = (name: string) => ownValue(scope, name);
   const expanded = expandVariables(template, lookup);
   const commands = backtickCommands(expanded);
   if (commands.length === 0) return expanded;
   const references = new SecretReferences(secrets.values, scope);
-  if (!references.revealedIn(template, { get: lookup })) {
-    const outputs: string[] = [];
-    for (const command of commands) outputs.push(await run(command, scope));
-    return substituteBackticks(expanded, outputs);
-  }
+  if (!references.revealedIn(template, { get: lookup })) return runBackticks(expanded, commands, scope, run);
   let text = '';
   for (const part of backtickParts(template)) {
     if ('literal' in part) text += expandVariables(part.literal, lookup);
-    else text += await run(references.shellCode(part.command, { get: lookup }, secrets.shell ?? DEFAULT_SHELL), { ...scope, ...references.env });
+    else text += await run(references.shellCode(part.command, { get: lookup }, secrets.shell ?? DEFAULT_SHELL), references.environment());
   }
   return text;
+}
+
+/** `text` with its backtick `commands` (backtickCommands) run in order and replaced by their output. */
+export async function runBackticks(text: string, commands: readonly string[], env: Record<string, string>, run: RunCommand): Promise<string> {
+  const outputs: string[] = [];
+  for (const command of commands) outputs.push(await run(command, env));
+  return substituteBackticks(text, outputs);
 }

@@ -2,10 +2,10 @@
 // `command`s get the commands' trimmed output. The commands run as tasks on the pool, with the
 // variables defined so far; a command that fails refuses the run, naming it.
 import { AppError, setOwn, type ParamDef, type StepDispatcher, type StepResult } from '../../core/index.ts';
-import { backtickCommands, substituteBackticks } from '../../spec/index.ts';
-import { expandRunningCommands, NO_SECRETS, type SecretScope } from './secret-references.ts';
+import { backtickCommands } from '../../spec/index.ts';
+import { expandRunningCommands, NO_SECRETS, runBackticks, type RunCommand, type SecretScope } from './secret-references.ts';
 
-export type RunCommand = (command: string, env: Record<string, string>) => Promise<string>;
+export type { RunCommand };
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -40,10 +40,7 @@ export async function evaluateEnvWithCommands(
   const scope = { ...base };
   const result: Record<string, string> = {};
   for (const [key, template] of entries) {
-    const what = `env ${key}`;
-    const value = await expandRunningCommands(template, scope, secrets, (command, env) => run(command, env).catch((error: Error) => {
-      throw new AppError('bad_request', `${what}: ${error.message}`);
-    }));
+    const value = await expandRunningCommands(template, scope, secrets, naming(run, `env ${key}`));
     setOwn(scope, key, value);
     setOwn(result, key, value);
   }
@@ -53,22 +50,19 @@ export async function evaluateEnvWithCommands(
 /** The definition's param defaults with their backtick commands run (request values are never run). */
 export async function paramDefaultsWithCommands(params: ParamDef[], env: Record<string, string>, run: RunCommand): Promise<ParamDef[]> {
   const out: ParamDef[] = [];
-  for (const param of params) out.push({ ...param, value: await substitute(param.value, env, run, `param ${param.name ?? param.value}`) });
+  for (const param of params) {
+    const commands = backtickCommands(param.value);
+    const value = commands.length === 0 ? param.value : await runBackticks(param.value, commands, env, naming(run, `param ${param.name ?? param.value}`));
+    out.push({ ...param, value });
+  }
   return out;
 }
 
-async function substitute(value: string, env: Record<string, string>, run: RunCommand, what: string): Promise<string> {
-  const commands = backtickCommands(value);
-  if (commands.length === 0) return value;
-  const outputs: string[] = [];
-  for (const command of commands) {
-    try {
-      outputs.push(await run(command, env));
-    } catch (error) {
-      throw new AppError('bad_request', `${what}: ${(error as Error).message}`);
-    }
-  }
-  return substituteBackticks(value, outputs);
+/** `run` with its errors naming what the command computes. */
+function naming(run: RunCommand, what: string): RunCommand {
+  return (command, env) => run(command, env).catch((error: Error) => {
+    throw new AppError('bad_request', `${what}: ${error.message}`);
+  });
 }
 
 function exportable(env: Record<string, string>): Record<string, string> {

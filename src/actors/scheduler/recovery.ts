@@ -3,7 +3,7 @@
 import { NodeStatus, RunStatus, isoTime, type LogStore, type RunStore } from '../../core/index.ts';
 import { logLine } from '../run/log-line.ts';
 
-export const INTERRUPTED = 'the server stopped while the run was active';
+const INTERRUPTED = 'the server stopped while the run was active';
 
 /** Records as failed every unfinished run that is not active here, its running steps too. */
 export async function settleInterrupted(runs: RunStore, logs: LogStore, now: number, isActive: (name: string, dagRunId: string) => boolean): Promise<void> {

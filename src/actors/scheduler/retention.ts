@@ -7,7 +7,7 @@ import { DAG_DEFAULTS, isFinalRunStatus, systemClock, type Clock, type RunRecord
 import type { Definitions } from '../definitions.ts';
 
 const DAY_MS = 86_400_000;
-export const RETENTION_SWEEP_EVERY_MS = 3_600_000;
+const RETENTION_SWEEP_EVERY_MS = 3_600_000;
 /**
  * Runs read and removed per turn of the event loop. 10,000 runs (8,000 expired, three files
  * each): 64 a turn held the loop 20 - 35 ms at p99, 16 a turn 5 - 8 ms, in the same 3 - 4 s.

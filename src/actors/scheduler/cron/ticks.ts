@@ -3,7 +3,7 @@
 import type { Schedule, ScheduleEntry } from '../../../core/index.ts';
 import { compileCron } from '../../../spec/index.ts';
 
-export const TICK_KINDS = ['start', 'stop', 'restart'] as const;
+const TICK_KINDS = ['start', 'stop', 'restart'] as const;
 export type TickKind = (typeof TICK_KINDS)[number];
 
 export interface Tick {
@@ -37,8 +37,8 @@ export function compileSchedule(schedule: Schedule, defaultZone?: string): Compi
   return { start: compile(schedule.start), stop: compile(schedule.stop), restart: compile(schedule.restart) };
 }
 
-export function isScheduled(compiled: CompiledSchedule, kind?: TickKind): boolean {
-  return (kind ? [kind] : TICK_KINDS).some((each) => compiled[each].length > 0);
+export function isScheduled(compiled: CompiledSchedule): boolean {
+  return TICK_KINDS.some((kind) => compiled[kind].length > 0);
 }
 
 /** The first tick of `kind` strictly after `afterMs`; two expressions due at once make one tick. */
