@@ -141,7 +141,11 @@ export class Engine {
   /** Starts the scheduler and closes runs a previous process left active. */
   async start(): Promise<void> {
     this.scheduler.start();
-    await settleInterrupted(this.deps.runs, this.deps.logs, this.clock.now(), (name, dagRunId) => this.isActive(name, dagRunId));
+    await settleInterrupted({
+      runs: this.deps.runs, logs: this.deps.logs, definitions: this.definitions, now: this.clock.now(),
+      isActive: (name, dagRunId) => this.isActive(name, dagRunId),
+      resume: (attempt) => this.retry(attempt.record.name, attempt.record.dagRunId, {}, attempt),
+    });
   }
 
   subscribe(listener: EngineListener): () => void {
@@ -186,7 +190,7 @@ export class Engine {
    * `dagRunId` when it differs. Failed, aborted and unfinished nodes and everything downstream of
    * them run again, the others keep their results; `stepName` runs that one step alone.
    */
-  async retry(name: string, dagRunId: string, options: { dagRunId?: string; stepName?: string } = {}): Promise<{ dagRunId: string }> {
+  async retry(name: string, dagRunId: string, options: { dagRunId?: string; stepName?: string } = {}, resume?: PriorAttempt): Promise<{ dagRunId: string }> {
     if (this.draining) throw new AppError('internal_error', 'the server is shutting down');
     const found = this.findRun(name, dagRunId);
     const priorKey = runKey(found.name, found.dagRunId);
@@ -216,7 +220,8 @@ export class Engine {
     if (targetId !== prior.dagRunId && (this.reserved.has(key) || this.deps.runs.get(prior.name, targetId))) {
       throw new AppError('already_exists', `dag-run ID ${targetId} already exists for DAG ${prior.name}`);
     }
-    const rerun = rerunSelection(dag, prior, options.stepName);
+    // `resume`: an attempt a crash interrupted goes on as recovery.ts chose.
+    const attempt = resume ?? { record: prior, rerun: rerunSelection(dag, prior, options.stepName) };
     this.reserved.add(key);
     if (key !== priorKey) this.reserved.add(priorKey);
     try {
@@ -224,7 +229,7 @@ export class Engine {
       return await this.startAttempt({
         dag, name: prior.name, dagRunId: targetId, specText, fileName: prior.fileName,
         params: async () => mergeParams(dag.params, paramsFromRequest(prior.params)),
-        prior: { record: prior, rerun },
+        prior: attempt,
       });
     } finally {
       this.reserved.delete(key);
