@@ -91,15 +91,18 @@ for (const spawnMode of ['posix_spawn', 'child_process'] as const) {
       picky: `steps:\n  - name: wait\n    retryPolicy:\n      limit: 2\n      exitCode: [75]\n    command: ${JSON.stringify(onceForever(pidOf('picky')))}\n`,
       callee: `steps:\n  - name: wait\n    command: ${JSON.stringify(onceForever(pidOf('callee')))}\n`,
       caller: 'steps:\n  - name: call\n    call: callee\n',
+      retriedCallee: `steps:\n  - name: wait\n    command: ${JSON.stringify(onceForever(pidOf('retriedCallee')))}\n`,
+      retriedCaller: 'steps:\n  - name: call\n    call: retriedCallee\n    retryPolicy:\n      limit: 1\n',
     };
     for (const [name, spec] of Object.entries(dags)) await call(first.base, 'POST', '/dags', { name, spec });
     const ids: Record<string, string> = {};
-    for (const name of ['plain', 'retried', 'picky', 'caller']) ids[name] = (await call(first.base, 'POST', `/dags/${name}/start`, {})).dagRunId;
-    for (const name of ['plain', 'retried', 'picky', 'callee']) {
+    for (const name of ['plain', 'retried', 'picky', 'caller', 'retriedCaller']) ids[name] = (await call(first.base, 'POST', `/dags/${name}/start`, {})).dagRunId;
+    for (const name of ['plain', 'retried', 'picky', 'callee', 'retriedCallee']) {
       assert.ok(await waitUntil(async () => existsSync(pidOf(name)) && /\d+\n/.test(await readFile(pidOf(name), 'utf8')), 20_000), `step of ${name} runs`);
       pids.push(Number(await readFile(pidOf(name), 'utf8')));
     }
     const before = (await call(first.base, 'GET', `/dag-runs/retried/${ids.retried}`)).dagRun;
+    const firstSubRun = (await call(first.base, 'GET', `/dag-runs/retriedCaller/${ids.retriedCaller}`)).dagRun.nodes[0].subRuns[0].dagRunId;
     assert.deepEqual(before.nodes.map((node: any) => node.statusLabel), ['succeeded', 'running']);
 
     process.kill(-first.child.pid!, 'SIGKILL');
@@ -136,6 +139,18 @@ for (const spawnMode of ['posix_spawn', 'child_process'] as const) {
     assert.deepEqual([retried.nodes[1].statusLabel, retried.nodes[1].retryCount], ['succeeded', 1]);
     const log = await call(second.base, 'GET', `/dag-runs/retried/${ids.retried}/steps/wait/log`);
     assert.equal(log.content.trim(), 'again kept', 'the kept step\'s output reaches the step run again');
+
+    // A caller whose step retries starts a new sub DAG run; the interrupted one stays failed.
+    let retriedCaller: any;
+    assert.ok(await waitUntil(async () => {
+      retriedCaller = (await call(second.base, 'GET', `/dag-runs/retriedCaller/${ids.retriedCaller}`)).dagRun;
+      return ![0, 1, 5].includes(retriedCaller.status);
+    }, 20_000), 'the resumed caller finishes');
+    assert.deepEqual([retriedCaller.statusLabel, retriedCaller.nodes[0].retryCount], ['succeeded', 1]);
+    const secondSubRun = retriedCaller.nodes[0].subRuns[0].dagRunId;
+    assert.notEqual(secondSubRun, firstSubRun);
+    const subRun = (id: string) => call(second.base, 'GET', `/dag-runs/retriedCaller/${ids.retriedCaller}/sub-dag-runs/${id}`).then((body) => body.dagRunDetails.statusLabel);
+    assert.deepEqual([await subRun(firstSubRun), await subRun(secondSubRun)], ['failed', 'succeeded']);
 
     const listed = (await call(second.base, 'GET', '/dag-runs')).dagRuns.map((run: any) => `${run.name}/${run.dagRunId}`).sort();
     assert.deepEqual(listed, Object.entries(ids).map(([name, id]) => `${name}/${id}`).sort(), 'no record is lost');
