@@ -41,10 +41,15 @@ export function processStat(pid: number): { state: string; startTime: number } |
     return undefined;
   }
   try {
-    const text = statBuffer.toString('latin1', 0, readSync(fd, statBuffer, 0, statBuffer.length, 0));
-    // The command name (field 2) is in parentheses and may hold spaces and parentheses itself.
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { state: fields[0], startTime: Number(fields[19]) };
+    const length = readSync(fd, statBuffer, 0, statBuffer.length, 0);
+    // The command name (field 2) is in parentheses and may hold spaces and parentheses itself:
+    // fields are counted from the last ')'. Read in place: this runs as every step starts.
+    let at = statBuffer.lastIndexOf(0x29, length - 1) + 2;
+    const state = String.fromCharCode(statBuffer[at]);
+    for (let field = 3; field < 22; field++) at = statBuffer.indexOf(0x20, at) + 1;
+    let startTime = 0;
+    for (let digit = statBuffer[at]; digit >= 0x30 && digit <= 0x39; digit = statBuffer[++at]) startTime = startTime * 10 + digit - 0x30;
+    return { state, startTime };
   } catch {
     return undefined;
   } finally {
