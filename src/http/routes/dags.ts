@@ -190,6 +190,8 @@ async function suspendDag(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(SuspendBody, request.body);
   await requireDag(deps, fileName);
   await deps.runs.setSuspended(fileName, body.suspend);
+  // A resumed DAG's queued runs may start now.
+  if (!body.suspend) deps.engine.queuesChanged();
   return empty(200);
 }
 
