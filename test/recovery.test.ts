@@ -93,11 +93,18 @@ for (const spawnMode of ['posix_spawn', 'child_process'] as const) {
       caller: 'steps:\n  - name: call\n    call: callee\n',
       retriedCallee: `steps:\n  - name: wait\n    command: ${JSON.stringify(onceForever(pidOf('retriedCallee')))}\n`,
       retriedCaller: 'steps:\n  - name: call\n    call: retriedCallee\n    retryPolicy:\n      limit: 1\n',
+      // Its first run waits forever; the three enqueued behind it wait in its queue.
+      queued: `steps:\n  - name: wait\n    command: ${JSON.stringify(`if [ -f ${pidOf('queued')} ]; then echo $DAG_RUN_ID >> ${join(home, 'trail')}; else echo $$ > ${pidOf('queued')}; exec sleep 300; fi`)}\n`,
     };
     for (const [name, spec] of Object.entries(dags)) await call(first.base, 'POST', '/dags', { name, spec });
     const ids: Record<string, string> = {};
     for (const name of ['plain', 'retried', 'picky', 'caller', 'retriedCaller']) ids[name] = (await call(first.base, 'POST', `/dags/${name}/start`, {})).dagRunId;
-    for (const name of ['plain', 'retried', 'picky', 'callee', 'retriedCallee']) {
+    const queuedIds = ['q0', 'q1', 'q2', 'q3'];
+    for (const id of queuedIds) {
+      await call(first.base, 'POST', '/dags/queued/enqueue', { dagRunId: id });
+      ids[`queued:${id}`] = id;
+    }
+    for (const name of ['plain', 'retried', 'picky', 'callee', 'retriedCallee', 'queued']) {
       assert.ok(await waitUntil(async () => existsSync(pidOf(name)) && /\d+\n/.test(await readFile(pidOf(name), 'utf8')), 20_000), `step of ${name} runs`);
       pids.push(Number(await readFile(pidOf(name), 'utf8')));
     }
@@ -152,8 +159,15 @@ for (const spawnMode of ['posix_spawn', 'child_process'] as const) {
     const subRun = (id: string) => call(second.base, 'GET', `/dag-runs/retriedCaller/${ids.retriedCaller}/sub-dag-runs/${id}`).then((body) => body.dagRunDetails.statusLabel);
     assert.deepEqual([await subRun(firstSubRun), await subRun(secondSubRun)], ['failed', 'succeeded']);
 
+    // The queued runs are still queued after the crash, and run in their order once the run ahead is settled.
+    const queuedRun = (id: string) => call(second.base, 'GET', `/dag-runs/queued/${id}`).then((body) => body.dagRun);
+    assert.equal((await queuedRun('q0')).statusLabel, 'failed');
+    assert.ok(await waitUntil(async () => (await queuedRun('q3')).statusLabel === 'succeeded', 20_000), 'the queued runs run');
+    assert.deepEqual((await readFile(join(home, 'trail'), 'utf8')).trim().split('\n'), ['q1', 'q2', 'q3']);
+    for (const id of ['q1', 'q2', 'q3']) assert.notEqual((await queuedRun(id)).queuedAt, '');
+
     const listed = (await call(second.base, 'GET', '/dag-runs')).dagRuns.map((run: any) => `${run.name}/${run.dagRunId}`).sort();
-    assert.deepEqual(listed, Object.entries(ids).map(([name, id]) => `${name}/${id}`).sort(), 'no record is lost');
+    assert.deepEqual(listed, Object.entries(ids).map(([name, id]) => `${name.replace(/:.*/, '')}/${id}`).sort(), 'no record is lost');
 
     second.child.kill('SIGTERM');
     await exited(second.child);
