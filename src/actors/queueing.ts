@@ -58,8 +58,6 @@ const globalTimers = { setTimeout: (fn: () => void, ms: number): unknown => setT
 export class Queueing {
   /** Queued runs by run key, with what their start needs: a dispatch parses nothing. */
   private readonly waiting = new Map<string, Waiting>();
-  /** Enqueues of a DAG name whose write has not settled: a singleton counts them as queued. */
-  private readonly writing = new Map<string, number>();
 
   constructor(private readonly host: QueueingHost) {}
 
@@ -77,29 +75,27 @@ export class Queueing {
     starter.refuseTaken(name, dagRunId);
     if (this.waiting.has(key)) throw new AppError('already_exists', `dag-run ID ${dagRunId} already exists for DAG ${name}`);
     const context = scheduler.getSnapshot().context;
-    const waiting = queuedCount(context, name) + (this.writing.get(name) ?? 0);
-    if (options.singleton && admittedCount(context, name) + waiting > 0) {
+    if (options.singleton && admittedCount(context, name) + queuedCount(context, name) > 0) {
       const what = admittedCount(context, name) > 0 ? 'running' : 'queued';
       throw new AppError('max_run_reached', `DAG ${name} is already ${what} (singleton mode)`);
     }
     const attemptId = newAttemptId();
     const log = deps.logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
     const record = queuedRecord({ dag, name, dagRunId, attemptId, log, params: mergeParams(dag.params, requested), now: clock.now(), fileName });
+    // The store decides at the call and writes in call order: the scheduler may dispatch the run
+    // at once, its first record is written after its queued one.
+    const written = deps.queue.enqueue(record, { queue, spec: specText, params: options.params, fileName });
     this.waiting.set(key, { dag, specText, params: options.params, fileName, record });
-    this.writing.set(name, (this.writing.get(name) ?? 0) + 1);
-    try {
-      // The scheduler hears of the run once it is durable: a dispatch never overtakes the enqueue,
-      // and writes settle in call order, so the queue keeps the order of the requests.
-      await deps.queue.enqueue(record, { queue, spec: specText, params: options.params, fileName });
-    } catch (error) {
-      this.waiting.delete(key);
-      throw error;
-    } finally {
-      const left = this.writing.get(name)! - 1;
-      if (left > 0) this.writing.set(name, left);
-      else this.writing.delete(name);
-    }
     scheduler.send({ type: 'queue.add', run: { queue, name, dagRunId, maxActiveRuns: dag.maxActiveRuns, ...(fileName ? { fileName } : {}) } });
+    try {
+      await written;
+    } catch (error) {
+      if (findQueued(scheduler.getSnapshot().context, name, dagRunId)) {
+        scheduler.send({ type: 'queue.remove', name, dagRunId });
+        this.waiting.delete(key);
+      }
+      throw error;
+    }
     return { dagRunId };
   }
 

@@ -119,7 +119,7 @@ test('1,000 concurrent enqueues into four queues are all stored, each queue in c
 test('an enqueue whose record cannot be written leaves no item, no record and no spec, and one refused as a duplicate leaves the stored run as it was', async (t) => {
   const stores = await openStores(t);
   const broken = queued('broken', 'r1');
-  // Fails as the record's nodes are written, after the item's writes in the same transaction.
+  // Refused before anything is written.
   Object.defineProperty(broken.nodes[1], 'error', { enumerable: true, get: () => { throw new Error('cannot encode'); } });
   await assert.rejects(stores.queue.enqueue(broken, { queue: 'q', spec: SPEC }), /cannot encode/);
   const nothingStored = () => {
@@ -141,7 +141,7 @@ test('an enqueue whose record cannot be written leaves no item, no record and no
   await assert.rejects(stores.queue.enqueue(queued('done', 'r1', 9_000), { queue: 'q', spec: SPEC }), { code: 'already_exists' });
   assert.deepEqual(stores.runs.get('done', 'r1'), finished);
   assert.equal(stores.queue.find('done', 'r1'), undefined);
-  // Two enqueues of one run in the same turn: the second finds the first's record in its transaction.
+  // Two enqueues of one run in the same turn: the second is refused at the call.
   const results = await Promise.allSettled([
     stores.queue.enqueue(queued('twice', 'r1', 1), { queue: 'q', spec: SPEC }),
     stores.queue.enqueue(queued('twice', 'r1', 2), { queue: 'q2', spec: SPEC }),

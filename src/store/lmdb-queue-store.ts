@@ -21,6 +21,8 @@ export class LmdbQueueStore implements QueueStore {
    */
   private readonly lines = new Map<string, Map<string, QueueItem>>();
   private readonly byRun = new Map<string, QueueItem>();
+  /** The last sequence number given: every enqueue takes the next, across restarts too. */
+  private lastSeq: number;
 
   constructor(private readonly runs: LmdbRunStore) {
     const env = runs.environment;
@@ -29,33 +31,40 @@ export class LmdbQueueStore implements QueueStore {
     this.meta = env.openDB({ name: 'queue-meta' });
     // Keys sort by queue, then sequence: each queue's items load in their order.
     for (const { value } of this.stored.getRange()) this.add(Object.freeze(value));
+    this.lastSeq = this.meta.get(keys.queueSequence()) ?? 0;
   }
 
   enqueue(record: RunRecord, request: { queue: string; spec: string; params?: string; fileName?: string }): Promise<QueueItem> {
     const problem = queueNameProblem(request.queue) ?? dagNameProblem(record.name) ?? dagRunIdProblem(record.dagRunId) ?? notQueueable(record);
     if (problem) return Promise.reject(new AppError('bad_request', problem));
-    if (this.byRun.has(runKey(record.name, record.dagRunId))) {
-      return Promise.reject(new AppError('already_exists', `dag-run ID ${record.dagRunId} already exists for DAG ${record.name}`));
-    }
     const { queue, params, fileName } = request;
     const { name, dagRunId } = record;
-    const enqueuedAtMs = Date.parse(record.queuedAt);
-    return this.runs.saveWith(record, { expect: 'absent', spec: request.spec }, () => {
-      // Taken inside the transaction: the number is never reused, even after a crash or a rollback
-      // (a rolled-back number was never seen).
-      const seq = (this.meta.get(keys.queueSequence()) ?? 0) + 1;
-      const item: QueueItem = Object.freeze({
-        queue, name, dagRunId, seq, enqueuedAtMs,
-        ...(params !== undefined ? { params } : {}),
-        ...(fileName !== undefined ? { fileName } : {}),
-      });
+    if (this.byRun.has(runKey(name, dagRunId)) || this.runs.get(name, dagRunId)) {
+      return Promise.reject(new AppError('already_exists', `dag-run ID ${dagRunId} already exists for DAG ${name}`));
+    }
+    // A record that cannot be encoded is refused before anything is written: plain writes are not
+    // rolled back (JSON's rules are stricter than the store's encoding).
+    try {
+      JSON.stringify(record);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    // Decided here and now: the item is in the reads at once, and its writes are plain writes of
+    // this tick, in call order with every other write (docs/architecture.md, The queue store).
+    const seq = ++this.lastSeq;
+    const item: QueueItem = Object.freeze({
+      queue, name, dagRunId, seq, enqueuedAtMs: Date.parse(record.queuedAt),
+      ...(params !== undefined ? { params } : {}),
+      ...(fileName !== undefined ? { fileName } : {}),
+    });
+    this.add(item);
+    return this.runs.saveAlongside(record, () => {
       void this.meta.put(keys.queueSequence(), seq);
       void this.stored.put(keys.queueItem(queue, seq), item);
       void this.itemOf.put(keys.queueItemOf(name, dagRunId), [queue, seq]);
-      return item;
-    }).then((item) => {
-      this.add(item);
-      return item;
+    }, request.spec).then(() => item, (error: unknown) => {
+      this.drop(item);
+      throw error;
     });
   }
 

@@ -215,16 +215,19 @@ export class LmdbRunStore implements RunStore {
   }
 
   /**
-   * For the queue store: `record` and the writes `alongside` makes, as plain writes issued in this
-   * tick, so they commit in one transaction and in call order with every other write (never on
-   * the main thread ahead of earlier writes). The caller has decided; nothing is checked here.
+   * For the queue store: `record`, then the writes `alongside` makes and `spec`, as plain writes
+   * issued in this tick, so they commit in one transaction and in call order with every other
+   * write (never on the main thread ahead of earlier writes). The caller has decided and made sure
+   * the record encodes: nothing is checked here.
    */
-  saveAlongside(record: RunRecord, alongside: () => void): Promise<void> {
+  saveAlongside(record: RunRecord, alongside: () => void, spec?: string): Promise<void> {
     const id = runKey(record.name, record.dagRunId);
     const previous = this.issued.get(id);
     setNewest(this.issued, id, record, ISSUED_CACHE_SIZE);
+    const written = this.putRecord(record, previous, undefined);
     alongside();
-    return this.track(this.putRecord(record, previous, undefined)).then(() => this.remember(id, record));
+    if (spec !== undefined) void this.specs.put(keys.spec(record.name, record.dagRunId), spec);
+    return this.track(written).then(() => this.remember(id, record));
   }
 
   /**
