@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Schedule } from '../../../core/index.ts';
 import { parseDag } from '../../../spec/index.ts';
-import { compileSchedule, nextStart, nextTick, nextTicks, ticksBetween } from './ticks.ts';
+import { compileSchedule, nextStart, nextTick, nextTicks, previousTick, ticksBetween } from './ticks.ts';
 
 function scheduleOf(yaml: string): Schedule {
   const { dag, errors } = parseDag(`${yaml}\nsteps:\n  - echo hi\n`, { baseDir: '/dags', fileName: 'demo' });
@@ -122,4 +122,14 @@ test('nextStart answers again from its last answer until that tick passes, and p
   assert.equal(iso(nextStart(schedule, at('2026-01-10T06:00:00Z'), 'UTC')), '2026-01-10T09:00:00.000Z', 'an earlier instant is asked again');
   assert.equal(iso(nextStart(schedule, at('2026-01-10T06:00:00Z'), 'Europe/Paris')), '2026-01-10T08:00:00.000Z');
   assert.equal(nextStart(scheduleOf('schedule:\n  stop: "0 10 * * *"'), 0, 'UTC'), undefined);
+});
+
+test('the previous tick is strictly before the instant, the latest of every expression, in its zone', () => {
+  const compiled = compileSchedule(scheduleOf('schedule:\n  - "0 9 * * 1-5"\n  - "CRON_TZ=Asia/Tokyo 30 18 * * *"'), 'America/New_York');
+  // Monday 2026-01-12 14:00Z is 09:00 in New York: the tick itself is not its own previous tick.
+  assert.equal(iso(previousTick(compiled, 'start', at('2026-01-12T14:00:00Z'))), '2026-01-12T09:30:00.000Z');
+  assert.equal(iso(previousTick(compiled, 'start', at('2026-01-12T14:00:00.001Z'))), '2026-01-12T14:00:00.000Z');
+  // Over a weekend the weekday expression reaches back to Friday; Tokyo's evening is later.
+  assert.equal(iso(previousTick(compiled, 'start', at('2026-01-11T12:00:00Z'))), '2026-01-11T09:30:00.000Z');
+  assert.equal(previousTick(compiled, 'stop', at('2026-01-11T12:00:00Z')), undefined);
 });

@@ -51,6 +51,16 @@ export function nextTick(compiled: CompiledSchedule, kind: TickKind, afterMs: nu
   return soonest;
 }
 
+/** The last tick of `kind` strictly before `beforeMs`; undefined when there is none. */
+export function previousTick(compiled: CompiledSchedule, kind: TickKind, beforeMs: number): number | undefined {
+  let latest: number | undefined;
+  for (const { cron } of compiled[kind]) {
+    const at = cron.previousRuns(1, new Date(beforeMs))[0]?.getTime();
+    if (at !== undefined && at < beforeMs && (latest === undefined || at > latest)) latest = at;
+  }
+  return latest;
+}
+
 /** The first tick of each kind after `afterMs`, then the soonest of them (start before stop before restart on a tie). */
 export function nextTicks(compiled: CompiledSchedule, afterMs: number): { start?: Tick; stop?: Tick; restart?: Tick; soonest?: Tick } {
   const next = { start: nextTick(compiled, 'start', afterMs), stop: nextTick(compiled, 'stop', afterMs), restart: nextTick(compiled, 'restart', afterMs) };
