@@ -90,6 +90,8 @@ export interface DagFile {
 export interface DagStore {
   readonly dir: string;
   list(): Promise<DagFile[]>;
+  /** The DAG files' names alone, sorted; no file is read. */
+  fileNames(): Promise<string[]>;
   read(fileName: string): Promise<DagFile | undefined>;
   /** For validation, which must answer at once (the DAG files a definition calls). */
   readSync(fileName: string): DagFile | undefined;

@@ -95,19 +95,3 @@ export function ticksBetween(compiled: CompiledSchedule, fromMs: number, toMs: n
   if (ticks.length > limit) truncated = true;
   return { ticks: ticks.slice(0, limit), truncated };
 }
-
-// A schedule's compiled start expressions and its last answer, which holds for every instant from
-// `from` up to its tick: listing many DAGs again and again asks croner (tens of µs a call,
-// more with a zone) only when a tick has passed or the definition changed (a new schedule object).
-const startCache = new WeakMap<Schedule, { zone?: string; compiled: CompiledSchedule; from: number; next?: number }>();
-
-/** When a schedule next starts a run after `afterMs`; undefined when it has no start expression. */
-export function nextStart(schedule: Schedule, afterMs: number, defaultZone?: string): number | undefined {
-  if (schedule.start.length === 0) return undefined;
-  let cached = startCache.get(schedule);
-  if (cached && cached.zone === defaultZone && afterMs >= cached.from && (cached.next === undefined || afterMs < cached.next)) return cached.next;
-  const compiled = cached && cached.zone === defaultZone ? cached.compiled : compileSchedule({ start: schedule.start, stop: [], restart: [] }, defaultZone);
-  cached = { zone: defaultZone, compiled, from: afterMs, next: nextTick(compiled, 'start', afterMs)?.at };
-  startCache.set(schedule, cached);
-  return cached.next;
-}
