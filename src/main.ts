@@ -6,7 +6,7 @@ import { systemClock, type Clock } from './core/index.ts';
 import { PiscinaDispatcher, TaskPool, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { startServer, type Carrier, type RunningServer } from './http/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './spec/index.ts';
-import { CronStateFile, DagFiles, LmdbRunStore, LogFiles, RunHistory } from './store/index.ts';
+import { CronStateFile, DagFiles, LmdbQueueStore, LmdbRunStore, LogFiles, RunHistory } from './store/index.ts';
 
 export interface TroupeConfig {
   host: string;
@@ -41,6 +41,13 @@ export interface TroupeConfig {
   cronTimers?: CronTimers;
   /** The zone of schedule expressions without `CRON_TZ=`; the server's (TZ) by default. */
   timeZone?: string;
+  /** Custom queues (config.yaml `queues.config`); every other queue is a DAG's own. */
+  queues?: QueueConfig[];
+}
+
+export interface QueueConfig {
+  name: string;
+  maxConcurrency: number;
 }
 
 export interface EngineHandle {
@@ -80,7 +87,9 @@ export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): P
   // Large definitions are parsed on a thread of their own, so no step waits behind a parse.
   const parsePool = new TaskPool<ParseTask, ParseAnswer>({ filename: parseWorkerFile, maxThreads: 1 });
   const parser = new DefinitionParser((task) => parsePool.run(task));
-  const engine = new Engine({ runs, dags, logs, dispatcher, parser, systemEnv: filterSystemEnv(process.env), clock: config.clock });
+  const queue = new LmdbQueueStore(runs);
+  const queueLimits = new Map((config.queues ?? []).map(({ name, maxConcurrency }) => [name, maxConcurrency]));
+  const engine = new Engine({ runs, queue, queueLimits, dags, logs, dispatcher, parser, systemEnv: filterSystemEnv(process.env), clock: config.clock });
   await engine.start();
   const retention = new RetentionSweeper({ store: new RunHistory(runs), definitions: engine.definitions, clock: config.clock });
   retention.start();

@@ -1,29 +1,34 @@
 // The engine facade: start, stop and observe runs. The only way into the actors from outside.
 import { createActor, type Actor } from 'xstate';
 import {
-  AppError, MASK, NodeStatus, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, systemClock, uuidv7,
-  type Clock, type Dag, type DagStore, type LogStore, type ParamDef, type RunRecord, type RunStore, type StepDispatcher,
+  AppError, MASK, NodeStatus, RunStatus, dagNameProblem, dagRunIdProblem, systemClock, uuidv7,
+  type Clock, type Dag, type DagStore, type LogStore, type QueueStore, type RunRecord, type RunStore, type StepDispatcher,
 } from '../core/index.ts';
 import { fieldsNotRunYet, mergeParams, paramsFromRequest, type DefinitionParser } from '../spec/index.ts';
+import { paramDefaultsWithCommands } from './run/substitution.ts';
 import { Definitions } from './definitions.ts';
 import { usableDag } from './usable-dag.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
-import { planRun, positionalParams, runScope } from './run/plan.ts';
-import { attemptRecord, rerunSelection, type Lineage, type PriorAttempt } from './run/attempt.ts';
-import { commandRunner, evaluateEnvWithCommands, paramDefaultsWithCommands, type RunCommand } from './run/substitution.ts';
-import { unmetDagPrecondition } from './run/conditions.ts';
+import { rerunSelection } from './run/attempt.ts';
 import { executeStepOn } from './step/execute-step.ts';
 import type { SubDagCall, SubDagRunner } from './step/sub-dag.ts';
-import { loadRunVariables, type RunVariables } from './run/variables.ts';
-import { ancestry, MAX_SUB_DAG_DEPTH, nestingProblem } from './run/nesting.ts';
+import { nestingProblem } from './run/nesting.ts';
 import { runMachine } from './run/run.machine.ts';
-import { admissionError } from './scheduler/admission.ts';
+import { findRun, findSubRun, subRunsOf } from './run-lookup.ts';
+import { RunStarter } from './run-starter.ts';
+import { RunWrites, runKey } from './run-writes.ts';
+import { Queueing, type EnqueueOptions, type QueueListing } from './queueing.ts';
+import type { QueuedRun } from './scheduler/dispatch.ts';
 import { settleInterrupted } from './scheduler/recovery.ts';
-import { admittedCount, schedulerMachine } from './scheduler/scheduler.machine.ts';
+import { schedulerMachine } from './scheduler/scheduler.machine.ts';
 import { stepMachine } from './step/step.machine.ts';
 
 export interface EngineDeps {
   runs: RunStore;
+  /** Queue items, written with their runs' records (the same LMDB environment as `runs`). */
+  queue: QueueStore;
+  /** Custom queues' maxConcurrency by name (config.yaml `queues`); every other queue is a DAG's. */
+  queueLimits?: ReadonlyMap<string, number>;
   dags: DagStore;
   logs: LogStore;
   dispatcher: StepDispatcher;
@@ -59,89 +64,64 @@ export class Engine {
   private readonly scheduler: Actor<typeof schedulerMachine>;
   private readonly events = new StatusEvents();
   private readonly clock: Clock;
-  /**
-   * Runs (name and id) being started and not yet handed to the scheduler: a second start of one is
-   * refused. Not the scheduler's per-name count of reserved slots: retries and sub DAG runs are here too.
-   */
-  private readonly reserved = new Set<string>();
-  private readonly waiters = new Map<string, Array<() => void>>();
-  /** The newest write of each active run; a run counts as finished once its final write is durable. */
-  private readonly lastWrite = new Map<string, Promise<void>>();
-  private readonly finishing = new Map<string, Promise<void>>();
-  /** Records waiting for this tick's write, with the nodes they changed: one macrostep's transitions become one write. */
-  private readonly unwritten = new Map<string, { record: RunRecord; changed: Set<number> }>();
+  private readonly writes: RunWrites;
+  private readonly starter: RunStarter;
+  private readonly queueing: Queueing;
   /** Stored DAGs and definitions to check, parsed without holding the event loop. */
   readonly definitions: Definitions;
   /** Set by close: no run starts, not even a sub DAG run. */
   private closed: Promise<void> | undefined;
-  /** Set by drain: no new runs are admitted, the active ones run on. */
+  /** Set by drain: no new runs are admitted, queued runs stay queued, the active ones run on. */
   private draining = false;
 
   constructor(private readonly deps: EngineDeps) {
     this.clock = deps.clock ?? systemClock;
     this.definitions = new Definitions(deps.dags, deps.parser);
     const onStoreError = deps.onStoreError ?? ((error) => console.error('troupe: store write failed:', error));
-    const dispatcher = deps.dispatcher;
+    this.writes = new RunWrites(deps.runs, deps.logs, onStoreError);
     const subDags: SubDagRunner = {
       start: (call, params) => this.startChild(call, params),
       stop: (name, dagRunId) => {
         if (this.isActive(name, dagRunId)) this.scheduler.send({ type: 'run.stop', name, dagRunId, at: this.clock.now() });
       },
     };
-    const executeStep = executeStepOn(dispatcher, this.clock, subDags);
+    const executeStep = executeStepOn(deps.dispatcher, this.clock, subDags);
     const run = runMachine.provide({
       actors: { step: stepMachine.provide({ actors: { executeStep } }) },
       actions: {
-        persist: (_, { record, changed }) => {
-          const key = runKey(record.name, record.dagRunId);
-          const waiting = this.unwritten.get(key);
-          if (waiting) {
-            waiting.record = record;
-            for (const index of changed) waiting.changed.add(index);
-            return;
-          }
-          this.unwritten.set(key, { record, changed: new Set(changed) });
-          // Issued in the same tick as the transitions it carries, ahead of anything they dispatch
-          // coming back; LMDB applies writes in call order.
-          queueMicrotask(() => {
-            const latest = this.unwritten.get(key)!;
-            this.unwritten.delete(key);
-            this.lastWrite.set(key, deps.runs.save(latest.record, latest.changed).catch(onStoreError));
-          });
-        },
+        persist: (_, { record, changed }) => this.writes.persist(record, changed),
         appendLog: (_, { path, line }) => deps.logs.appendRunLog(path, line),
       },
     });
     const scheduler = schedulerMachine.provide({
       actors: { run },
       actions: {
-        announceFinished: (_, { name, dagRunId, log }) => {
-          const key = runKey(name, dagRunId);
-          // The final record's write is issued by a microtask queued before this one.
-          const durable = Promise.resolve()
-            .then(() => {
-              const write = this.lastWrite.get(key);
-              this.lastWrite.delete(key);
-              return write;
-            })
-            .then(() => deps.logs.closeRunLog(log));
-          this.finishing.set(key, durable);
-          void durable.then(() => {
-            this.finishing.delete(key);
-            for (const resolve of this.waiters.get(key) ?? []) resolve();
-            this.waiters.delete(key);
-          });
-        },
+        announceFinished: (_, { name, dagRunId, log }) => this.writes.finished(name, dagRunId, log),
+        // Started outside the scheduler's step: the start sends the scheduler events of its own.
+        startQueued: (_, { run: queued }) => queueMicrotask(() => this.queueing.start(queued)),
       },
     });
-    this.scheduler = createActor(scheduler, deps.timers ? { clock: deps.timers } : {});
+    const input = {
+      queueLimits: deps.queueLimits ?? new Map<string, number>(),
+      isSuspended: (queued: QueuedRun) => queued.fileName !== undefined && deps.runs.isSuspended(queued.fileName),
+    };
+    this.scheduler = createActor(scheduler, { input, ...(deps.timers ? { clock: deps.timers } : {}) });
     this.events.attach(this.scheduler.system);
+    const host = {
+      deps, scheduler: this.scheduler, clock: this.clock, definitions: this.definitions, onStoreError,
+      isActive: (name: string, dagRunId: string) => this.isActive(name, dagRunId),
+      shuttingDown: () => ({ closed: this.closed !== undefined, draining: this.draining }),
+    };
+    this.starter = new RunStarter(host);
+    this.queueing = new Queueing({ ...host, starter: this.starter });
   }
 
-  /** Starts the scheduler and closes runs a previous process left active. */
+  /** Starts the scheduler, closes runs a previous process left active and queues its queued runs again. */
   async start(): Promise<void> {
     this.scheduler.start();
-    await settleInterrupted(this.deps.runs, this.deps.logs, this.clock.now(), (name, dagRunId) => this.isActive(name, dagRunId));
+    const { runs, logs, queue } = this.deps;
+    await settleInterrupted(runs, logs, this.clock.now(), (name, dagRunId) => this.isActive(name, dagRunId) || queue.find(name, dagRunId) !== undefined);
+    await this.queueing.restore();
   }
 
   subscribe(listener: EngineListener): () => void {
@@ -157,22 +137,72 @@ export class Engine {
   }
 
   async startDag(fileName: string, options: StartOptions): Promise<{ dagRunId: string }> {
-    const loaded = await this.definitions.loadDag(fileName);
-    if (!loaded) throw new AppError('not_found', `DAG ${fileName} not found`);
-    const dag = usableDag(loaded.result, await this.definitions.callCycles(fileName, loaded.result));
-    return this.launch(dag, loaded.text, options, 'start', fileName);
+    const { dag, text } = await this.storedDag(fileName);
+    return this.starter.launch(dag, text, options, 'start', fileName);
   }
 
   async startInline(options: InlineOptions): Promise<{ dagRunId: string }> {
-    if (typeof options.spec !== 'string' || options.spec.trim() === '') throw new AppError('bad_request', 'spec is required');
-    if (options.name !== undefined) {
-      const problem = dagNameProblem(options.name);
-      if (problem) throw new AppError('bad_request', problem);
+    const dag = await this.inlineDag(options);
+    return this.starter.launch(dag, options.spec, { ...options, dagName: undefined }, 'inline');
+  }
+
+  /** A run of a stored DAG waits in its queue (the DAG's `queue`, its own, or `options.queue`). */
+  async enqueueDag(fileName: string, options: EnqueueOptions): Promise<{ dagRunId: string }> {
+    const { dag, text } = await this.storedDag(fileName);
+    return this.queueing.enqueue(dag, text, options, fileName);
+  }
+
+  async enqueueInline(options: InlineOptions & { queue?: string }): Promise<{ dagRunId: string }> {
+    const dag = await this.inlineDag(options);
+    return this.queueing.enqueue(dag, options.spec, { ...options, dagName: undefined });
+  }
+
+  /** Takes a queued run out of its queue, recorded aborted; 404 when it is not queued. */
+  dequeue(name: string, dagRunId: string): Promise<void> {
+    return this.queueing.dequeue(name, dagRunId);
+  }
+
+  queues(): QueueListing[] {
+    return this.queueing.list();
+  }
+
+  /**
+   * A new run of a finished one (docs/api.md, Reschedule), with its stored definition and params,
+   * always as a singleton. It starts at once, or waits when its DAG's custom queue is full.
+   */
+  async reschedule(name: string, dagRunId: string, options: { dagRunId?: string; dagName?: string } = {}): Promise<{ dagRunId: string; queued: boolean }> {
+    const prior = this.findRun(name, dagRunId);
+    if (prior.parentDAGRunId && prior.params.includes(MASK)) {
+      throw new AppError('bad_request', `dag-run ${prior.dagRunId} got a secret of its parent in its params, which is not stored: reschedule the parent dag-run ${prior.parentDAGRunId}`);
     }
-    const result = await this.definitions.parse(options.spec, { nameOverride: options.name, defaultName: '' });
-    if (result.dag && result.dag.name === '' && options.name === undefined) throw new AppError('bad_request', 'DAG name is required');
-    const dag = usableDag(result, await this.definitions.callCycles(undefined, result));
-    return this.launch(dag, options.spec, { ...options, dagName: undefined }, 'inline');
+    const specText = this.deps.runs.getSpec(prior.name, prior.dagRunId);
+    if (specText === undefined) throw new AppError('not_found', `no definition stored for dag-run ${prior.dagRunId}`);
+    const dag = usableDag(await this.definitions.parse(specText, { nameOverride: prior.name, fileName: prior.fileName }));
+    const start = { params: prior.params, dagRunId: options.dagRunId || undefined, dagName: options.dagName ?? prior.name, singleton: true };
+    const context = this.scheduler.getSnapshot().context;
+    const queue = dag.queue ?? start.dagName;
+    const limit = context.queueLimits.get(queue);
+    const full = limit !== undefined && limit >= 0 && ((context.byQueue.get(queue) ?? 0) >= limit || context.queued.has(queue));
+    if (full) return { ...(await this.queueing.enqueue(dag, specText, start, prior.fileName)), queued: true };
+    return { ...(await this.starter.launch(dag, specText, start, 'inline', prior.fileName)), queued: false };
+  }
+
+  /** Changes a custom queue's maxConcurrency at once, in both directions; running runs go on. */
+  setQueueLimit(queue: string, maxConcurrency: number): void {
+    const limits = this.scheduler.getSnapshot().context.queueLimits;
+    if (!limits.has(queue)) throw new AppError('not_found', `queue ${queue} is not a custom queue`);
+    if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) throw new AppError('bad_request', 'maxConcurrency must be an integer of at least 1');
+    this.scheduler.send({ type: 'queue.limits', limits: new Map(limits).set(queue, maxConcurrency) });
+  }
+
+  /** Replaces every custom queue's limit (a reloaded configuration); queues left out become DAG queues. */
+  setQueueLimits(limits: ReadonlyMap<string, number>): void {
+    this.scheduler.send({ type: 'queue.limits', limits });
+  }
+
+  /** A DAG was resumed (or something else the scheduler cannot see changed): its queued runs may go. */
+  queuesChanged(): void {
+    this.scheduler.send({ type: 'queue.poke' });
   }
 
   async stop(name: string, dagRunId: string): Promise<void> {
@@ -188,10 +218,11 @@ export class Engine {
    */
   async retry(name: string, dagRunId: string, options: { dagRunId?: string; stepName?: string } = {}): Promise<{ dagRunId: string }> {
     if (this.draining) throw new AppError('internal_error', 'the server is shutting down');
+    const reserved = this.starter.reserved;
     const found = this.findRun(name, dagRunId);
     const priorKey = runKey(found.name, found.dagRunId);
     const refuseRunning = () => {
-      if (this.isActive(found.name, found.dagRunId) || this.reserved.has(priorKey)) {
+      if (this.isActive(found.name, found.dagRunId) || reserved.has(priorKey)) {
         throw new AppError('already_running', `dag-run ${found.dagRunId} of DAG ${found.name} is running`);
       }
     };
@@ -206,6 +237,7 @@ export class Engine {
     // From here to the reservation nothing awaits: the checks run again on the run as it is now.
     refuseRunning();
     const prior = this.findRun(found.name, found.dagRunId);
+    if (prior.status === RunStatus.Queued) throw new AppError('already_running', `dag-run ${prior.dagRunId} of DAG ${prior.name} is queued`);
     const dag = usableDag(parsed);
     const notRunYet = fieldsNotRunYet(dag);
     if (notRunYet.length > 0) throw new AppError('bad_request', `troupe does not run these fields yet: ${notRunYet.join(', ')}`);
@@ -213,22 +245,22 @@ export class Engine {
     const idProblem = dagRunIdProblem(targetId);
     if (idProblem) throw new AppError('bad_request', idProblem);
     const key = runKey(prior.name, targetId);
-    if (targetId !== prior.dagRunId && (this.reserved.has(key) || this.deps.runs.get(prior.name, targetId))) {
+    if (targetId !== prior.dagRunId && (reserved.has(key) || this.deps.runs.get(prior.name, targetId))) {
       throw new AppError('already_exists', `dag-run ID ${targetId} already exists for DAG ${prior.name}`);
     }
     const rerun = rerunSelection(dag, prior, options.stepName);
-    this.reserved.add(key);
-    if (key !== priorKey) this.reserved.add(priorKey);
+    reserved.add(key);
+    if (key !== priorKey) reserved.add(priorKey);
     try {
       // The run's own params, as they were: nothing of them runs again as a command.
-      return await this.startAttempt({
-        dag, name: prior.name, dagRunId: targetId, specText, fileName: prior.fileName,
+      return await this.starter.startAttempt({
+        dag, name: prior.name, dagRunId: targetId, specText, fileName: prior.fileName, queue: dag.queue ?? prior.name,
         params: async () => mergeParams(dag.params, paramsFromRequest(prior.params)),
         prior: { record: prior, rerun },
       });
     } finally {
-      this.reserved.delete(key);
-      this.reserved.delete(priorKey);
+      reserved.delete(key);
+      reserved.delete(priorKey);
     }
   }
 
@@ -258,9 +290,9 @@ export class Engine {
     if (notRunYet.length > 0) throw new AppError('bad_request', `troupe does not run these fields yet: ${notRunYet.join(', ')}`);
     const dagRunId = uuidv7(this.clock.now());
     const key = runKey(dag.name, dagRunId);
-    this.reserved.add(key);
+    this.starter.reserved.add(key);
     try {
-      await this.startAttempt({
+      await this.starter.startAttempt({
         dag, name: dag.name, dagRunId, specText, fileName, inheritedSecrets: call.parent.secrets,
         params: async (variables, runCommand) => {
           const env = { ...variables.dotenv, ...this.deps.systemEnv, DAG_NAME: dag.name, DAG_RUN_ID: dagRunId };
@@ -269,7 +301,7 @@ export class Engine {
         lineage: { root: call.parent.root, parent: { name: call.parent.name, dagRunId: call.parent.dagRunId }, callers: [...call.parent.callers, call.parent.name] },
       });
     } finally {
-      this.reserved.delete(key);
+      this.starter.reserved.delete(key);
     }
     const finished = this.whenFinished(dag.name, dagRunId).then(() => this.deps.runs.get(dag.name, dagRunId)!);
     return { dagName: dag.name, dagRunId, finished };
@@ -283,6 +315,7 @@ export class Engine {
       throw new AppError('bad_request', 'status must be an integer from 0 to 5');
     }
     if (this.isActive(record.name, record.dagRunId)) throw new AppError('bad_request', `dag-run ${record.dagRunId} is running`);
+    if (record.status === RunStatus.Queued) throw new AppError('bad_request', `dag-run ${record.dagRunId} is queued`);
     const nodes = record.nodes.slice();
     nodes[index] = { ...nodes[index], status: status as NodeStatus };
     await this.deps.runs.save({ ...record, nodes });
@@ -298,53 +331,29 @@ export class Engine {
 
   /** Resolves when the run's final state is recorded (at once when it is not active). */
   whenFinished(name: string, dagRunId: string): Promise<void> {
-    const finishing = this.finishing.get(runKey(name, dagRunId));
-    if (finishing) return finishing;
-    if (!this.isActive(name, dagRunId)) return Promise.resolve();
-    return new Promise((resolve) => {
-      const key = runKey(name, dagRunId);
-      this.waiters.set(key, [...(this.waiters.get(key) ?? []), resolve]);
-    });
+    return this.writes.whenFinished(name, dagRunId, this.isActive(name, dagRunId));
   }
 
-  /** A sub DAG run of a run (at any depth below it), by its id; 404 when it is not one. */
   findSubRun(name: string, dagRunId: string, subDagRunId: string): RunRecord {
-    const search = (record: RunRecord, depth: number): RunRecord | undefined => {
-      for (const [childId, childName] of Object.entries(record.children ?? {})) {
-        const child = this.deps.runs.get(childName, childId);
-        if (!child) continue;
-        if (childId === subDagRunId) return child;
-        const deeper = depth < MAX_SUB_DAG_DEPTH ? search(child, depth + 1) : undefined;
-        if (deeper) return deeper;
-      }
-      return undefined;
-    };
-    const found = search(this.findRun(name, dagRunId), 0);
-    if (!found) throw new AppError('not_found', `sub dag-run ${subDagRunId} not found for dag-run ${dagRunId}`);
-    return found;
+    return findSubRun(this.deps.runs, name, dagRunId, subDagRunId);
   }
 
-  /** The sub DAG runs a run started directly, in the order they started. */
   subRuns(name: string, dagRunId: string): RunRecord[] {
-    const record = this.findRun(name, dagRunId);
-    return Object.entries(record.children ?? {}).map(([childId, childName]) => this.deps.runs.get(childName, childId)).filter((child): child is RunRecord => child !== undefined);
+    return subRunsOf(this.deps.runs, name, dagRunId);
   }
 
-  /** Looks a run up by name and id, `latest` included; 404 when absent. */
   findRun(name: string, dagRunId: string): RunRecord {
-    const record = dagRunId === 'latest' ? this.deps.runs.latest(name) : this.deps.runs.get(name, dagRunId);
-    if (!record) {
-      throw new AppError('not_found', dagRunId === 'latest' ? `no dag-runs found for DAG ${name}` : `dag-run ID ${dagRunId} not found for DAG ${name}`);
-    }
-    return record;
+    return findRun(this.deps.runs, name, dagRunId);
   }
 
   /**
-   * Stops admitting runs (starts, retries and inline runs are refused; sub DAG runs of active runs
-   * still start) and waits up to `graceMs` for the active runs to finish on their own.
+   * Stops admitting runs (starts, retries, enqueues and inline runs are refused; queued runs stay
+   * queued; sub DAG runs of active runs still start) and waits up to `graceMs` for the active runs
+   * to finish on their own.
    */
   async drain(graceMs: number): Promise<void> {
     this.draining = true;
+    this.scheduler.send({ type: 'queue.pause' });
     const finished = Promise.all(this.activeRuns().map(({ name, dagRunId }) => this.whenFinished(name, dagRunId)));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([finished, new Promise<void>((resolve) => { timer = setTimeout(resolve, Math.max(0, graceMs)); })]);
@@ -355,6 +364,7 @@ export class Engine {
   close(): Promise<void> {
     return (this.closed ??= (async () => {
       this.draining = true;
+      this.scheduler.send({ type: 'queue.pause' });
       const active = this.activeRuns();
       const finished = active.map(({ name, dagRunId }) => this.whenFinished(name, dagRunId));
       for (const { name, dagRunId } of active) this.scheduler.send({ type: 'run.stop', name, dagRunId, at: this.clock.now() });
@@ -363,103 +373,20 @@ export class Engine {
     })());
   }
 
-  private async launch(dag: Dag, specText: string, options: StartOptions, kind: 'start' | 'inline', fileName?: string): Promise<{ dagRunId: string }> {
-    if (this.draining) throw new AppError('internal_error', 'the server is shutting down');
-    const name = options.dagName ?? dag.name;
-    const nameProblem = dagNameProblem(name);
-    if (nameProblem) throw new AppError('bad_request', nameProblem);
-    const dagRunId = options.dagRunId ?? uuidv7(this.clock.now());
-    const idProblem = dagRunIdProblem(dagRunId);
-    if (idProblem) throw new AppError('bad_request', idProblem);
-    const notRunYet = fieldsNotRunYet(dag);
-    if (notRunYet.length > 0) throw new AppError('bad_request', `troupe does not run these fields yet: ${notRunYet.join(', ')}`);
-    const requested = paramsFromRequest(options.params ?? '');
-
-    // From here to the reservation nothing awaits: checks and reservation are one atomic step.
-    const key = runKey(name, dagRunId);
-    if (this.reserved.has(key) || this.isActive(name, dagRunId) || this.deps.runs.get(name, dagRunId)) {
-      throw new AppError('already_exists', `dag-run ID ${dagRunId} already exists for DAG ${name}`);
-    }
-    const active = admittedCount(this.scheduler.getSnapshot().context, name);
-    const refused = admissionError({ name, maxActiveRuns: dag.maxActiveRuns, singleton: options.singleton === true, active, kind });
-    if (refused) throw refused;
-    // The slot is the scheduler's from here; the run actor takes it over when it is admitted.
-    this.scheduler.send({ type: 'run.reserve', name });
-    this.reserved.add(key);
-    const seed: AttemptSeed = { dag, name, dagRunId, specText, fileName, reservedSlot: true, params: async (variables, runCommand) => {
-      const env = { ...variables.dotenv, ...this.deps.systemEnv, DAG_NAME: name, DAG_RUN_ID: dagRunId };
-      return mergeParams(await paramDefaultsWithCommands(dag.params, env, runCommand), requested);
-    } };
-    try {
-      // Reserved first: a refused start runs none of the definition's commands.
-      return await this.startAttempt(seed);
-    } finally {
-      this.reserved.delete(key);
-      if (seed.reservedSlot) this.scheduler.send({ type: 'run.release', name });
-    }
+  private async storedDag(fileName: string): Promise<{ dag: Dag; text: string }> {
+    const loaded = await this.definitions.loadDag(fileName);
+    if (!loaded) throw new AppError('not_found', `DAG ${fileName} not found`);
+    return { dag: usableDag(loaded.result, await this.definitions.callCycles(fileName, loaded.result)), text: loaded.text };
   }
 
-  /**
-   * One attempt of a run, its name and id reserved: variables, params, plan and first record, the
-   * DAG's preconditions, then the run actor. A retry passes the earlier attempt (`prior`): the
-   * nodes it keeps, and the outputs those produced.
-   */
-  private async startAttempt(seed: AttemptSeed): Promise<{ dagRunId: string }> {
-    const { dag, name, dagRunId } = seed;
-    const variables = loadRunVariables(dag, this.deps.dags.dir, this.deps.processEnv ?? process.env);
-    const runCommand = commandRunner(this.deps.dispatcher, dag.workingDir, dag.shell, dag.maxOutputSize);
-    const params = await seed.params(variables, runCommand);
-    const attemptId = newAttemptId();
-    try {
-      this.deps.logs.prepare(name, dag.logDir);
-    } catch (error) {
-      throw new AppError('internal_error', `cannot create the log directory of DAG ${name}: ${(error as Error).message}`);
+  private async inlineDag(options: InlineOptions): Promise<Dag> {
+    if (typeof options.spec !== 'string' || options.spec.trim() === '') throw new AppError('bad_request', 'spec is required');
+    if (options.name !== undefined) {
+      const problem = dagNameProblem(options.name);
+      if (problem) throw new AppError('bad_request', problem);
     }
-    const logPath = this.deps.logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
-    const dagEnv = dag.env.some(([, value]) => value.includes('`'))
-      ? await evaluateEnvWithCommands(dag.env, { ...runScope({ dag, name, dagRunId, params, systemEnv: this.deps.systemEnv, variables, logPath }), ...positionalParams(params) }, runCommand, { values: seed.inheritedSecrets ?? [], shell: dag.shell })
-      : undefined;
-    const root = seed.lineage?.root ?? { name, dagRunId };
-    // A retried sub DAG run learns its callers from the records above it, which are durable by then.
-    const callers = seed.lineage?.callers ?? (seed.prior?.record.parentDAGRunId
-      ? ancestry((runName, id) => this.deps.runs.get(runName, id), { name: seed.prior.record.parentDAGRunName, dagRunId: seed.prior.record.parentDAGRunId })
-      : []);
-    const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: this.deps.systemEnv, logs: this.deps.logs, variables, dagEnv, specText: seed.specText, root, callers, inheritedSecrets: seed.inheritedSecrets });
-    const now = this.clock.now();
-    const record = attemptRecord({ dag, plan, params, now, fileName: seed.fileName, lineage: seed.lineage, prior: seed.prior });
-    // A DAG-level precondition that does not hold aborts the run before its steps; the exit
-    // handler still runs (docs/api.md, Handlers): the run actor takes it from there.
-    const unmet = await unmetDagPrecondition(dag, plan, this.deps.dispatcher);
-    // The awaits above leave room for a shutdown to begin: such a run is refused, never half-started.
-    // While draining, a sub DAG run of an active run still starts: its caller may finish in time.
-    if (this.closed || (this.draining && !seed.lineage)) throw new AppError('internal_error', 'the server is shutting down');
-    // The first record is durable before the caller hears the id; the actor's writes follow in order.
-    const saved = this.deps.runs.save(record);
-    void this.deps.runs.saveSpec(name, dagRunId, seed.specText);
-    // Admitted in one step: a start's reserved slot becomes the active run, never both at once.
-    this.scheduler.send({ type: 'run.admit', input: { record, plan, ...(unmet ? { unmet } : {}) }, reserved: seed.reservedSlot === true });
-    seed.reservedSlot = false;
-    await saved;
-    return { dagRunId };
+    const result = await this.definitions.parse(options.spec, { nameOverride: options.name, defaultName: '' });
+    if (result.dag && result.dag.name === '' && options.name === undefined) throw new AppError('bad_request', 'DAG name is required');
+    return usableDag(result, await this.definitions.callCycles(undefined, result));
   }
-}
-
-interface AttemptSeed {
-  dag: Dag;
-  name: string;
-  dagRunId: string;
-  specText: string;
-  fileName?: string;
-  /** The run's params, given its variables and a way to run backtick commands. */
-  params: (variables: RunVariables, runCommand: RunCommand) => Promise<ParamDef[]>;
-  prior?: PriorAttempt;
-  lineage?: Lineage;
-  /** A sub DAG run's: the values its parent masks. */
-  inheritedSecrets?: readonly string[];
-  /** The start holds a slot of the scheduler's (counted against maxActiveRuns) until its run is admitted. */
-  reservedSlot?: boolean;
-}
-
-function runKey(name: string, dagRunId: string): string {
-  return `${name}\u0000${dagRunId}`;
 }

@@ -28,10 +28,31 @@ function newNode(step: Step, planned: { stdout: string; stderr: string }): NodeR
   };
 }
 
+/**
+ * The record of a run waiting in a queue: status queued, `queuedAt` set, its nodes not started.
+ * Its params are the request's over the definition's defaults, not evaluated yet: backtick
+ * commands run when the run starts.
+ */
+export function queuedRecord(input: {
+  dag: Dag; name: string; dagRunId: string; attemptId: string; log: string; params: ParamDef[]; now: number; fileName?: string;
+}): RunRecord {
+  const { dag, name, dagRunId, now } = input;
+  return {
+    name, dagRunId, attemptId: input.attemptId,
+    rootDAGRunName: name, rootDAGRunId: dagRunId, parentDAGRunName: '', parentDAGRunId: '',
+    status: RunStatus.Queued, queuedAt: isoTime(now), startedAt: '', finishedAt: '',
+    log: input.log, params: paramsJson(input.params), createdAtMs: now,
+    nodes: dag.steps.map((step) => newNode(step, { stdout: '', stderr: '' })),
+    ...(input.fileName ? { fileName: input.fileName } : {}),
+  };
+}
+
 export function attemptRecord(input: {
   dag: Dag; plan: RunPlan; params: ParamDef[]; now: number; fileName?: string; lineage?: Lineage; prior?: PriorAttempt;
+  /** A queued run starting: it keeps its place in listings and the time it was queued. */
+  queued?: RunRecord;
 }): RunRecord {
-  const { dag, plan, now, prior } = input;
+  const { dag, plan, now, prior, queued } = input;
   const fresh = dag.steps.map((step, index) => newNode(step, plan.steps[index]));
   const handlers = Object.entries(plan.handlers).map(([kind, planned]) => [
     HANDLER_NODE_NAMES[kind as HandlerKind], newNode(dag.handlerOn[kind as HandlerKind]!, planned!),
@@ -40,12 +61,12 @@ export function attemptRecord(input: {
     name: plan.name, dagRunId: plan.dagRunId, attemptId: plan.attemptId,
     rootDAGRunName: plan.root.name, rootDAGRunId: plan.root.dagRunId,
     parentDAGRunName: input.lineage?.parent.name ?? '', parentDAGRunId: input.lineage?.parent.dagRunId ?? '',
-    status: RunStatus.Running, queuedAt: '', startedAt: isoTime(now), finishedAt: '',
+    status: RunStatus.Running, queuedAt: queued?.queuedAt ?? '', startedAt: isoTime(now), finishedAt: '',
     log: plan.logPath,
     // A sub DAG run's params may carry its parent's secrets.
     params: paramsJson(maskParams(input.params, plan.secrets)),
     // A retry under the same id keeps its place in listings.
-    createdAtMs: prior?.record.dagRunId === plan.dagRunId ? prior.record.createdAtMs : now,
+    createdAtMs: queued?.createdAtMs ?? (prior?.record.dagRunId === plan.dagRunId ? prior.record.createdAtMs : now),
     nodes: prior ? fresh.map((node, index) => (prior.rerun.has(index) ? node : { ...prior.record.nodes[index], step: node.step })) : fresh,
     ...(handlers.length > 0 ? { handlers: Object.fromEntries(handlers) } : {}),
     ...(prior?.record.outputs ? { outputs: prior.record.outputs } : {}),

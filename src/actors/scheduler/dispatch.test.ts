@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideDispatch, type DispatchState, type QueuedRun } from './dispatch.ts';
+import { decideDispatch, waitKey, type DispatchState, type QueuedRun } from './dispatch.ts';
 
 let seq = 0;
-const item = (queue: string, name: string, maxActiveRuns = 1): QueuedRun => ({ queue, name, dagRunId: `${name}-${++seq}`, seq, maxActiveRuns });
+const item = (queue: string, name: string, maxActiveRuns = 1): QueuedRun => ({ queue, name, dagRunId: `${name}-${++seq}`, maxActiveRuns });
 
 function state(items: QueuedRun[], overrides: Partial<DispatchState> = {}): DispatchState {
   const queued = new Map<string, QueuedRun[]>();
@@ -15,7 +15,7 @@ test('a DAG queue starts its runs first in first, up to maxActiveRuns counting r
   const items = [item('etl', 'etl', 3), item('etl', 'etl', 3), item('etl', 'etl', 3), item('etl', 'etl', 3)];
   const decision = decideDispatch(state(items, { runningByName: new Map([['etl', 1]]) }));
   assert.deepEqual(decision.start.map((run) => run.dagRunId), [items[0].dagRunId, items[1].dagRunId]);
-  assert.deepEqual([...decision.waiting], [[items[2].dagRunId, 'maxActiveRuns'], [items[3].dagRunId, 'maxActiveRuns']]);
+  assert.deepEqual([...decision.waiting], [[waitKey(items[2]), 'maxActiveRuns'], [waitKey(items[3]), 'maxActiveRuns']]);
 });
 
 test('a custom queue holds to its maxConcurrency and every DAG to its maxActiveRuns, at once', () => {
@@ -27,8 +27,8 @@ test('a custom queue holds to its maxConcurrency and every DAG to its maxActiveR
   const decision = decideDispatch(state([a1, a2, b1, c1, d1], { queueLimits: new Map([['shared', 3]]) }));
   // a2 waits for its DAG, and lets b1 and c1 behind it go; d1 finds the queue full.
   assert.deepEqual(decision.start.map((run) => run.dagRunId), [a1.dagRunId, b1.dagRunId, c1.dagRunId]);
-  assert.deepEqual(decision.waiting.get(a2.dagRunId), 'maxActiveRuns');
-  assert.deepEqual(decision.waiting.get(d1.dagRunId), 'queue');
+  assert.deepEqual(decision.waiting.get(waitKey(a2)), 'maxActiveRuns');
+  assert.deepEqual(decision.waiting.get(waitKey(d1)), 'queue');
 });
 
 test('runs already active through a queue count against it; -1 is unlimited', () => {
@@ -44,14 +44,14 @@ test('a suspended DAG waits without holding back other DAGs or other queues', ()
   const held = item('shared', 'paused', 5);
   const next = item('shared', 'other', 5);
   const own = item('solo', 'solo', 1);
-  const decision = decideDispatch(state([held, next, own], { isSuspended: (name) => name === 'paused' }));
+  const decision = decideDispatch(state([held, next, own], { isSuspended: (run) => run.name === 'paused' }));
   assert.deepEqual(decision.start.map((run) => run.name), ['other', 'solo']);
-  assert.deepEqual([...decision.waiting], [[held.dagRunId, 'suspended']]);
+  assert.deepEqual([...decision.waiting], [[waitKey(held), 'suspended']]);
 });
 
 test('queue and DAG names that are Object.prototype keys are ordinary names', () => {
   const items = [item('__proto__', 'constructor', 1), item('__proto__', 'constructor', 1)];
   const decision = decideDispatch(state(items, { queueLimits: new Map([['__proto__', 5]]) }));
   assert.deepEqual(decision.start.map((run) => run.dagRunId), [items[0].dagRunId]);
-  assert.equal(decision.waiting.get(items[1].dagRunId), 'maxActiveRuns');
+  assert.equal(decision.waiting.get(waitKey(items[1])), 'maxActiveRuns');
 });

@@ -8,12 +8,13 @@
 // suspended) keeps its place and lets the items behind it of other DAGs go, so one DAG cannot
 // block a shared queue, and queues never block each other.
 
-/** A run waiting in a queue, in the order of `seq` within its queue. */
+/** A run waiting in a queue; a queue's runs are listed first in first. */
 export interface QueuedRun {
   queue: string;
   name: string;
   dagRunId: string;
-  seq: number;
+  /** The stored DAG it came from; absent for an inline spec. */
+  fileName?: string;
   /** The DAG's maxActiveRuns when the run was enqueued; -1 is unlimited. */
   maxActiveRuns: number;
 }
@@ -27,7 +28,7 @@ export interface DispatchState {
   runningByName: ReadonlyMap<string, number>;
   /** A custom queue's maxConcurrency; queues not here are DAG queues, limited by maxActiveRuns alone. */
   queueLimits: ReadonlyMap<string, number>;
-  isSuspended: (name: string) => boolean;
+  isSuspended: (run: QueuedRun) => boolean;
 }
 
 /** What a queued run waits for: a slot of its queue, its DAG's maxActiveRuns, or its DAG's resume. */
@@ -36,11 +37,14 @@ export type WaitReason = 'queue' | 'maxActiveRuns' | 'suspended';
 export interface DispatchDecision {
   /** Runs to start now, in the order they should start. */
   start: QueuedRun[];
-  /** Every run left waiting (by dagRunId), with what holds it back. */
+  /** Every run left waiting (by waitKey), with what holds it back. */
   waiting: Map<string, WaitReason>;
 }
 
 const unlimited = (limit: number) => limit < 0;
+
+/** A waiting run's key: ids are unique per DAG name only. */
+export const waitKey = (run: { name: string; dagRunId: string }) => `${run.name}\u0000${run.dagRunId}`;
 
 export function decideDispatch(state: DispatchState): DispatchDecision {
   const byName = new Map(state.runningByName);
@@ -52,17 +56,17 @@ export function decideDispatch(state: DispatchState): DispatchDecision {
     for (const item of items) {
       const queueFull = limit !== undefined && !unlimited(limit) && running >= limit;
       if (queueFull) {
-        waiting.set(item.dagRunId, 'queue');
+        waiting.set(waitKey(item), 'queue');
         continue;
       }
-      if (state.isSuspended(item.name)) {
-        waiting.set(item.dagRunId, 'suspended');
+      if (state.isSuspended(item)) {
+        waiting.set(waitKey(item), 'suspended');
         continue;
       }
       const active = byName.get(item.name) ?? 0;
       if (!unlimited(item.maxActiveRuns) && active >= item.maxActiveRuns) {
         // A DAG's own queue is full exactly when its DAG is: say the limit the operator can change.
-        waiting.set(item.dagRunId, 'maxActiveRuns');
+        waiting.set(waitKey(item), 'maxActiveRuns');
         continue;
       }
       start.push(item);

@@ -1,62 +1,80 @@
-// The scheduler actor: parent of every run actor; knows which runs are active per DAG name and how
-// many more are admitted but still starting. Cron timers and queues (later capabilities) join it.
-import { assign, enqueueActions, setup } from 'xstate';
+// The scheduler actor: parent of every run actor, and the one place where admission and dispatch
+// are decided. It knows which runs are active per DAG name, how many more are admitted but still
+// starting, which runs wait in which queue, and each queue's limit. Every event that can free or
+// fill a slot (a run finished, a run was enqueued, a limit changed, a DAG was resumed) dispatches
+// the queued runs that may start: there is no polling loop.
+import { enqueueActions, setup } from 'xstate';
 import { runMachine, type RunFinishedEvent, type RunInput } from '../run/run.machine.ts';
+import type { QueuedRun } from './dispatch.ts';
+import { dispatch, joinQueue, leaveQueue, withCount, withQueued, withoutQueued, type Slots } from './slots.ts';
 
-// Maps, not objects: DAG names come from requests, and a name such as `constructor` or `__proto__`
-// must not meet Object.prototype. The scheduler's context is rebuilt at start, never persisted.
-export interface SchedulerContext {
-  /** DAG name -> ids of its active runs. */
-  active: ReadonlyMap<string, readonly string[]>;
-  /** DAG name -> runs admitted by a start that have no actor yet (their definition is still being prepared). */
-  reserved: ReadonlyMap<string, number>;
+// The scheduler's context is rebuilt at start (queued runs from the store), never persisted.
+export type SchedulerContext = Slots;
+
+export interface SchedulerInput {
+  queueLimits?: ReadonlyMap<string, number>;
+  isSuspended?: (run: QueuedRun) => boolean;
 }
 
 export type SchedulerEvent =
-  /** A start was admitted: its run counts against maxActiveRuns from now on. */
-  | { type: 'run.reserve'; name: string }
-  /** An admitted start gave up before its run began. */
-  | { type: 'run.release'; name: string }
+  /** A start was admitted: its run counts against maxActiveRuns (and its queue, if any) from now on. */
+  | { type: 'run.reserve'; name: string; dagRunId: string; queue?: string }
+  /** An admitted start, or a dispatched queued run, gave up before its run began. */
+  | { type: 'run.release'; name: string; dagRunId: string }
   /** A run begins; `reserved` hands over the slot its start reserved, in the same step. */
-  | { type: 'run.admit'; input: RunInput; reserved?: boolean }
+  | { type: 'run.admit'; input: RunInput; reserved?: boolean; queue?: string }
   | { type: 'run.stop'; name: string; dagRunId: string; at: number }
+  /** A run waits at the tail of its queue (its record and item are written, or being written). */
+  | { type: 'queue.add'; run: QueuedRun }
+  /** A queued run leaves its queue without starting (dequeued). */
+  | { type: 'queue.remove'; name: string; dagRunId: string }
+  /** Custom queues' maxConcurrency, all of them: queues left out are DAG queues from now on. */
+  | { type: 'queue.limits'; limits: ReadonlyMap<string, number> }
+  /** Something the scheduler cannot see changed (a DAG was resumed): look at the queues again. */
+  | { type: 'queue.poke' }
+  /** The server shuts down: queued runs stay queued, none is dispatched from now on. */
+  | { type: 'queue.pause' }
   | RunFinishedEvent;
 
 export function runActorId(name: string, dagRunId: string): string {
   return `run:${name}:${dagRunId}`;
 }
 
-/** Runs of a DAG name that count against its maxActiveRuns: active, or admitted and starting. */
-export function admittedCount(context: SchedulerContext, name: string): number {
-  return (context.active.get(name)?.length ?? 0) + (context.reserved.get(name) ?? 0);
-}
-
-function withCount(counts: ReadonlyMap<string, number>, name: string, delta: number): Map<string, number> {
-  const next = new Map(counts);
-  const count = (next.get(name) ?? 0) + delta;
-  if (count > 0) next.set(name, count);
-  else next.delete(name);
-  return next;
-}
+export { admittedCount } from './slots.ts';
 
 export const schedulerMachine = setup({
-  types: { context: {} as SchedulerContext, events: {} as SchedulerEvent },
+  types: { context: {} as SchedulerContext, events: {} as SchedulerEvent, input: {} as SchedulerInput },
   actors: { run: runMachine },
   actions: {
     // Provided by the engine: tells waiters that a run reached its final state.
     announceFinished: (_, _params: { name: string; dagRunId: string; log: string }) => {},
+    // Provided by the engine: starts a queued run the scheduler dispatched (it holds a reserved slot).
+    startQueued: (_, _params: { run: QueuedRun }) => {},
   },
 }).createMachine({
   id: 'scheduler',
-  context: { active: new Map(), reserved: new Map() },
+  context: ({ input }) => ({
+    active: new Map(), reserved: new Map(), queueOf: new Map(), byQueue: new Map(), queued: new Map(),
+    queueLimits: input.queueLimits ?? new Map(), isSuspended: input.isSuspended ?? (() => false), paused: false,
+  }),
   on: {
-    'run.reserve': { actions: assign({ reserved: ({ context, event }) => withCount(context.reserved, event.name, 1) }) },
-    'run.release': { actions: assign({ reserved: ({ context, event }) => withCount(context.reserved, event.name, -1) }) },
+    'run.reserve': {
+      actions: enqueueActions(({ context, event, enqueue }) => {
+        enqueue.assign({ reserved: withCount(context.reserved, event.name, 1), ...joinQueue(context, event.name, event.dagRunId, event.queue) });
+      }),
+    },
+    'run.release': {
+      actions: enqueueActions(({ context, event, enqueue }) => {
+        applyAndDispatch(enqueue, { ...context, reserved: withCount(context.reserved, event.name, -1), ...leaveQueue(context, event.name, event.dagRunId) });
+      }),
+    },
     'run.admit': {
       actions: enqueueActions(({ context, event, enqueue }) => {
         const { name, dagRunId } = event.input.record;
         const active = new Map(context.active).set(name, [...(context.active.get(name) ?? []), dagRunId]);
-        enqueue.assign({ active, ...(event.reserved ? { reserved: withCount(context.reserved, name, -1) } : {}) });
+        // A reserved slot already counts against its queue; a run admitted without one joins it now.
+        const queue = event.reserved ? {} : joinQueue(context, name, dagRunId, event.queue);
+        enqueue.assign({ active, ...queue, ...(event.reserved ? { reserved: withCount(context.reserved, name, -1) } : {}) });
         enqueue.spawnChild('run', { id: runActorId(name, dagRunId), input: event.input });
       }),
     },
@@ -71,10 +89,37 @@ export const schedulerMachine = setup({
         const active = new Map(context.active);
         if (remaining.length > 0) active.set(event.name, remaining);
         else active.delete(event.name);
-        enqueue(assign({ active }));
         enqueue.stopChild(runActorId(event.name, event.dagRunId));
         enqueue({ type: 'announceFinished', params: { name: event.name, dagRunId: event.dagRunId, log: event.log } });
+        applyAndDispatch(enqueue, { ...context, active, ...leaveQueue(context, event.name, event.dagRunId) });
       }),
+    },
+    'queue.add': {
+      actions: enqueueActions(({ context, event, enqueue }) => applyAndDispatch(enqueue, { ...context, ...withQueued(context, event.run) })),
+    },
+    'queue.remove': {
+      actions: enqueueActions(({ context, event, enqueue }) => applyAndDispatch(enqueue, { ...context, ...withoutQueued(context, event.name, event.dagRunId) })),
+    },
+    'queue.limits': {
+      actions: enqueueActions(({ context, event, enqueue }) => applyAndDispatch(enqueue, { ...context, queueLimits: new Map(event.limits) })),
+    },
+    'queue.pause': { actions: enqueueActions(({ enqueue }) => enqueue.assign({ paused: true })) },
+    'queue.poke': {
+      actions: enqueueActions(({ context, enqueue }) => applyAndDispatch(enqueue, context)),
     },
   },
 });
+
+/** The part of XState's `enqueue` that dispatching uses. */
+interface Enqueue {
+  assign(values: (() => SchedulerContext) | Partial<Omit<SchedulerContext, 'isSuspended'>>): void;
+  (action: { type: 'startQueued'; params: { run: QueuedRun } }): void;
+}
+
+/** Takes `next` as the context and starts the queued runs it lets go, in one step. */
+function applyAndDispatch(enqueue: Enqueue, next: Slots): void {
+  const { slots, start } = dispatch(next);
+  // The function form: in the object form XState would call `isSuspended` as a property assigner.
+  enqueue.assign(() => slots);
+  for (const run of start) enqueue({ type: 'startQueued', params: { run } });
+}

@@ -15,7 +15,7 @@ export function cronEngineOf(engine: Engine, dags: DagStore, runs: RunStore): Cr
         ? { dag: { name: dag.name, schedule: dag.schedule, skipIfSuccessful: dag.skipIfSuccessful, restartWaitSec: dag.restartWaitSec } }
         : {};
     },
-    enqueue: (fileName) => engine.startDag(fileName, {}),
+    enqueue: (fileName) => engine.enqueueDag(fileName, {}),
     stopAll: (name) => engine.stopAll(name),
     latestRun: (name) => runs.latest(name),
     isSuspended: (fileName) => runs.isSuspended(fileName),

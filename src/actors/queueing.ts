@@ -1,0 +1,209 @@
+// Queued runs: enqueue, dequeue, the start of a run the scheduler dispatched, the queues as the
+// API lists them, and the queues a previous process left (restored at start, in their order).
+// Decisions (which run starts, when) are the scheduler actor's; this keeps each queued run's
+// definition until it starts, and its records.
+import {
+  AppError, RunStatus, attemptId as newAttemptId, isoTime, queueNameProblem,
+  type Dag, type RunRecord,
+} from '../core/index.ts';
+import { mergeParams, paramsFromRequest } from '../spec/index.ts';
+import { paramDefaultsWithCommands } from './run/substitution.ts';
+import type { Definitions } from './definitions.ts';
+import type { StartOptions } from './engine.ts';
+import { findRun } from './run-lookup.ts';
+import { queuedRecord } from './run/attempt.ts';
+import { runKey } from './run-writes.ts';
+import type { AttemptSeed, RunStarter, StarterHost } from './run-starter.ts';
+import type { QueuedRun, WaitReason } from './scheduler/dispatch.ts';
+import { waitKey } from './scheduler/dispatch.ts';
+import { admittedCount, findQueued, queuedCount, slotKey, waitReasons } from './scheduler/slots.ts';
+import { usableDag } from './usable-dag.ts';
+
+/** workflow-format section 8: a dispatched run that is not active within this long leaves its queue failed. */
+export const QUEUED_START_DEADLINE_MS = 10_000;
+
+export interface EnqueueOptions extends StartOptions {
+  /** The queue to wait in, for this run only; the DAG's `queue`, else its own queue, by default. */
+  queue?: string;
+}
+
+export interface QueueListing {
+  name: string;
+  type: 'custom' | 'dag-based';
+  maxConcurrency?: number;
+  running: RunRecord[];
+  queued: Array<{ record: RunRecord; waitingFor: WaitReason }>;
+  /** How long the oldest queued run has waited; absent when none waits. */
+  oldestQueuedAgeMs?: number;
+}
+
+interface Waiting {
+  dag: Dag;
+  specText: string;
+  /** As the request gave them: evaluated when the run starts. */
+  params?: string;
+  fileName?: string;
+  record: RunRecord;
+}
+
+export interface QueueingHost extends StarterHost {
+  starter: RunStarter;
+  definitions: Definitions;
+  onStoreError: (error: unknown) => void;
+}
+
+const globalTimers = { setTimeout: (fn: () => void, ms: number): unknown => setTimeout(fn, ms), clearTimeout: (id: unknown) => clearTimeout(id as NodeJS.Timeout) };
+
+export class Queueing {
+  /** Queued runs by run key, with what their start needs: a dispatch parses nothing. */
+  private readonly waiting = new Map<string, Waiting>();
+
+  constructor(private readonly host: QueueingHost) {}
+
+  async enqueue(dag: Dag, specText: string, options: EnqueueOptions, fileName?: string): Promise<{ dagRunId: string }> {
+    const { deps, scheduler, starter, clock } = this.host;
+    if (this.host.shuttingDown().draining) throw new AppError('internal_error', 'the server is shutting down');
+    const { name, dagRunId } = starter.identity(dag, options);
+    const queue = options.queue || dag.queue || name;
+    const queueProblem = queueNameProblem(queue);
+    if (queueProblem) throw new AppError('bad_request', queueProblem);
+    const requested = paramsFromRequest(options.params ?? '');
+
+    // From here to the scheduler's event nothing awaits: two requests never both pass the checks.
+    const key = runKey(name, dagRunId);
+    starter.refuseTaken(name, dagRunId);
+    if (this.waiting.has(key)) throw new AppError('already_exists', `dag-run ID ${dagRunId} already exists for DAG ${name}`);
+    const context = scheduler.getSnapshot().context;
+    if (options.singleton && admittedCount(context, name) + queuedCount(context, name) > 0) {
+      const what = admittedCount(context, name) > 0 ? 'running' : 'queued';
+      throw new AppError('max_run_reached', `DAG ${name} is already ${what} (singleton mode)`);
+    }
+    const attemptId = newAttemptId();
+    const log = deps.logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
+    const record = queuedRecord({ dag, name, dagRunId, attemptId, log, params: mergeParams(dag.params, requested), now: clock.now(), fileName });
+    this.waiting.set(key, { dag, specText, params: options.params, fileName, record });
+    // The scheduler may dispatch it at once: the run's first record is written after its queued one.
+    scheduler.send({ type: 'queue.add', run: { queue, name, dagRunId, maxActiveRuns: dag.maxActiveRuns, ...(fileName ? { fileName } : {}) } });
+    try {
+      await deps.queue.enqueue(record, { queue, spec: specText, params: options.params, fileName });
+    } catch (error) {
+      if (findQueued(scheduler.getSnapshot().context, name, dagRunId)) {
+        scheduler.send({ type: 'queue.remove', name, dagRunId });
+        this.waiting.delete(key);
+      }
+      throw error;
+    }
+    return { dagRunId };
+  }
+
+  /** Takes a queued run out of its queue; it is recorded aborted. 404 when it is not queued. */
+  async dequeue(name: string, dagRunId: string): Promise<void> {
+    const { deps, scheduler, clock } = this.host;
+    if (!findQueued(scheduler.getSnapshot().context, name, dagRunId)) {
+      const record = findRun(deps.runs, name, dagRunId);
+      throw new AppError('not_found', `dag-run ${record.dagRunId} of DAG ${record.name} is not queued`);
+    }
+    scheduler.send({ type: 'queue.remove', name, dagRunId });
+    const key = runKey(name, dagRunId);
+    const record = this.waiting.get(key)?.record ?? deps.runs.get(name, dagRunId)!;
+    this.waiting.delete(key);
+    await deps.queue.dequeue({ ...record, status: RunStatus.Aborted, finishedAt: isoTime(clock.now()) });
+  }
+
+  /**
+   * Starts a run the scheduler dispatched; it holds a reserved slot until its run actor takes it.
+   * A run that cannot start (its params fail, its definition cannot run, or it is not active within
+   * 10 seconds) leaves its queue recorded failed with the reason, and its slot is freed.
+   */
+  start(run: QueuedRun): void {
+    const { deps, scheduler, starter, clock } = this.host;
+    const key = runKey(run.name, run.dagRunId);
+    const entry = this.waiting.get(key);
+    this.waiting.delete(key);
+    if (!entry) {
+      scheduler.send({ type: 'run.release', name: run.name, dagRunId: run.dagRunId });
+      return;
+    }
+    const requested = paramsFromRequest(entry.params ?? '');
+    const seed: AttemptSeed = {
+      dag: entry.dag, name: run.name, dagRunId: run.dagRunId, specText: entry.specText, fileName: entry.fileName,
+      reservedSlot: true, queue: run.queue, queued: entry.record,
+      params: async (variables, runCommand) => {
+        const env = { ...variables.dotenv, ...deps.systemEnv, DAG_NAME: run.name, DAG_RUN_ID: run.dagRunId };
+        return mergeParams(await paramDefaultsWithCommands(entry.dag.params, env, runCommand), requested);
+      },
+    };
+    const giveUp = (reason: string) => {
+      if (!seed.reservedSlot) return;
+      seed.reservedSlot = false;
+      seed.abandoned = reason;
+      scheduler.send({ type: 'run.release', name: run.name, dagRunId: run.dagRunId });
+      // A shutdown leaves it queued: its item is still stored, and the next start dispatches it.
+      if (this.host.shuttingDown().draining) return;
+      const failed = { ...entry.record, status: RunStatus.Failed, finishedAt: isoTime(clock.now()), error: `the queued run could not start: ${reason}` };
+      deps.queue.dequeue(failed).catch(this.host.onStoreError);
+    };
+    const timers = deps.timers ?? globalTimers;
+    const deadline = timers.setTimeout(() => giveUp(`it did not become active within ${QUEUED_START_DEADLINE_MS / 1000} seconds`), QUEUED_START_DEADLINE_MS);
+    starter.reserved.add(key);
+    starter.startAttempt(seed, entry.record.attemptId)
+      .catch((error: unknown) => giveUp(error instanceof Error ? error.message : String(error)))
+      .finally(() => {
+        timers.clearTimeout(deadline);
+        starter.reserved.delete(key);
+      });
+  }
+
+  /** The queues a previous process left, back in the scheduler in their order. */
+  async restore(): Promise<void> {
+    const { deps, scheduler, clock, definitions } = this.host;
+    for (const { queue } of deps.queue.queues()) {
+      for (const item of deps.queue.items(queue)) {
+        const record = deps.runs.get(item.name, item.dagRunId);
+        const specText = deps.runs.getSpec(item.name, item.dagRunId);
+        let dag: Dag;
+        try {
+          if (!record || specText === undefined) throw new Error('its record or definition is missing');
+          dag = usableDag(await definitions.parse(specText, { nameOverride: item.name, fileName: item.fileName }));
+        } catch (error) {
+          if (record) {
+            const failed = { ...record, status: RunStatus.Failed, finishedAt: isoTime(clock.now()), error: `the queued run could not start: ${(error as Error).message}` };
+            await deps.queue.dequeue(failed).catch(this.host.onStoreError);
+          }
+          continue;
+        }
+        this.waiting.set(runKey(item.name, item.dagRunId), { dag, specText, params: item.params, fileName: item.fileName, record });
+        scheduler.send({ type: 'queue.add', run: { queue, name: item.name, dagRunId: item.dagRunId, maxActiveRuns: dag.maxActiveRuns, ...(item.fileName ? { fileName: item.fileName } : {}) } });
+      }
+    }
+  }
+
+  /** Every custom queue, and every other queue with a run running or waiting (docs/api.md, Queues). */
+  list(): QueueListing[] {
+    const { deps, scheduler, clock } = this.host;
+    const context = scheduler.getSnapshot().context;
+    const reasons = waitReasons(context);
+    const runningIn = new Map<string, RunRecord[]>();
+    for (const [key, queue] of context.queueOf) {
+      const [name, dagRunId] = key.split('\u0000');
+      const record = deps.runs.get(name, dagRunId);
+      if (record?.status !== RunStatus.Running) continue;
+      runningIn.set(queue, [...(runningIn.get(queue) ?? []), record]);
+    }
+    const names = new Set([...context.queueLimits.keys(), ...context.queued.keys(), ...runningIn.keys()]);
+    const now = clock.now();
+    return [...names].sort().map((name) => {
+      const queued = (context.queued.get(name) ?? []).map((run) => ({
+        record: this.waiting.get(slotKey(run.name, run.dagRunId))?.record ?? deps.runs.get(run.name, run.dagRunId)!,
+        waitingFor: reasons.get(waitKey(run)) ?? 'queue',
+      })).filter((entry) => entry.record !== undefined);
+      const limit = context.queueLimits.get(name);
+      const oldest = queued[0] && Date.parse(queued[0].record.queuedAt);
+      return {
+        name, type: limit === undefined ? 'dag-based' : 'custom', ...(limit === undefined ? {} : { maxConcurrency: limit }),
+        running: runningIn.get(name) ?? [], queued,
+        ...(oldest ? { oldestQueuedAgeMs: Math.max(0, now - oldest) } : {}),
+      };
+    });
+  }
+}

@@ -1,0 +1,35 @@
+// Finding stored runs the way the API names them: `latest`, and sub DAG runs below a run.
+import { AppError, type RunRecord, type RunStore } from '../core/index.ts';
+import { MAX_SUB_DAG_DEPTH } from './run/nesting.ts';
+
+/** Looks a run up by name and id, `latest` included; 404 when absent. */
+export function findRun(runs: RunStore, name: string, dagRunId: string): RunRecord {
+  const record = dagRunId === 'latest' ? runs.latest(name) : runs.get(name, dagRunId);
+  if (!record) {
+    throw new AppError('not_found', dagRunId === 'latest' ? `no dag-runs found for DAG ${name}` : `dag-run ID ${dagRunId} not found for DAG ${name}`);
+  }
+  return record;
+}
+
+/** A sub DAG run of a run (at any depth below it), by its id; 404 when it is not one. */
+export function findSubRun(runs: RunStore, name: string, dagRunId: string, subDagRunId: string): RunRecord {
+  const search = (record: RunRecord, depth: number): RunRecord | undefined => {
+    for (const [childId, childName] of Object.entries(record.children ?? {})) {
+      const child = runs.get(childName, childId);
+      if (!child) continue;
+      if (childId === subDagRunId) return child;
+      const deeper = depth < MAX_SUB_DAG_DEPTH ? search(child, depth + 1) : undefined;
+      if (deeper) return deeper;
+    }
+    return undefined;
+  };
+  const found = search(findRun(runs, name, dagRunId), 0);
+  if (!found) throw new AppError('not_found', `sub dag-run ${subDagRunId} not found for dag-run ${dagRunId}`);
+  return found;
+}
+
+/** The sub DAG runs a run started directly, in the order they started. */
+export function subRunsOf(runs: RunStore, name: string, dagRunId: string): RunRecord[] {
+  const record = findRun(runs, name, dagRunId);
+  return Object.entries(record.children ?? {}).map(([childId, childName]) => runs.get(childName, childId)).filter((child): child is RunRecord => child !== undefined);
+}

@@ -1,0 +1,158 @@
+// Starting runs: a start's admission (name, id, singleton, maxActiveRuns, decided with no await
+// between check and reservation), then one attempt of the run: variables, params, plan, first
+// record and the run actor. Starts, retries, queued runs and sub DAG runs all end here.
+import type { Actor } from 'xstate';
+import {
+  AppError, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, uuidv7,
+  type Clock, type Dag, type ParamDef, type RunRecord,
+} from '../core/index.ts';
+import { fieldsNotRunYet, mergeParams, paramsFromRequest } from '../spec/index.ts';
+import type { EngineDeps, StartOptions } from './engine.ts';
+import { planRun, positionalParams, runScope } from './run/plan.ts';
+import { attemptRecord, type Lineage, type PriorAttempt } from './run/attempt.ts';
+import { commandRunner, evaluateEnvWithCommands, paramDefaultsWithCommands, type RunCommand } from './run/substitution.ts';
+import { unmetDagPrecondition } from './run/conditions.ts';
+import { loadRunVariables, type RunVariables } from './run/variables.ts';
+import { ancestry } from './run/nesting.ts';
+import { runKey } from './run-writes.ts';
+import { admissionError } from './scheduler/admission.ts';
+import { admittedCount, queuedCount } from './scheduler/slots.ts';
+import type { schedulerMachine } from './scheduler/scheduler.machine.ts';
+
+export interface AttemptSeed {
+  dag: Dag;
+  name: string;
+  dagRunId: string;
+  specText: string;
+  fileName?: string;
+  /** The run's params, given its variables and a way to run backtick commands. */
+  params: (variables: RunVariables, runCommand: RunCommand) => Promise<ParamDef[]>;
+  prior?: PriorAttempt;
+  lineage?: Lineage;
+  /** A sub DAG run's: the values its parent masks. */
+  inheritedSecrets?: readonly string[];
+  /** The start holds a slot of the scheduler's (counted against maxActiveRuns) until its run is admitted. */
+  reservedSlot?: boolean;
+  /** The queue the run counts against once admitted (a start's or a retry's: its DAG's queue). */
+  queue?: string;
+  /** A queued run starting: its queued record, whose item leaves the queue as the run starts. */
+  queued?: RunRecord;
+  /** Set when whoever waits for the start gave up on it: it must not begin after all. */
+  abandoned?: string;
+}
+
+export interface StarterHost {
+  deps: EngineDeps;
+  scheduler: Actor<typeof schedulerMachine>;
+  clock: Clock;
+  isActive(name: string, dagRunId: string): boolean;
+  /** Closing: no run starts. Draining: only sub DAG runs of active runs start. */
+  shuttingDown(): { closed: boolean; draining: boolean };
+}
+
+export class RunStarter {
+  /**
+   * Runs (name and id) being started and not yet handed to the scheduler: a second start of one is
+   * refused. Not the scheduler's per-name count of reserved slots: retries and sub DAG runs are here too.
+   */
+  readonly reserved = new Set<string>();
+
+  constructor(private readonly host: StarterHost) {}
+
+  /** The run's name and id for a start or an enqueue, both validated. */
+  identity(dag: Dag, options: StartOptions): { name: string; dagRunId: string } {
+    const name = options.dagName ?? dag.name;
+    const nameProblem = dagNameProblem(name);
+    if (nameProblem) throw new AppError('bad_request', nameProblem);
+    const dagRunId = options.dagRunId ?? uuidv7(this.host.clock.now());
+    const idProblem = dagRunIdProblem(dagRunId);
+    if (idProblem) throw new AppError('bad_request', idProblem);
+    const notRunYet = fieldsNotRunYet(dag);
+    if (notRunYet.length > 0) throw new AppError('bad_request', `troupe does not run these fields yet: ${notRunYet.join(', ')}`);
+    return { name, dagRunId };
+  }
+
+  /** Refuses a run whose id is taken: being started, active, stored, or queued. */
+  refuseTaken(name: string, dagRunId: string): void {
+    if (this.reserved.has(runKey(name, dagRunId)) || this.host.isActive(name, dagRunId) || this.host.deps.runs.get(name, dagRunId)) {
+      throw new AppError('already_exists', `dag-run ID ${dagRunId} already exists for DAG ${name}`);
+    }
+  }
+
+  async launch(dag: Dag, specText: string, options: StartOptions, kind: 'start' | 'inline', fileName?: string): Promise<{ dagRunId: string }> {
+    if (this.host.shuttingDown().draining) throw new AppError('internal_error', 'the server is shutting down');
+    const { name, dagRunId } = this.identity(dag, options);
+    const requested = paramsFromRequest(options.params ?? '');
+
+    // From here to the reservation nothing awaits: checks and reservation are one atomic step.
+    const key = runKey(name, dagRunId);
+    this.refuseTaken(name, dagRunId);
+    const context = this.host.scheduler.getSnapshot().context;
+    const refused = admissionError({
+      name, maxActiveRuns: dag.maxActiveRuns, singleton: options.singleton === true, kind,
+      active: admittedCount(context, name), queued: queuedCount(context, name),
+    });
+    if (refused) throw refused;
+    const queue = dag.queue ?? name;
+    // The slot is the scheduler's from here; the run actor takes it over when it is admitted.
+    this.host.scheduler.send({ type: 'run.reserve', name, dagRunId, queue });
+    this.reserved.add(key);
+    const seed: AttemptSeed = { dag, name, dagRunId, specText, fileName, reservedSlot: true, queue, params: async (variables, runCommand) => {
+      const env = { ...variables.dotenv, ...this.host.deps.systemEnv, DAG_NAME: name, DAG_RUN_ID: dagRunId };
+      return mergeParams(await paramDefaultsWithCommands(dag.params, env, runCommand), requested);
+    } };
+    try {
+      // Reserved first: a refused start runs none of the definition's commands.
+      return await this.startAttempt(seed);
+    } finally {
+      this.reserved.delete(key);
+      if (seed.reservedSlot) this.host.scheduler.send({ type: 'run.release', name, dagRunId });
+    }
+  }
+
+  /**
+   * One attempt of a run, its name and id reserved: variables, params, plan and first record, the
+   * DAG's preconditions, then the run actor. A retry passes the earlier attempt (`prior`): the
+   * nodes it keeps, and the outputs those produced.
+   */
+  async startAttempt(seed: AttemptSeed, attemptId = newAttemptId()): Promise<{ dagRunId: string }> {
+    const { deps, clock, scheduler } = this.host;
+    const { dag, name, dagRunId } = seed;
+    const variables = loadRunVariables(dag, deps.dags.dir, deps.processEnv ?? process.env);
+    const runCommand = commandRunner(deps.dispatcher, dag.workingDir, dag.shell, dag.maxOutputSize);
+    const params = await seed.params(variables, runCommand);
+    try {
+      deps.logs.prepare(name, dag.logDir);
+    } catch (error) {
+      throw new AppError('internal_error', `cannot create the log directory of DAG ${name}: ${(error as Error).message}`);
+    }
+    const logPath = deps.logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
+    const dagEnv = dag.env.some(([, value]) => value.includes('`'))
+      ? await evaluateEnvWithCommands(dag.env, { ...runScope({ dag, name, dagRunId, params, systemEnv: deps.systemEnv, variables, logPath }), ...positionalParams(params) }, runCommand, { values: seed.inheritedSecrets ?? [], shell: dag.shell })
+      : undefined;
+    const root = seed.lineage?.root ?? { name, dagRunId };
+    // A retried sub DAG run learns its callers from the records above it, which are durable by then.
+    const callers = seed.lineage?.callers ?? (seed.prior?.record.parentDAGRunId
+      ? ancestry((runName, id) => deps.runs.get(runName, id), { name: seed.prior.record.parentDAGRunName, dagRunId: seed.prior.record.parentDAGRunId })
+      : []);
+    const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: deps.systemEnv, logs: deps.logs, variables, dagEnv, specText: seed.specText, root, callers, inheritedSecrets: seed.inheritedSecrets });
+    const record = attemptRecord({ dag, plan, params, now: clock.now(), fileName: seed.fileName, lineage: seed.lineage, prior: seed.prior, queued: seed.queued });
+    // A DAG-level precondition that does not hold aborts the run before its steps; the exit
+    // handler still runs (docs/api.md, Handlers): the run actor takes it from there.
+    const unmet = await unmetDagPrecondition(dag, plan, deps.dispatcher);
+    // The awaits above leave room for a shutdown to begin: such a run is refused, never half-started.
+    // While draining, a sub DAG run of an active run still starts: its caller may finish in time.
+    const { closed, draining } = this.host.shuttingDown();
+    if (closed || (draining && !seed.lineage)) throw new AppError('internal_error', 'the server is shutting down');
+    if (seed.abandoned) throw new AppError('internal_error', seed.abandoned);
+    // The first record is durable before the caller hears the id; the actor's writes follow in order.
+    // A queued run's record replaces its queued one as its item leaves the queue, in one write.
+    const saved = seed.queued ? deps.queue.dispatch(record).then(() => undefined) : deps.runs.save(record);
+    if (!seed.queued) void deps.runs.saveSpec(name, dagRunId, seed.specText);
+    // Admitted in one step: a start's reserved slot becomes the active run, never both at once.
+    scheduler.send({ type: 'run.admit', input: { record, plan, ...(unmet ? { unmet } : {}) }, reserved: seed.reservedSlot === true, queue: seed.queue });
+    seed.reservedSlot = false;
+    await saved;
+    return { dagRunId };
+  }
+}

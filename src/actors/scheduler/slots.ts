@@ -1,0 +1,125 @@
+// The scheduler's counts, as pure functions of its context: runs active or starting per DAG name
+// and per queue, the queued runs, and which of them start now. The scheduler actor applies them;
+// nothing else changes its context.
+import { decideDispatch, type QueuedRun, type WaitReason } from './dispatch.ts';
+
+// Maps, not objects: DAG names and queue names come from requests, and a name such as
+// `constructor` or `__proto__` must not meet Object.prototype.
+export interface Slots {
+  /** DAG name -> ids of its active runs. */
+  active: ReadonlyMap<string, readonly string[]>;
+  /** DAG name -> runs admitted (a start, or a queued run dispatched) that have no actor yet. */
+  reserved: ReadonlyMap<string, number>;
+  /** Run key -> the queue it counts against, for runs active or starting that have one. */
+  queueOf: ReadonlyMap<string, string>;
+  /** Queue -> runs active or starting that count against it. */
+  byQueue: ReadonlyMap<string, number>;
+  /** Queue -> its waiting runs, first in first. */
+  queued: ReadonlyMap<string, readonly QueuedRun[]>;
+  /** A custom queue's maxConcurrency; any other queue is a DAG's, limited by maxActiveRuns alone. */
+  queueLimits: ReadonlyMap<string, number>;
+  /** Whether a queued run's DAG is suspended (its stored file's flag). */
+  isSuspended: (run: QueuedRun) => boolean;
+  /** While the server shuts down, queued runs stay queued. */
+  paused: boolean;
+}
+
+export const slotKey = (name: string, dagRunId: string) => `${name}\u0000${dagRunId}`;
+
+export function withCount(counts: ReadonlyMap<string, number>, key: string, delta: number): Map<string, number> {
+  const next = new Map(counts);
+  const count = (next.get(key) ?? 0) + delta;
+  if (count > 0) next.set(key, count);
+  else next.delete(key);
+  return next;
+}
+
+/** Runs of a DAG name that count against its maxActiveRuns: active, or admitted and starting. */
+export function admittedCount(slots: Pick<Slots, 'active' | 'reserved'>, name: string): number {
+  return (slots.active.get(name)?.length ?? 0) + (slots.reserved.get(name) ?? 0);
+}
+
+/** Runs of a DAG name waiting in any queue. */
+export function queuedCount(slots: Pick<Slots, 'queued'>, name: string): number {
+  let count = 0;
+  for (const items of slots.queued.values()) for (const item of items) if (item.name === name) count++;
+  return count;
+}
+
+export function findQueued(slots: Pick<Slots, 'queued'>, name: string, dagRunId: string): QueuedRun | undefined {
+  for (const items of slots.queued.values()) {
+    const found = items.find((item) => item.name === name && item.dagRunId === dagRunId);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The run counts against `queue` (when it has one) from now on. */
+export function joinQueue(slots: Slots, name: string, dagRunId: string, queue: string | undefined): Partial<Slots> {
+  if (queue === undefined) return {};
+  return { queueOf: new Map(slots.queueOf).set(slotKey(name, dagRunId), queue), byQueue: withCount(slots.byQueue, queue, 1) };
+}
+
+/** The run no longer counts against the queue it counted against, if any. */
+export function leaveQueue(slots: Slots, name: string, dagRunId: string): Partial<Slots> {
+  const key = slotKey(name, dagRunId);
+  const queue = slots.queueOf.get(key);
+  if (queue === undefined) return {};
+  const queueOf = new Map(slots.queueOf);
+  queueOf.delete(key);
+  return { queueOf, byQueue: withCount(slots.byQueue, queue, -1) };
+}
+
+export function withQueued(slots: Slots, run: QueuedRun): Partial<Slots> {
+  return { queued: new Map(slots.queued).set(run.queue, [...(slots.queued.get(run.queue) ?? []), run]) };
+}
+
+export function withoutQueued(slots: Slots, name: string, dagRunId: string): Partial<Slots> {
+  const found = findQueued(slots, name, dagRunId);
+  if (!found) return {};
+  const queued = new Map(slots.queued);
+  const rest = slots.queued.get(found.queue)!.filter((item) => item !== found);
+  if (rest.length > 0) queued.set(found.queue, rest);
+  else queued.delete(found.queue);
+  return { queued };
+}
+
+function runningByName(slots: Slots): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const [name, ids] of slots.active) counts.set(name, ids.length);
+  for (const [name, count] of slots.reserved) counts.set(name, (counts.get(name) ?? 0) + count);
+  return counts;
+}
+
+/**
+ * The queued runs that start now, taken out of their queues and counted as starting (reserved
+ * for their DAG, counted against their queue), so that no later decision counts them twice.
+ */
+export function dispatch(slots: Slots): { slots: Slots; start: QueuedRun[] } {
+  if (slots.queued.size === 0 || slots.paused) return { slots, start: [] };
+  const { start } = decideDispatch({
+    queued: slots.queued, runningByQueue: slots.byQueue, runningByName: runningByName(slots),
+    queueLimits: slots.queueLimits, isSuspended: slots.isSuspended,
+  });
+  if (start.length === 0) return { slots, start };
+  const starting = new Set(start);
+  const queued = new Map<string, readonly QueuedRun[]>();
+  for (const [queue, items] of slots.queued) {
+    const rest = items.filter((item) => !starting.has(item));
+    if (rest.length > 0) queued.set(queue, rest);
+  }
+  let next: Slots = { ...slots, queued };
+  for (const run of start) {
+    next = { ...next, reserved: withCount(next.reserved, run.name, 1), ...joinQueue(next, run.name, run.dagRunId, run.queue) };
+  }
+  return { slots: next, start };
+}
+
+/** What each queued run waits for, by run key. */
+export function waitReasons(slots: Slots): Map<string, WaitReason> {
+  const { waiting } = decideDispatch({
+    queued: slots.queued, runningByQueue: slots.byQueue, runningByName: runningByName(slots),
+    queueLimits: slots.queueLimits, isSuspended: slots.isSuspended,
+  });
+  return waiting;
+}
