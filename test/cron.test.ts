@@ -53,6 +53,12 @@ describe('cron on the real server', () => {
       assert.equal(await server.stepLog('daily', runs[0].dagRunId, 'cmd_1').then((text) => text.trim()), 'scheduled');
       assert.equal((await server.call('GET', '/dags/daily')).body.nextRun, '2026-05-02T10:00:00.000Z');
       assert.deepEqual((await server.call('GET', '/dags/daily')).body.missedRuns, []);
+      // Renamed through the API, it runs under its new name at its next tick.
+      assert.equal((await server.call('POST', '/dags/daily/rename', { newFileName: 'renamed' })).status, 200);
+      assert.equal((await server.call('GET', '/dags/renamed')).body.nextRun, '2026-05-02T10:00:00.000Z');
+      server.time.advanceTo('2026-05-02T10:00:00Z');
+      assert.deepEqual(at(await server.finishedRuns('renamed', 1)), [['2026-05-02T10:00:00.000Z', SUCCEEDED]]);
+      assert.equal((await server.runsOf('daily')).length, 1);
     } finally {
       await server.close();
     }

@@ -29,7 +29,7 @@ export class DagsWatcher {
     const everyMs = this.options.rescanEveryMs ?? RESCAN_EVERY_MS;
     const log = this.options.log ?? ((line: string) => console.error(line));
     const giveUp = (error: Error) => {
-      log(`troupe: cannot watch the DAGs directory (${error.message}); files changed by hand are found by a rescan every ${Math.round(everyMs / 1000)} s`);
+      log(`troupe: cannot watch the DAGs directory (${error.message}); files changed by hand are found by a rescan every ${everyMs / 1000} s`);
       this.watcher?.close();
       this.watcher = undefined;
     };
