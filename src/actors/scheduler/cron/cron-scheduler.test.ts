@@ -274,3 +274,21 @@ test('a tick being acted on when the server stops is stored as not acted on', as
   assert.deepEqual(second.cron.missedRuns('slow').map((tick) => `${tick.kind} ${tick.scheduledAt}`), ['restart 2026-05-01T10:00:00.000Z']);
   await second.cron.close();
 });
+
+test('a rescan picks up what no watch reported: added, edited and removed files; a listing that fails changes nothing', async () => {
+  const { time, engine, lines, cron } = setup('2026-05-01T09:30:00Z');
+  engine.files.set('kept', dagOf('kept', 'schedule: "0 10 * * *"'));
+  engine.files.set('gone', dagOf('gone', 'schedule: "0 10 * * *"'));
+  await cron.start();
+  engine.files.delete('gone');
+  engine.files.set('kept', dagOf('kept', 'schedule: "0 11 * * *"'));
+  engine.files.set('added', dagOf('added', 'schedule: "0 12 * * *"'));
+  await cron.rescan();
+  assert.deepEqual(['kept', 'gone', 'added'].map((fileName) => cron.nextRun(fileName)).map((ms) => ms && iso(ms)), ['2026-05-01T11:00:00.000Z', undefined, '2026-05-01T12:00:00.000Z']);
+  engine.fileNames = async () => { throw new Error('EIO'); };
+  await cron.rescan();
+  assert.equal(lines.at(-1), 'troupe: cron: cannot list the DAGs directory (EIO); the schedules are unchanged');
+  assert.equal(iso(cron.nextRun('added')!), '2026-05-01T12:00:00.000Z');
+  void time;
+  await cron.close();
+});

@@ -166,7 +166,14 @@ export class CronScheduler {
   /** Reads every DAG file again: the safety net for changes the directory watch missed. */
   async rescan(): Promise<void> {
     if (this.phase !== 'running') return;
-    const names = new Set([...(await this.engine.fileNames()), ...this.dags.keys(), ...this.missed.keys()]);
+    let present: string[];
+    try {
+      present = await this.engine.fileNames();
+    } catch (error) {
+      this.log(`troupe: cron: cannot list the DAGs directory (${messageOf(error)}); the schedules are unchanged`);
+      return;
+    }
+    const names = new Set([...present, ...this.dags.keys(), ...this.missed.keys()]);
     await Promise.all([...names].map((fileName) => this.dagChanged(fileName)));
   }
 
