@@ -181,7 +181,7 @@ test('the same schedule read again keeps a tick that is due but not yet handed',
 });
 
 test('renamed through the API, a DAG keeps its schedule and missed ticks', async () => {
-  const { time, engine, state, cron } = setup('2026-05-01T09:30:00Z');
+  const { engine, state, cron } = setup('2026-05-01T09:30:00Z');
   engine.files.set('old', dagOf('old', 'schedule: "0 10 * * *"'));
   await cron.start();
   await cron.close();
@@ -195,7 +195,6 @@ test('renamed through the API, a DAG keeps its schedule and missed ticks', async
   assert.equal(next.cron.missedRuns('new').length, 2);
   assert.deepEqual(next.cron.missedRuns('old'), []);
   assert.equal(iso(next.cron.nextRun('new')!), '2026-05-03T10:00:00.000Z');
-  void time;
   await next.cron.close();
 });
 
@@ -276,7 +275,7 @@ test('a tick being acted on when the server stops is stored as not acted on', as
 });
 
 test('a rescan picks up what no watch reported: added, edited and removed files; a listing that fails changes nothing', async () => {
-  const { time, engine, lines, cron } = setup('2026-05-01T09:30:00Z');
+  const { engine, lines, cron } = setup('2026-05-01T09:30:00Z');
   engine.files.set('kept', dagOf('kept', 'schedule: "0 10 * * *"'));
   engine.files.set('gone', dagOf('gone', 'schedule: "0 10 * * *"'));
   await cron.start();
@@ -289,6 +288,5 @@ test('a rescan picks up what no watch reported: added, edited and removed files;
   await cron.rescan();
   assert.equal(lines.at(-1), 'troupe: cron: cannot list the DAGs directory (EIO); the schedules are unchanged');
   assert.equal(iso(cron.nextRun('added')!), '2026-05-01T12:00:00.000Z');
-  void time;
   await cron.close();
 });
