@@ -43,6 +43,8 @@ export interface TroupeConfig {
   timeZone?: string;
   /** Custom queues (config.yaml `queues.config`); every other queue is a DAG's own. */
   queues?: QueueConfig[];
+  /** How long a dispatched queued run may take to become active before it fails (10 s; tests shorten it). */
+  queuedStartDeadlineMs?: number;
 }
 
 export interface QueueConfig {
@@ -89,7 +91,7 @@ export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): P
   const parser = new DefinitionParser((task) => parsePool.run(task));
   const queue = new LmdbQueueStore(runs);
   const queueLimits = new Map((config.queues ?? []).map(({ name, maxConcurrency }) => [name, maxConcurrency]));
-  const engine = new Engine({ runs, queue, queueLimits, dags, logs, dispatcher, parser, systemEnv: filterSystemEnv(process.env), clock: config.clock });
+  const engine = new Engine({ runs, queue, queueLimits, queuedStartDeadlineMs: config.queuedStartDeadlineMs, dags, logs, dispatcher, parser, systemEnv: filterSystemEnv(process.env), clock: config.clock });
   await engine.start();
   const retention = new RetentionSweeper({ store: new RunHistory(runs), definitions: engine.definitions, clock: config.clock });
   retention.start();

@@ -29,6 +29,8 @@ export interface EngineDeps {
   queue: QueueStore;
   /** Custom queues' maxConcurrency by name (config.yaml `queues`); every other queue is a DAG's. */
   queueLimits?: ReadonlyMap<string, number>;
+  /** How long a dispatched queued run may take to become active before it fails; 10 s by default. */
+  queuedStartDeadlineMs?: number;
   dags: DagStore;
   logs: LogStore;
   dispatcher: StepDispatcher;

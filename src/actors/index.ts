@@ -6,3 +6,4 @@ export { CronScheduler } from './scheduler/cron/cron-scheduler.ts';
 export type { CronTimers } from './scheduler/cron/cron-ticker.ts';
 export { cronEngineOf } from './scheduler/cron/cron-engine.ts';
 export { DagsWatcher } from './scheduler/cron/dags-watcher.ts';
+export type { EnqueueOptions, QueueListing } from './queueing.ts';

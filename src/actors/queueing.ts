@@ -12,6 +12,7 @@ import type { Definitions } from './definitions.ts';
 import type { StartOptions } from './engine.ts';
 import { findRun } from './run-lookup.ts';
 import { queuedRecord } from './run/attempt.ts';
+import { logLine } from './run/log-line.ts';
 import { runKey } from './run-writes.ts';
 import type { AttemptSeed, RunStarter, StarterHost } from './run-starter.ts';
 import type { QueuedRun, WaitReason } from './scheduler/dispatch.ts';
@@ -57,6 +58,8 @@ const globalTimers = { setTimeout: (fn: () => void, ms: number): unknown => setT
 export class Queueing {
   /** Queued runs by run key, with what their start needs: a dispatch parses nothing. */
   private readonly waiting = new Map<string, Waiting>();
+  /** Enqueues of a DAG name whose write has not settled: a singleton counts them as queued. */
+  private readonly writing = new Map<string, number>();
 
   constructor(private readonly host: QueueingHost) {}
 
@@ -74,7 +77,8 @@ export class Queueing {
     starter.refuseTaken(name, dagRunId);
     if (this.waiting.has(key)) throw new AppError('already_exists', `dag-run ID ${dagRunId} already exists for DAG ${name}`);
     const context = scheduler.getSnapshot().context;
-    if (options.singleton && admittedCount(context, name) + queuedCount(context, name) > 0) {
+    const waiting = queuedCount(context, name) + (this.writing.get(name) ?? 0);
+    if (options.singleton && admittedCount(context, name) + waiting > 0) {
       const what = admittedCount(context, name) > 0 ? 'running' : 'queued';
       throw new AppError('max_run_reached', `DAG ${name} is already ${what} (singleton mode)`);
     }
@@ -82,17 +86,20 @@ export class Queueing {
     const log = deps.logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
     const record = queuedRecord({ dag, name, dagRunId, attemptId, log, params: mergeParams(dag.params, requested), now: clock.now(), fileName });
     this.waiting.set(key, { dag, specText, params: options.params, fileName, record });
-    // The scheduler may dispatch it at once: the run's first record is written after its queued one.
-    scheduler.send({ type: 'queue.add', run: { queue, name, dagRunId, maxActiveRuns: dag.maxActiveRuns, ...(fileName ? { fileName } : {}) } });
+    this.writing.set(name, (this.writing.get(name) ?? 0) + 1);
     try {
+      // The scheduler hears of the run once it is durable: a dispatch never overtakes the enqueue,
+      // and writes settle in call order, so the queue keeps the order of the requests.
       await deps.queue.enqueue(record, { queue, spec: specText, params: options.params, fileName });
     } catch (error) {
-      if (findQueued(scheduler.getSnapshot().context, name, dagRunId)) {
-        scheduler.send({ type: 'queue.remove', name, dagRunId });
-        this.waiting.delete(key);
-      }
+      this.waiting.delete(key);
       throw error;
+    } finally {
+      const left = this.writing.get(name)! - 1;
+      if (left > 0) this.writing.set(name, left);
+      else this.writing.delete(name);
     }
+    scheduler.send({ type: 'queue.add', run: { queue, name, dagRunId, maxActiveRuns: dag.maxActiveRuns, ...(fileName ? { fileName } : {}) } });
     return { dagRunId };
   }
 
@@ -134,17 +141,18 @@ export class Queueing {
       },
     };
     const giveUp = (reason: string) => {
-      if (!seed.reservedSlot) return;
+      // Too late once its record is being replaced by the running one: the run starts.
+      if (!seed.reservedSlot || seed.dispatching) return;
       seed.reservedSlot = false;
       seed.abandoned = reason;
       scheduler.send({ type: 'run.release', name: run.name, dagRunId: run.dagRunId });
       // A shutdown leaves it queued: its item is still stored, and the next start dispatches it.
       if (this.host.shuttingDown().draining) return;
-      const failed = { ...entry.record, status: RunStatus.Failed, finishedAt: isoTime(clock.now()), error: `the queued run could not start: ${reason}` };
-      deps.queue.dequeue(failed).catch(this.host.onStoreError);
+      this.recordFailed(entry.record, entry.dag, reason);
     };
     const timers = deps.timers ?? globalTimers;
-    const deadline = timers.setTimeout(() => giveUp(`it did not become active within ${QUEUED_START_DEADLINE_MS / 1000} seconds`), QUEUED_START_DEADLINE_MS);
+    const deadlineMs = deps.queuedStartDeadlineMs ?? QUEUED_START_DEADLINE_MS;
+    const deadline = timers.setTimeout(() => giveUp(`it did not become active within ${deadlineMs / 1000} seconds`), deadlineMs);
     starter.reserved.add(key);
     starter.startAttempt(seed, entry.record.attemptId)
       .catch((error: unknown) => giveUp(error instanceof Error ? error.message : String(error)))
@@ -152,6 +160,21 @@ export class Queueing {
         timers.clearTimeout(deadline);
         starter.reserved.delete(key);
       });
+  }
+
+  /** A queued run that cannot start leaves its queue failed; its run log says why. */
+  private recordFailed(record: RunRecord, dag: Dag | undefined, reason: string): Promise<void> {
+    const { deps, clock } = this.host;
+    const now = clock.now();
+    const error = `the queued run could not start: ${reason}`;
+    try {
+      deps.logs.prepare(record.name, dag?.logDir);
+      deps.logs.appendRunLog(record.log, logLine(now, 'ERROR', 'Queued run failed to start', { dag: record.name, 'run-id': record.dagRunId, error }));
+      void deps.logs.closeRunLog(record.log);
+    } catch (logError) {
+      this.host.onStoreError(logError);
+    }
+    return deps.queue.dequeue({ ...record, status: RunStatus.Failed, finishedAt: isoTime(now), error }).then(() => undefined, this.host.onStoreError);
   }
 
   /** The queues a previous process left, back in the scheduler in their order. */
@@ -166,10 +189,7 @@ export class Queueing {
           if (!record || specText === undefined) throw new Error('its record or definition is missing');
           dag = usableDag(await definitions.parse(specText, { nameOverride: item.name, fileName: item.fileName }));
         } catch (error) {
-          if (record) {
-            const failed = { ...record, status: RunStatus.Failed, finishedAt: isoTime(clock.now()), error: `the queued run could not start: ${(error as Error).message}` };
-            await deps.queue.dequeue(failed).catch(this.host.onStoreError);
-          }
+          if (record) await this.recordFailed(record, undefined, (error as Error).message);
           continue;
         }
         this.waiting.set(runKey(item.name, item.dagRunId), { dag, specText, params: item.params, fileName: item.fileName, record });

@@ -2,9 +2,9 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { AppError } from '../core/index.ts';
+import { AppError, queueNameProblem } from '../core/index.ts';
 import { parseYamlMap } from '../spec/index.ts';
-import type { TroupeConfig } from '../main.ts';
+import type { QueueConfig, TroupeConfig } from '../main.ts';
 
 export interface ResolvedConfig extends TroupeConfig {
   carrier: 'auto' | 'uws' | 'node';
@@ -35,7 +35,7 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
   const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags['shutdown-grace'] };
   const home = resolve(fromFlags.home ?? fromEnv.home ?? join(homedir(), '.troupe'));
   const configFile = flags.config ?? env.TROUPE_CONFIG;
-  const fromFile = await readConfigFile(configFile ? resolve(configFile) : join(home, 'config.yaml'), configFile !== undefined);
+  const { layer: fromFile, queues } = await readConfigFile(configFile ? resolve(configFile) : join(home, 'config.yaml'), configFile !== undefined);
   const pick = (key: keyof Layer) => defined(fromFlags[key]) ?? defined(fromEnv[key]) ?? defined(fromFile[key]);
   const port = Number(pick('port') ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new AppError('bad_request', `invalid port "${pick('port')}"`);
@@ -56,6 +56,7 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     carrier,
     maxThreads,
     shutdownGraceMs: grace * 1000,
+    queues,
     configFile,
   };
 }
@@ -64,12 +65,12 @@ function defined(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
-async function readConfigFile(path: string, required: boolean): Promise<Layer> {
+async function readConfigFile(path: string, required: boolean): Promise<{ layer: Layer; queues: QueueConfig[] }> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !required) return {};
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !required) return { layer: {}, queues: [] };
     throw new AppError('bad_request', `cannot read config file ${path}: ${(error as Error).message}`);
   }
   let map: Record<string, unknown>;
@@ -79,10 +80,48 @@ async function readConfigFile(path: string, required: boolean): Promise<Layer> {
     throw new AppError('bad_request', `config file ${path}: ${(error as Error).message}`);
   }
   const layer: Layer = {};
+  let queues: QueueConfig[] = [];
   for (const [key, value] of Object.entries(map)) {
+    if (key === 'queues') {
+      queues = queueConfig(value, path);
+      continue;
+    }
     const target = fileKeys[key];
     if (!target) throw new AppError('bad_request', `config file ${path}: unknown key "${key}"`);
     if (value !== null && value !== undefined) layer[target] = String(value);
   }
-  return layer;
+  return { layer, queues };
+}
+
+/**
+ * Dagu's `queues: {enabled, config: [{name, maxConcurrency}]}` (docs/configuration.md). With
+ * `enabled: false` no custom queue is configured: every run waits in its DAG's own queue.
+ */
+function queueConfig(value: unknown, path: string): QueueConfig[] {
+  const fail = (problem: string) => new AppError('bad_request', `config file ${path}: queues: ${problem}`);
+  if (value === null || value === undefined) return [];
+  if (typeof value !== 'object' || Array.isArray(value)) throw fail('must be a map with enabled and config');
+  const { enabled, config, ...rest } = value as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) throw fail(`unknown key "${unknown[0]}"`);
+  if (enabled !== undefined && typeof enabled !== 'boolean') throw fail('enabled must be true or false');
+  if (config !== undefined && config !== null && !Array.isArray(config)) throw fail('config must be a list of {name, maxConcurrency}');
+  const queues = ((config ?? []) as unknown[]).map((entry, index) => {
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw fail(`config[${index}] must be a map with name and maxConcurrency`);
+    const { name, maxConcurrency, maxActiveRuns, ...others } = entry as Record<string, unknown>;
+    const extra = Object.keys(others);
+    if (extra.length > 0) throw fail(`config[${index}]: unknown key "${extra[0]}"`);
+    const problem = queueNameProblem(name);
+    if (problem) throw fail(`config[${index}]: ${problem}`);
+    // maxActiveRuns: the key's name before Dagu 1.22.
+    const limit = maxConcurrency ?? maxActiveRuns ?? 1;
+    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1) throw fail(`config[${index}]: maxConcurrency must be an integer of at least 1`);
+    return { name: name as string, maxConcurrency: limit };
+  });
+  const seen = new Set<string>();
+  for (const { name } of queues) {
+    if (seen.has(name)) throw fail(`queue ${name} is configured twice`);
+    seen.add(name);
+  }
+  return enabled === false ? [] : queues;
 }

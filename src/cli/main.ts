@@ -40,8 +40,23 @@ async function main(argv: string[]): Promise<number> {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
   });
+  // Until the service runs, a SIGHUP has nothing to reload (and must not end the process).
+  const ignoreHangup = () => {};
+  process.on('SIGHUP', ignoreHangup);
   const config = await resolveConfig(values, process.env);
   const troupe = await startTroupe({ ...config, writeExample: true });
+  // SIGHUP reloads the custom queues' limits from the configuration (docs/configuration.md).
+  process.on('SIGHUP', () => {
+    resolveConfig(values, process.env).then(
+      (reloaded) => {
+        const queues = reloaded.queues ?? [];
+        troupe.engine.setQueueLimits(new Map(queues.map(({ name, maxConcurrency }) => [name, maxConcurrency])));
+        console.log(`troupe: SIGHUP: queues reloaded: ${queues.map(({ name, maxConcurrency }) => `${name}=${maxConcurrency}`).join(', ') || 'no custom queue'}`);
+      },
+      (error: unknown) => console.error(`troupe: SIGHUP: configuration not reloaded: ${(error as Error).message}`),
+    );
+  });
+  process.off('SIGHUP', ignoreHangup);
   console.log(`troupe listening on http://${config.host}:${troupe.server.port}/api/v2 (${troupe.server.carrier}); home ${config.home}; steps start with ${troupe.spawnMethod}`);
   const signal = await signalled;
   const grace = config.shutdownGraceMs ?? 0;

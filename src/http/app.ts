@@ -5,6 +5,7 @@ import { Router } from './router.ts';
 import { dagRunRoutes } from './routes/dag-runs.ts';
 import { dagRoutes } from './routes/dags.ts';
 import { logRoutes } from './routes/logs.ts';
+import { queueRoutes } from './routes/queues.ts';
 import { systemRoutes } from './routes/system.ts';
 import type { ApiDeps, HttpResponse } from './types.ts';
 
@@ -27,6 +28,7 @@ export function createApi(deps: ApiDeps): Api {
   dagRoutes(router);
   dagRunRoutes(router);
   logRoutes(router);
+  queueRoutes(router);
   return async (raw) => {
     try {
       if (!raw.path.startsWith(`${API_PREFIX}/`)) throw new AppError('not_found', `no route for ${raw.path}`);

@@ -1,6 +1,7 @@
 // Records and models -> the API's JSON shapes (docs/api.md).
 import { RunStatus, isoTime, nodeStatusLabel, runStatusLabel, type Dag, type HandlerNodeName, type NodeRecord, type RunRecord } from '../core/index.ts';
 import { conditionView, paramsJson, paramsList, stepView, type ParseResult } from '../spec/index.ts';
+import type { QueueListing } from '../actors/index.ts';
 
 export function runSummary(record: RunRecord) {
   return {
@@ -17,6 +18,27 @@ export function runSummary(record: RunRecord) {
     finishedAt: record.finishedAt,
     log: record.log,
     params: record.params,
+  };
+}
+
+/** A run in a queue listing: only these fields (API 2.1). */
+function queueEntry(record: RunRecord) {
+  return {
+    dagRunId: record.dagRunId, name: record.name, status: record.status, statusLabel: runStatusLabel(record.status),
+    startedAt: record.startedAt, finishedAt: record.finishedAt, log: record.log,
+  };
+}
+
+/** A queue (API 2.8), with what each queued run waits for and the oldest one's wait (docs/api.md, Queues). */
+export function queueView(queue: QueueListing) {
+  return {
+    name: queue.name,
+    type: queue.type,
+    ...(queue.maxConcurrency !== undefined ? { maxConcurrency: queue.maxConcurrency } : {}),
+    summary: { running: queue.running.length, queued: queue.queued.length, total: queue.running.length + queue.queued.length },
+    runningDAGRuns: queue.running.map(queueEntry),
+    queuedDAGRuns: queue.queued.map(({ record, waitingFor }) => ({ ...queueEntry(record), waitingFor })),
+    oldestQueuedAgeSec: queue.oldestQueuedAgeMs === undefined ? null : Math.floor(queue.oldestQueuedAgeMs / 1000),
   };
 }
 

@@ -27,6 +27,23 @@ export const StartBody = bodySchema((Type) => Type.Object({
   dagName: Type.Optional(Type.String()),
   singleton: Type.Optional(Type.Boolean()),
 }));
+export const EnqueueBody = bodySchema((Type) => Type.Object({
+  params: Type.Optional(Type.String()),
+  dagRunId: Type.Optional(Type.String()),
+  dagName: Type.Optional(Type.String()),
+  queue: Type.Optional(Type.String()),
+  singleton: Type.Optional(Type.Boolean()),
+}));
+export const InlineEnqueueBody = bodySchema((Type) => Type.Object({
+  spec: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String()),
+  params: Type.Optional(Type.String()),
+  dagRunId: Type.Optional(Type.String()),
+  queue: Type.Optional(Type.String()),
+  singleton: Type.Optional(Type.Boolean()),
+}));
+export const RescheduleBody = bodySchema((Type) => Type.Object({ dagRunId: Type.Optional(Type.String()), dagName: Type.Optional(Type.String()) }));
+export const QueueLimitBody = bodySchema((Type) => Type.Object({ maxConcurrency: Type.Integer() }));
 export const RetryBody = bodySchema((Type) => Type.Object({ dagRunId: Type.Optional(Type.String()), stepName: Type.Optional(Type.String()) }));
 export const StepStatusBody = bodySchema((Type) => Type.Object({ status: Type.Integer() }));
 export const InlineRunBody = bodySchema((Type) => Type.Object({

@@ -191,6 +191,8 @@ async function suspendDag(request: HttpRequest, deps: ApiDeps) {
   await requireDag(deps, fileName);
   await deps.runs.setSuspended(fileName, body.suspend);
   deps.cron.suspendChanged(fileName, body.suspend);
+  // A resumed DAG's queued runs may start now.
+  if (!body.suspend) deps.engine.queuesChanged();
   return empty(200);
 }
 
