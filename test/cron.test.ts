@@ -115,6 +115,26 @@ describe('cron on the real server', () => {
     }
   });
 
+  test('scheduled runs go through the DAG\'s queue: a tick that finds maxActiveRuns reached queues its run', async () => {
+    const server = await cronServer('2026-05-01T09:59:00Z');
+    try {
+      await server.createDag('limited', 'maxActiveRuns: 1\nschedule: "*/10 * * * *"\nsteps:\n  - sleep 60\n');
+      server.time.advanceTo('2026-05-01T10:00:00Z');
+      assert.ok(await waitUntil(async () => (await server.runsOf('limited')).at(0)?.status === 1), 'the first run is running');
+      server.time.advanceTo('2026-05-01T10:10:00Z');
+      assert.ok(await waitUntil(async () => (await server.runsOf('limited')).length === 2));
+      const [first, second] = await server.runsOf('limited') as Array<{ dagRunId: string; status: number; queuedAt: string }>;
+      assert.equal(first.status, 1);
+      assert.deepEqual([second.status, second.queuedAt], [5, '2026-05-01T10:10:00.000Z'], 'queued, not refused');
+      await server.call('POST', `/dag-runs/limited/${first.dagRunId}/stop`);
+      assert.ok(await waitUntil(async () => (await server.runsOf('limited')).at(1)?.status === 1), 'the queued run starts when the slot frees');
+      assert.equal((await server.call('POST', '/dags/limited/stop-all')).status, 200);
+      assert.deepEqual((await server.finishedRuns('limited', 2)).map((run) => run.status), [ABORTED, ABORTED]);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('skipIfSuccessful: a start tick is skipped when the latest run succeeded after the previous tick', async () => {
     const server = await cronServer('2026-05-01T09:30:00Z');
     try {
