@@ -7,12 +7,19 @@ import { join } from 'node:path';
 import { ManualClock } from '../src/core/index.ts';
 import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
 
+interface RunSummary {
+  dagRunId: string;
+  status: number;
+  queuedAt: string;
+  startedAt: string;
+}
+
 interface CronServer extends TestServer {
   time: ManualClock;
   /** The runs of a DAG name, oldest first. */
-  runsOf(name: string): Promise<Array<{ dagRunId: string; status: number; startedAt: string }>>;
+  runsOf(name: string): Promise<RunSummary[]>;
   /** Waits until the DAG has `count` runs, all finished; answers them, oldest first. */
-  finishedRuns(name: string, count: number): Promise<Array<{ dagRunId: string; status: number; startedAt: string }>>;
+  finishedRuns(name: string, count: number): Promise<RunSummary[]>;
   createDag(name: string, spec: string): Promise<void>;
 }
 
@@ -123,7 +130,7 @@ describe('cron on the real server', () => {
       assert.ok(await waitUntil(async () => (await server.runsOf('limited')).at(0)?.status === 1), 'the first run is running');
       server.time.advanceTo('2026-05-01T10:10:00Z');
       assert.ok(await waitUntil(async () => (await server.runsOf('limited')).length === 2));
-      const [first, second] = await server.runsOf('limited') as Array<{ dagRunId: string; status: number; queuedAt: string }>;
+      const [first, second] = await server.runsOf('limited');
       assert.equal(first.status, 1);
       assert.deepEqual([second.status, second.queuedAt], [5, '2026-05-01T10:10:00.000Z'], 'queued, not refused');
       await server.call('POST', `/dag-runs/limited/${first.dagRunId}/stop`);
