@@ -2,6 +2,7 @@
 // stops its active runs, a restart tick stops them, waits `restartWaitSec` and queues a new run.
 // It keeps the planner in step with the DAG files and stores when ticks were last acted on, so
 // that the ticks that fell while the server was down are logged and listed, never lost silently.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { RunStatus, isoTime, systemClock, type Clock, type CronState, type CronStateStore, type MissedTick, type Schedule } from '../../../core/index.ts';
 import { CronPlanner, type DueTick } from './cron-planner.ts';
 import { CronTicker, type CronTimers } from './cron-ticker.ts';
@@ -42,6 +43,12 @@ export interface CronSchedulerOptions {
 
 /** Missed ticks logged and listed per DAG for one outage (the first), and kept listed per DAG (the newest). */
 export const MISSED_LISTED = 100;
+
+/**
+ * DAG files read in one turn of the event loop when all are read (at start, by the rescan): a
+ * small file is read and parsed on this thread, so ten thousand at once would hold it for long.
+ */
+const FILES_PER_TURN = 64;
 
 const nodeTimers: CronTimers = {
   setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
@@ -97,7 +104,7 @@ export class CronScheduler {
     });
     for (const [fileName, ticks] of Object.entries(saved?.missed ?? {})) this.missed.set(fileName, ticks);
     const fileNames = await this.engine.fileNames();
-    const loaded = await Promise.all(fileNames.map(async (fileName) => [fileName, await this.loadDag(fileName)] as const));
+    const loaded = await inBatches(fileNames, async (fileName) => [fileName, await this.loadDag(fileName)] as const);
     if (this.phase !== 'starting') return;
     for (const [fileName, found] of loaded) {
       const key = found?.dag ? scheduleKey(found.dag.schedule) : '';
@@ -174,7 +181,7 @@ export class CronScheduler {
       return;
     }
     const names = new Set([...present, ...this.dags.keys(), ...this.missed.keys()]);
-    await Promise.all([...names].map((fileName) => this.dagChanged(fileName)));
+    await inBatches([...names], (fileName) => this.dagChanged(fileName));
   }
 
   /** No tick is acted on from here; the actions under way end (a restart's wait is cut short) and the state is stored. */
@@ -339,6 +346,15 @@ export class CronScheduler {
 function scheduleKey(schedule: Schedule): string {
   if (schedule.start.length + schedule.stop.length + schedule.restart.length === 0) return '';
   return JSON.stringify([schedule.start, schedule.stop, schedule.restart].map((entries) => entries.map((entry) => entry.expression)));
+}
+
+async function inBatches<T, R>(items: T[], each: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (let start = 0; start < items.length; start += FILES_PER_TURN) {
+    if (start > 0) await nextTurn();
+    results.push(...await Promise.all(items.slice(start, start + FILES_PER_TURN).map(each)));
+  }
+  return results;
 }
 
 function messageOf(error: unknown): string {
