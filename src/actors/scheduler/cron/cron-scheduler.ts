@@ -107,10 +107,11 @@ export class CronScheduler {
     const loaded = await inBatches(fileNames, async (fileName) => [fileName, await this.loadDag(fileName)] as const);
     if (this.phase !== 'starting') return;
     for (const [fileName, found] of loaded) {
-      const key = found?.dag ? scheduleKey(found.dag.schedule) : '';
-      if (key === '') continue;
-      this.dags.set(fileName, { dag: found!.dag!, key });
-      this.planner.set(fileName, found!.dag!.schedule, saved && saved.schedules[fileName] === key ? saved.handedUpTo : startedAt);
+      const dag = found?.dag;
+      const key = dag ? scheduleKey(dag.schedule) : '';
+      if (!dag || key === '') continue;
+      this.dags.set(fileName, { dag, key });
+      this.planner.set(fileName, dag.schedule, saved && saved.schedules[fileName] === key ? saved.handedUpTo : startedAt);
     }
     const present = new Set(fileNames);
     for (const fileName of this.missed.keys()) if (!present.has(fileName)) this.missed.delete(fileName);
@@ -213,21 +214,22 @@ export class CronScheduler {
   private async sync(fileName: string): Promise<void> {
     const found = await this.engine.loadDag(fileName);
     if (this.phase !== 'running') return;
-    const key = found?.dag ? scheduleKey(found.dag.schedule) : '';
+    const dag = found?.dag;
+    const key = dag ? scheduleKey(dag.schedule) : '';
     const known = this.dags.get(fileName);
     let changed = false;
     if (!found && this.missed.delete(fileName)) changed = true;
-    if (key === '') {
+    if (!dag || key === '') {
       if (known) {
         this.dags.delete(fileName);
         this.planner.remove(fileName);
         changed = true;
       }
     } else {
-      this.dags.set(fileName, { dag: found!.dag!, key });
+      this.dags.set(fileName, { dag, key });
       // The same schedule rewritten keeps its place: a tick falling right now is not dropped.
       if (known?.key !== key) {
-        this.planner.set(fileName, found!.dag!.schedule);
+        this.planner.set(fileName, dag.schedule);
         changed = true;
       }
     }
