@@ -3,7 +3,7 @@ import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CronScheduler, DagsWatcher, Engine, RetentionSweeper, cronEngineOf, type CronTimers } from './actors/index.ts';
 import { systemClock, type Clock } from './core/index.ts';
-import { PiscinaDispatcher, TaskPool, spawnMethod, type SpawnMode } from './executors/index.ts';
+import { PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { startServer, type Carrier, type RunningServer } from './http/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './spec/index.ts';
 import { CronStateFile, DagFiles, LmdbQueueStore, LmdbRunStore, LogFiles, RunHistory } from './store/index.ts';
@@ -85,7 +85,11 @@ export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): P
   const runs = new LmdbRunStore(config.dataDir);
   const logs = new LogFiles(config.logDir);
   const spawnMode = config.spawnMode ?? spawnMethod;
-  const dispatcher = new PiscinaDispatcher({ maxThreads: config.maxThreads, spawnMode });
+  // Steps a crashed predecessor left running end before their runs are settled or run again.
+  const stepRegistryDir = join(config.dataDir, 'steps');
+  await endOrphanSteps(stepRegistryDir, { log: (line) => console.error(line) });
+  await mkdir(stepRegistryDir, { recursive: true });
+  const dispatcher = new PiscinaDispatcher({ maxThreads: config.maxThreads, spawnMode, stepRegistryDir });
   // Large definitions are parsed on a thread of their own, so no step waits behind a parse.
   const parsePool = new TaskPool<ParseTask, ParseAnswer>({ filename: parseWorkerFile, maxThreads: 1 });
   const parser = new DefinitionParser((task) => parsePool.run(task));

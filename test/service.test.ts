@@ -253,3 +253,43 @@ test('a second signal during the shutdown grace stops the active runs at once, r
   again.child.kill('SIGTERM');
   assert.equal(await exited(again.child), 0);
 });
+
+test('config.yaml queues are custom queues; SIGHUP reloads their limits, and a bad file leaves them as they were', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'troupe-queues-config-'));
+  t.after(() => rm(home, { recursive: true, force: true }));
+  const config = (limit: number) => `queues:\n  enabled: true\n  config:\n    - name: cfq\n      maxConcurrency: ${limit}\n    - name: other\n      maxActiveRuns: 2\n`;
+  await writeFile(join(home, 'config.yaml'), config(1));
+  const { child, base, output } = await startCli(['--home', home, '--port', '0']);
+  t.after(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  const limits = async () => Object.fromEntries((await getJson(`${base}/queues`)).queues.map((queue: any) => [queue.name, [queue.type, queue.maxConcurrency]]));
+  assert.deepEqual(await limits(), { cfq: ['custom', 1], other: ['custom', 2] });
+  await writeFile(join(home, 'config.yaml'), config(3));
+  child.kill('SIGHUP');
+  assert.ok(await waitUntil(async () => (await limits()).cfq[1] === 3), output());
+  assert.match(output(), /SIGHUP: queues reloaded: cfq=3, other=2/);
+  await writeFile(join(home, 'config.yaml'), 'queues:\n  config:\n    - name: cfq\n      maxConcurrency: 0\n');
+  child.kill('SIGHUP');
+  assert.ok(await waitUntil(() => /configuration not reloaded: .*maxConcurrency must be an integer of at least 1/.test(output())), output());
+  assert.deepEqual(await limits(), { cfq: ['custom', 3], other: ['custom', 2] });
+  child.kill('SIGTERM');
+  assert.equal(await exited(child), 0);
+});
+
+test('a config.yaml with a bad queue stops the start with one line naming it', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'troupe-queues-bad-'));
+  t.after(() => rm(home, { recursive: true, force: true }));
+  for (const [yaml, problem] of [
+    ['queues:\n  config:\n    - name: bad name\n', /queues: config\[0\]: queue name must only contain/],
+    ['queues:\n  config:\n    - name: a\n    - name: a\n', /queue a is configured twice/],
+    ['queues:\n  enabled: maybe\n', /enabled must be true or false/],
+    ['queues:\n  config:\n    - name: a\n      size: 3\n', /config\[0\]: unknown key "size"/],
+  ] as const) {
+    await writeFile(join(home, 'config.yaml'), yaml);
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'start-all', '--home', home, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stderr!.on('data', (chunk) => { output += chunk; });
+    assert.equal(await exited(child), 1);
+    assert.match(output, problem);
+    assert.equal(output.trim().split('\n').length, 1, output);
+  }
+});

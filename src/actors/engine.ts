@@ -9,7 +9,7 @@ import { paramDefaultsWithCommands } from './run/substitution.ts';
 import { Definitions } from './definitions.ts';
 import { usableDag } from './usable-dag.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
-import { rerunSelection } from './run/attempt.ts';
+import { rerunSelection, type PriorAttempt } from './run/attempt.ts';
 import { executeStepOn } from './step/execute-step.ts';
 import type { SubDagCall, SubDagRunner } from './step/sub-dag.ts';
 import { nestingProblem } from './run/nesting.ts';
@@ -122,7 +122,11 @@ export class Engine {
   async start(): Promise<void> {
     this.scheduler.start();
     const { runs, logs, queue } = this.deps;
-    await settleInterrupted(runs, logs, this.clock.now(), (name, dagRunId) => this.isActive(name, dagRunId) || queue.find(name, dagRunId) !== undefined);
+    await settleInterrupted({
+      runs, logs, definitions: this.definitions, now: this.clock.now(),
+      isActive: (name, dagRunId) => this.isActive(name, dagRunId) || queue.find(name, dagRunId) !== undefined,
+      resume: (attempt) => this.retry(attempt.record.name, attempt.record.dagRunId, {}, attempt),
+    });
     await this.queueing.restore();
   }
 
@@ -218,7 +222,7 @@ export class Engine {
    * `dagRunId` when it differs. Failed, aborted and unfinished nodes and everything downstream of
    * them run again, the others keep their results; `stepName` runs that one step alone.
    */
-  async retry(name: string, dagRunId: string, options: { dagRunId?: string; stepName?: string } = {}): Promise<{ dagRunId: string }> {
+  async retry(name: string, dagRunId: string, options: { dagRunId?: string; stepName?: string } = {}, resume?: PriorAttempt): Promise<{ dagRunId: string }> {
     if (this.draining) throw new AppError('internal_error', 'the server is shutting down');
     const reserved = this.starter.reserved;
     const found = this.findRun(name, dagRunId);
@@ -250,7 +254,8 @@ export class Engine {
     if (targetId !== prior.dagRunId && (reserved.has(key) || this.deps.runs.get(prior.name, targetId))) {
       throw new AppError('already_exists', `dag-run ID ${targetId} already exists for DAG ${prior.name}`);
     }
-    const rerun = rerunSelection(dag, prior, options.stepName);
+    // `resume`: an attempt a crash interrupted goes on as recovery.ts chose.
+    const attempt = resume ?? { record: prior, rerun: rerunSelection(dag, prior, options.stepName) };
     reserved.add(key);
     if (key !== priorKey) reserved.add(priorKey);
     try {
@@ -258,7 +263,7 @@ export class Engine {
       return await this.starter.startAttempt({
         dag, name: prior.name, dagRunId: targetId, specText, fileName: prior.fileName, queue: dag.queue ?? prior.name,
         params: async () => mergeParams(dag.params, paramsFromRequest(prior.params)),
-        prior: { record: prior, rerun },
+        prior: attempt,
       });
     } finally {
       reserved.delete(key);

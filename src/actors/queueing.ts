@@ -141,8 +141,8 @@ export class Queueing {
       },
     };
     const giveUp = (reason: string) => {
-      // Too late once its record is being replaced by the running one: the run starts.
-      if (!seed.reservedSlot || seed.dispatching) return;
+      // Too late once its run actor has the slot: the run has started.
+      if (!seed.reservedSlot) return;
       seed.reservedSlot = false;
       seed.abandoned = reason;
       scheduler.send({ type: 'run.release', name: run.name, dagRunId: run.dagRunId });

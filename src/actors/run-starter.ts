@@ -39,8 +39,6 @@ export interface AttemptSeed {
   queued?: RunRecord;
   /** Set when whoever waits for the start gave up on it: it must not begin after all. */
   abandoned?: string;
-  /** Set once a queued run's record is being replaced by its running one: it can no longer be given up. */
-  dispatching?: boolean;
 }
 
 export interface StarterHost {
@@ -147,14 +145,9 @@ export class RunStarter {
     const { closed, draining } = this.host.shuttingDown();
     if (closed || (draining && !seed.lineage)) throw new AppError('internal_error', 'the server is shutting down');
     if (seed.abandoned) throw new AppError('internal_error', seed.abandoned);
-    if (seed.queued) {
-      // A queued run's record replaces its queued one as its item leaves the queue, in one
-      // transaction, durable before the run actor writes: its writes then follow in order.
-      seed.dispatching = true;
-      await deps.queue.dispatch(record);
-    }
     // The first record is durable before the caller hears the id; the actor's writes follow in order.
-    const saved = seed.queued ? Promise.resolve() : deps.runs.save(record);
+    // A queued run's replaces its queued one as its item leaves the queue, in one transaction.
+    const saved = seed.queued ? deps.queue.dispatch(record).then(() => undefined) : deps.runs.save(record);
     if (!seed.queued) void deps.runs.saveSpec(name, dagRunId, seed.specText);
     // Admitted in one step: a start's reserved slot becomes the active run, never both at once.
     scheduler.send({ type: 'run.admit', input: { record, plan, ...(unmet ? { unmet } : {}) }, reserved: seed.reservedSlot === true, queue: seed.queue });

@@ -47,9 +47,8 @@ export interface QueueSummary {
 
 /**
  * Queue items, each written in one transaction with its run's record: a run is never queued
- * without its item, nor the reverse. Reads are synchronous and show committed writes only: a
- * caller that decided on an item (a dispatch) remembers it until its write settles. Writes are
- * applied in call order.
+ * without its item, nor the reverse. Reads are synchronous: an enqueued item shows once its write
+ * is durable, a dispatched or dequeued one leaves them at the call.
  */
 export interface QueueStore {
   /**
@@ -60,8 +59,9 @@ export interface QueueStore {
   enqueue(record: RunRecord, request: { queue: string; spec: string; params?: string; fileName?: string }): Promise<QueueItem>;
   /**
    * A queued run starts: its first record (running; it keeps the `createdAtMs` and `queuedAt` of
-   * its queued record) is stored and its item removed. Rejects not_found when the run is no
-   * longer queued (dequeued, or dispatched by an earlier call).
+   * its queued record) is stored and its item removed, in one transaction. Decided at the call:
+   * the item leaves the reads at once. Rejects not_found when the run is no longer queued
+   * (dequeued, or dispatched by an earlier call).
    */
   dispatch(record: RunRecord): Promise<QueueItem>;
   /**

@@ -1,31 +1,34 @@
 // A worker thread's link to its step host process: forks it on first use, relays tasks and stop
 // messages (child_process mode) or names the groups of steps started here (posix_spawn mode).
 // A host that dies fails the tasks it ran; the groups named to it stay named to its successor.
+// Either way the groups of running steps are in this thread's step registry (step-registry.ts).
 import { fork, type ChildProcess } from 'node:child_process';
-import { openSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import type { StepResult, StepTask } from '../core/index.ts';
 import { WATCH_LIST_FD, type ControlMessage, type ControlPort, type HostReply, type HostRequest } from './protocol.ts';
+import { StepRegistry, stepLabel } from './step-registry.ts';
 
 const hostFile = new URL(import.meta.url.endsWith('.ts') ? './step-host.ts' : './step-host.js', import.meta.url);
 
 export class HostClient {
-  /** `relayMode`: the host runs the steps (child_process); else it only watches their groups. */
-  constructor(private readonly relayMode: boolean) {}
+  /**
+   * `relayMode`: the host runs the steps (child_process); else it only watches their groups.
+   * `registryDir`: where the registry is kept for the next server; a temporary file without it.
+   */
+  constructor(private readonly relayMode: boolean, registryDir?: string) {
+    this.registry = new StepRegistry(registryDir, `${process.pid}-${threadId}${registryDir ? '' : `-${Date.now()}`}`, tmpdir());
+  }
 
   private host: ChildProcess | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, (result: StepResult) => void>();
   /** Process groups of the steps the host runs, by task id: stopped here if the host dies. */
   private readonly groups = new Map<number, number>();
-  /** The watch list (protocol.ts): a step's group is one pwrite here, not a message to wake the host for. */
-  private watchList: number | undefined;
-  private readonly slots = new Map<number, number>();
-  private readonly freeSlots: number[] = [];
-  private nextSlot = 0;
-  private readonly slotBytes = Buffer.alloc(4);
+  /** Relayed tasks' labels, by task id, for the registry. */
+  private readonly labels = new Map<number, string>();
+  /** Also the watch list (protocol.ts): a step's group is one pwrite there, not a message to wake the host for. */
+  private readonly registry: StepRegistry;
   /** Resolves when the current host has said `ready`. */
   private listening: Promise<void> | undefined;
   private isListening = false;
@@ -36,6 +39,7 @@ export class HostClient {
       this.send({ type: 'stop', id, signal: message.signal, cleanupMs: message.cleanupMs });
     };
     port.on('message', onControl);
+    this.labels.set(id, stepLabel(task.env));
     return new Promise<StepResult>((resolve) => {
       this.pending.set(id, resolve);
       this.send({ type: 'run', id, task });
@@ -48,35 +52,14 @@ export class HostClient {
     return this.listening!;
   }
 
-  /** The host stops this group if the server disappears while it runs. */
-  watch(pid: number): void {
-    const slot = this.freeSlots.pop() ?? this.nextSlot++;
-    this.slots.set(pid, slot);
-    this.writeSlot(slot, pid);
+  /** The host stops this group if the server disappears while it runs; the next server, if it still runs then. */
+  watch(pid: number, task: StepTask): void {
+    this.registry.add(pid, stepLabel(task.env));
   }
 
-  /** The group ended: its slot is cleared and reused. */
+  /** The group ended. */
   unwatch(pid: number): void {
-    const slot = this.slots.get(pid);
-    if (slot === undefined) return;
-    this.slots.delete(pid);
-    this.writeSlot(slot, 0);
-    this.freeSlots.push(slot);
-  }
-
-  private writeSlot(slot: number, pid: number): void {
-    this.slotBytes.writeInt32LE(pid);
-    writeSync(this.openWatchList(), this.slotBytes, 0, 4, slot * 4);
-  }
-
-  /** Created once per worker and unlinked at once: only this thread and its hosts hold it. */
-  private openWatchList(): number {
-    if (this.watchList === undefined) {
-      const path = join(tmpdir(), `troupe-watch-${process.pid}-${threadId}-${Date.now()}`);
-      this.watchList = openSync(path, 'wx+', 0o600);
-      unlinkSync(path);
-    }
-    return this.watchList;
+    this.registry.remove(pid);
   }
 
   /** Sends once the host listens; messages keep their order. A host that died gets nothing. */
@@ -96,7 +79,7 @@ export class HostClient {
       // Under tsx (tests, development) the host loads TypeScript the same way.
       execArgv: hostFile.pathname.endsWith('.ts') ? ['--import', 'tsx'] : [],
       // The watch list becomes the host's descriptor WATCH_LIST_FD; a successor gets the same file.
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...(this.relayMode ? [] : [this.openWatchList()])],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...(this.relayMode ? [] : [this.registry.descriptor])],
       serialization: 'advanced',
       // Steps relayed here start the way the pool was told to start them.
       env: this.relayMode ? { ...process.env, TROUPE_SPAWN: 'child_process' } : process.env,
@@ -113,10 +96,14 @@ export class HostClient {
       }
       if (reply.type === 'spawned') {
         this.groups.set(reply.id, reply.pid);
+        this.registry.add(reply.pid, this.labels.get(reply.id) ?? '');
         return;
       }
       const resolve = this.pending.get(reply.id);
       this.pending.delete(reply.id);
+      this.labels.delete(reply.id);
+      const pid = this.groups.get(reply.id);
+      if (pid !== undefined) this.registry.remove(pid);
       this.groups.delete(reply.id);
       resolve?.(reply.result);
     });
@@ -131,14 +118,16 @@ export class HostClient {
         } catch {
           // already gone
         }
+        this.registry.remove(pid);
       }
       this.groups.clear();
       for (const [id, resolve] of this.pending) {
         this.pending.delete(id);
+        this.labels.delete(id);
         resolve({ kind: 'error', code: 'host_exited', message: `the step host exited (${signal ?? code})` });
       }
       // Steps started here keep running: a successor reads the same watch list.
-      if (this.slots.size > 0) this.ensureHost();
+      if (!this.relayMode && this.registry.size > 0) this.ensureHost();
     });
     this.host = host;
     return host;

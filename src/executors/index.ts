@@ -2,3 +2,4 @@ export { PiscinaDispatcher, type PoolOptions } from './pool.ts';
 export { spawnMethod } from './shell/spawner.ts';
 export type { SpawnMode } from './protocol.ts';
 export { TaskPool } from './task-pool.ts';
+export { endOrphanSteps } from './orphans.ts';

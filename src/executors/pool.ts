@@ -13,6 +13,11 @@ export interface PoolOptions {
   concurrentTasksPerWorker?: number;
   /** How shell steps start; by default posix_spawn when the addon is built (see shell/spawner.ts). */
   spawnMode?: SpawnMode;
+  /**
+   * Where the process groups of running steps are recorded, for the next server on the same home
+   * to end those a crash left running (orphans.ts); nowhere without it.
+   */
+  stepRegistryDir?: string;
 }
 
 const workerFile = new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './worker.js', import.meta.url);
@@ -32,7 +37,7 @@ export class PiscinaDispatcher implements StepDispatcher {
       // 'sync' blocks a worker's event loop while it waits for the next task, which delays the
       // process events of the steps it already holds.
       atomics: 'disabled',
-      workerData: { spawnMode: options.spawnMode ?? spawnMethod },
+      workerData: { spawnMode: options.spawnMode ?? spawnMethod, stepRegistryDir: options.stepRegistryDir },
     });
   }
 

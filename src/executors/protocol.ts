@@ -28,9 +28,9 @@ export type HostRequest =
   | { type: 'stop'; id: number; signal: string; cleanupMs: number };
 
 /**
- * The descriptor, in the step host, of the watch list: a file of 32-bit little-endian slots that
- * the worker thread writes the process groups of the steps it started into (0 marks a free slot).
- * The host, given this number as its argument, reads it only when the server disappears.
+ * The descriptor, in the step host, of the watch list: the worker thread's step registry
+ * (step-registry.ts), into which it writes the process groups of the steps it started. The host,
+ * given this number as its argument, reads it only when the server disappears.
  */
 export const WATCH_LIST_FD = 4;
 

@@ -7,11 +7,12 @@
 //   the host nothing.
 // Either way, when the server goes away without stopping its steps (a crash), the host stops every
 // group it knows, rather than leave them running as orphans.
-// It imports node:* modules and the shell executor only, and must stay that small.
+// It imports node:* modules, the shell executor and the step registry only, and must stay that small.
 import { EventEmitter } from 'node:events';
 import { closeSync, fstatSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { WATCH_LIST_FD, type ControlMessage, type HostReply, type HostRequest } from './protocol.ts';
 import { runShell, runningGroups, signalGroup } from './shell/shell.executor.ts';
+import { isSameProcess, readGroups } from './step-registry.ts';
 
 const controls = new Map<number, EventEmitter>();
 /** The watch list's descriptor, named on the command line; a host that relays steps has none. */
@@ -44,18 +45,15 @@ function closeInheritedDescriptors(): void {
 }
 closeInheritedDescriptors();
 
-/** Groups of steps the worker started itself: the watch list's non-zero slots. */
+/** Groups of steps the worker started itself: the watch list's slots in use (a reused pid is another process's). */
 function watched(): number[] {
   if (watchListFd === undefined) return [];
   try {
     const bytes = Buffer.alloc(fstatSync(watchListFd).size);
     readSync(watchListFd, bytes, 0, bytes.length, 0);
-    const groups: number[] = [];
-    for (let offset = 0; offset + 4 <= bytes.length; offset += 4) {
-      const pid = bytes.readInt32LE(offset);
-      if (pid > 0) groups.push(pid);
-    }
-    return groups;
+    return readGroups(bytes)
+      .filter(({ pid, startTime }) => Number.isNaN(startTime) || isSameProcess(pid, startTime))
+      .map(({ pid }) => pid);
   } catch (error) {
     console.error('troupe step host: cannot read the watch list:', (error as Error).message);
     return [];

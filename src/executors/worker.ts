@@ -10,13 +10,14 @@ import type { ExecutorFn, SpawnMode, WorkerTask } from './protocol.ts';
 import { runShell } from './shell/shell.executor.ts';
 import { spawnMethod } from './shell/spawner.ts';
 
-const mode: SpawnMode = (workerData as { spawnMode?: SpawnMode } | undefined)?.spawnMode ?? spawnMethod;
-const host = new HostClient(mode === 'child_process');
+const data = workerData as { spawnMode?: SpawnMode; stepRegistryDir?: string } | undefined;
+const mode: SpawnMode = data?.spawnMode ?? spawnMethod;
+const host = new HostClient(mode === 'child_process', data?.stepRegistryDir);
 
 const relayToHost: ExecutorFn = ({ port, ...task }) => host.run(task, port);
 const runHere: ExecutorFn = async (task) => {
   await host.ready();
-  return runShell({ ...task, onSpawn: (pid) => host.watch(pid), onExit: (pid) => host.unwatch(pid) });
+  return runShell({ ...task, onSpawn: (pid) => host.watch(pid, task), onExit: (pid) => host.unwatch(pid) });
 };
 const shell = mode === 'posix_spawn' ? runHere : relayToHost;
 

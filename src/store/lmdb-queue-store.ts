@@ -69,19 +69,31 @@ export class LmdbQueueStore implements QueueStore {
     return this.leave(record);
   }
 
-  /** The run's item removed and its record written in one transaction, if the run is still queued. */
+  /**
+   * The run's item removed and its record written in one transaction, if the run is still queued.
+   * Decided here and now, from the committed items: a second dispatch or dequeue of the run is
+   * not_found at once, and the writes go in call order with every other write (no child
+   * transaction, whose callback could run after writes issued later: see docs/architecture.md).
+   */
   private leave(record: RunRecord): Promise<QueueItem> {
     const { name, dagRunId } = record;
     const notQueued = () => new AppError('not_found', `dag-run ${dagRunId} of DAG ${name} is not queued`);
     if (dagNameProblem(name) || dagRunIdProblem(dagRunId)) return Promise.reject(notQueued());
-    return this.runs.saveWith(record, { expect: 'queued' }, () => {
-      const at = this.itemOf.get(keys.queueItemOf(name, dagRunId));
-      const item = at && this.stored.get(keys.queueItem(at[0], at[1]));
-      if (!at || !item) throw notQueued();
-      void this.stored.remove(keys.queueItem(at[0], at[1]));
+    const item = this.byRun.get(runKey(name, dagRunId));
+    if (!item) return Promise.reject(notQueued());
+    // The listing indexes are keyed by creation time: a record that moved it would be listed twice.
+    const stored = this.runs.get(name, dagRunId);
+    if (stored && stored.createdAtMs !== record.createdAtMs) {
+      return Promise.reject(new Error(`dag-run ${dagRunId} of DAG ${name} must keep the createdAtMs it was queued with`));
+    }
+    this.drop(item);
+    return this.runs.saveAlongside(record, () => {
+      void this.stored.remove(keys.queueItem(item.queue, item.seq));
       void this.itemOf.remove(keys.queueItemOf(name, dagRunId));
-      return item;
-    }).then((item) => this.drop(item));
+    }).then(() => item, (error: unknown) => {
+      this.add(item);
+      throw error;
+    });
   }
 
   items(queue: string): QueueItem[] {

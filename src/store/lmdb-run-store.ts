@@ -215,6 +215,19 @@ export class LmdbRunStore implements RunStore {
   }
 
   /**
+   * For the queue store: `record` and the writes `alongside` makes, as plain writes issued in this
+   * tick, so they commit in one transaction and in call order with every other write (never on
+   * the main thread ahead of earlier writes). The caller has decided; nothing is checked here.
+   */
+  saveAlongside(record: RunRecord, alongside: () => void): Promise<void> {
+    const id = runKey(record.name, record.dagRunId);
+    const previous = this.issued.get(id);
+    setNewest(this.issued, id, record, ISSUED_CACHE_SIZE);
+    alongside();
+    return this.track(this.putRecord(record, previous, undefined)).then(() => this.remember(id, record));
+  }
+
+  /**
    * For the queue store, whose items change with their run's record: `alongside` (the item's
    * writes), then `record` whole and its spec, in one child transaction, in call order with the
    * other writes. It first checks the run as stored: `absent` (else already_exists) or `queued`

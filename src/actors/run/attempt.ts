@@ -9,6 +9,8 @@ import { downstreamOf } from './progress.ts';
 export interface PriorAttempt {
   record: RunRecord;
   rerun: Set<number>;
+  /** What nodes that run again keep of the earlier attempt: a run resumed after a crash counts its retries on. */
+  carried?: Map<number, Pick<NodeRecord, 'retryCount' | 'error'>>;
 }
 
 /** A sub DAG run: the root of its tree and the run that called it. */
@@ -67,7 +69,7 @@ export function attemptRecord(input: {
     params: paramsJson(maskParams(input.params, plan.secrets)),
     // A retry under the same id keeps its place in listings.
     createdAtMs: queued?.createdAtMs ?? (prior?.record.dagRunId === plan.dagRunId ? prior.record.createdAtMs : now),
-    nodes: prior ? fresh.map((node, index) => (prior.rerun.has(index) ? node : { ...prior.record.nodes[index], step: node.step })) : fresh,
+    nodes: prior ? fresh.map((node, index) => (prior.rerun.has(index) ? { ...node, ...prior.carried?.get(index) } : { ...prior.record.nodes[index], step: node.step })) : fresh,
     ...(handlers.length > 0 ? { handlers: Object.fromEntries(handlers) } : {}),
     ...(prior?.record.outputs ? { outputs: prior.record.outputs } : {}),
     ...(prior?.record.outputVars ? { outputVars: prior.record.outputVars } : {}),

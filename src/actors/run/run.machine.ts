@@ -170,6 +170,7 @@ export const runMachine = effects.extend({
             preconditions: context.plan.steps[index].preconditions,
             timeoutSec: context.plan.steps[index].timeoutSec,
             retryPolicy: context.plan.steps[index].retryPolicy,
+            retries: record.nodes[index].retryCount,
             repeatPolicy: context.plan.steps[index].repeatPolicy,
             ...(needsCommands(context.plan.steps[index])
               ? { pending: { plan: context.plan, index, outputs: context.outputs, nodes: record.nodes } }

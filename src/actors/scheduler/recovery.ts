@@ -1,28 +1,73 @@
 // Recovery at start: runs that a process recorded active and never finished (it crashed, or was
-// killed) are settled before the API opens, so every run is accounted for.
-import { NodeStatus, RunStatus, isoTime, type LogStore, type RunStore } from '../../core/index.ts';
+// killed) are settled before the API opens, so every run is accounted for. A run whose interrupted
+// step may retry goes on as a new attempt (resumption.ts); the others are recorded failed. The
+// step processes such a process left running were ended before (executors/orphans.ts).
+import { NodeStatus, RunStatus, isoTime, type LogStore, type RunRecord, type RunStore } from '../../core/index.ts';
+import type { Definitions } from '../definitions.ts';
+import type { PriorAttempt } from '../run/attempt.ts';
 import { logLine } from '../run/log-line.ts';
+import { usableDag } from '../usable-dag.ts';
+import { INTERRUPTED, interruptedNode, resumption } from './resumption.ts';
 
-const INTERRUPTED = 'the server stopped while the run was active';
+export interface RecoveryDeps {
+  runs: RunStore;
+  logs: LogStore;
+  definitions: Definitions;
+  now: number;
+  isActive(name: string, dagRunId: string): boolean;
+  /** Starts the next attempt of a run (Engine.retry with the attempt given). */
+  resume(attempt: PriorAttempt): Promise<unknown>;
+}
 
-/** Records as failed every unfinished run that is not active here, its running steps too. */
-export async function settleInterrupted(runs: RunStore, logs: LogStore, now: number, isActive: (name: string, dagRunId: string) => boolean): Promise<void> {
-  const writes: Promise<void>[] = [];
-  for (const status of [RunStatus.Running, RunStatus.Queued]) {
-    for (const record of runs.list({ status, includeSubRuns: true })) {
-      if (isActive(record.name, record.dagRunId)) continue;
-      writes.push(runs.save({
-        ...record,
-        status: RunStatus.Failed,
-        finishedAt: isoTime(now),
-        error: INTERRUPTED,
-        nodes: record.nodes.map((node) => node.status === NodeStatus.Running
-          ? { ...node, status: NodeStatus.Failed, finishedAt: isoTime(now), error: INTERRUPTED }
-          : node),
+/**
+ * Settles every running run that is not active here. Queued runs are left alone: a queued record
+ * always has its queue item (QueueStore writes both in one transaction), and the queue starts it.
+ */
+export async function settleInterrupted(deps: RecoveryDeps): Promise<void> {
+  const interrupted = deps.runs.list({ status: RunStatus.Running, includeSubRuns: true })
+    .filter((record) => !deps.isActive(record.name, record.dagRunId));
+  await Promise.all(interrupted.map((record) => settle(deps, record)));
+}
+
+async function settle(deps: RecoveryDeps, record: RunRecord): Promise<void> {
+  const at = isoTime(deps.now);
+  const fields = { dag: record.name, 'run-id': record.dagRunId, 'attempt-id': record.attemptId };
+  deps.logs.appendRunLog(record.log, logLine(deps.now, 'ERROR', 'DAG run interrupted', fields));
+  let notResumed: string | undefined;
+  const attempt = await nextAttempt(deps, record, at).catch((error: Error) => {
+    notResumed = error.message;
+    return undefined;
+  });
+  if (attempt) {
+    try {
+      deps.logs.appendRunLog(record.log, logLine(deps.now, 'WARN', 'DAG run resumed as a new attempt', {
+        ...fields, steps: [...attempt.carried!.keys()].map((index) => record.nodes[index].step.name).join(', '),
       }));
-      logs.appendRunLog(record.log, logLine(now, 'ERROR', 'DAG run interrupted', { dag: record.name, 'run-id': record.dagRunId }));
-      void logs.closeRunLog(record.log);
+      await deps.resume(attempt);
+      void deps.logs.closeRunLog(record.log);
+      return;
+    } catch (error) {
+      notResumed = (error as Error).message;
     }
   }
-  await Promise.all(writes);
+  if (notResumed !== undefined) deps.logs.appendRunLog(record.log, logLine(deps.now, 'ERROR', 'DAG run not resumed', { ...fields, error: notResumed }));
+  void deps.logs.closeRunLog(record.log);
+  const handlers = record.handlers && Object.fromEntries(Object.entries(record.handlers).map(([name, node]) => [name, node && interruptedNode(node, at)]));
+  await deps.runs.save({
+    ...record,
+    status: RunStatus.Failed,
+    finishedAt: at,
+    error: notResumed === undefined ? INTERRUPTED : `${INTERRUPTED} (not resumed: ${notResumed})`,
+    nodes: record.nodes.map((node) => interruptedNode(node, at)),
+    ...(handlers ? { handlers } : {}),
+  });
+}
+
+/** The attempt that resumes the run, when one of its interrupted steps may retry; throws when its definition cannot run. */
+async function nextAttempt(deps: RecoveryDeps, record: RunRecord, at: string): Promise<PriorAttempt | undefined> {
+  // Only a step's retryPolicy resumes a run: without a running step there is nothing to retry.
+  if (record.parentDAGRunId !== '' || !record.nodes.some((node) => node.status === NodeStatus.Running)) return undefined;
+  const specText = deps.runs.getSpec(record.name, record.dagRunId);
+  if (specText === undefined) return undefined;
+  return resumption(usableDag(await deps.definitions.parse(specText, { nameOverride: record.name, fileName: record.fileName })), record, at);
 }

@@ -22,6 +22,8 @@ export interface StepInput {
   timeoutSec?: number;
   retryPolicy?: RetryPolicy;
   repeatPolicy?: RepeatPolicy;
+  /** Retries done before this actor: those of an attempt a crash interrupted. */
+  retries?: number;
 }
 
 export interface StepContext extends StepInput {
@@ -134,7 +136,7 @@ export const stepMachine = setup({
 }).createMachine({
   id: 'step',
   initial: 'running',
-  context: ({ input }) => ({ ...input, retries: 0, executions: 0, timedOut: false, stopped: false }),
+  context: ({ input }) => ({ ...input, retries: input.retries ?? 0, executions: 0, timedOut: false, stopped: false }),
   states: {
     running: {
       entry: [assign({ timedOut: false }), 'armTimeout'],
