@@ -1,12 +1,12 @@
 // The composition root: the one place that wires the ports to their implementations.
 import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Engine, RetentionSweeper } from './actors/index.ts';
+import { CronScheduler, DagsWatcher, Engine, RetentionSweeper, cronEngineOf, type CronTimers } from './actors/index.ts';
 import { systemClock, type Clock } from './core/index.ts';
 import { PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { startServer, type Carrier, type RunningServer } from './http/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './spec/index.ts';
-import { DagFiles, LmdbQueueStore, LmdbRunStore, LogFiles, RunHistory } from './store/index.ts';
+import { CronStateFile, DagFiles, LmdbQueueStore, LmdbRunStore, LogFiles, RunHistory } from './store/index.ts';
 
 export interface TroupeConfig {
   host: string;
@@ -34,6 +34,11 @@ export interface TroupeConfig {
    * system clock by default (tests move time with their own).
    */
   clock?: Clock;
+  /**
+   * What the cron scheduler waits on (the next tick, `restartWaitSec`); Node's timers by default.
+   * Tests pass a ManualClock as both `clock` and `cronTimers`, and move time.
+   */
+  cronTimers?: CronTimers;
   /** The zone of schedule expressions without `CRON_TZ=`; the server's (TZ) by default. */
   timeZone?: string;
   /** Custom queues (config.yaml `queues.config`); every other queue is a DAG's own. */
@@ -54,6 +59,8 @@ export interface EngineHandle {
   logs: LogFiles;
   /** Removes runs older than their DAG's `histRetentionDays`: at start, then hourly. */
   retention: RetentionSweeper;
+  /** Runs the DAGs on their `schedule`; lists the ticks missed while the server was down. */
+  cron: CronScheduler;
   /** How step processes start: posix_spawn (the addon) or child_process (the fallback). */
   spawnMethod: SpawnMode;
   close(): Promise<void>;
@@ -92,15 +99,25 @@ export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): P
   await engine.start();
   const retention = new RetentionSweeper({ store: new RunHistory(runs), definitions: engine.definitions, clock: config.clock });
   retention.start();
+  const cron = new CronScheduler({
+    engine: cronEngineOf(engine, dags, runs), state: new CronStateFile(config.dataDir),
+    clock: config.clock, timers: config.cronTimers, timeZone: config.timeZone,
+  });
+  // Watching first: a file changed while the others are read is read again once they are.
+  const watcher = new DagsWatcher({ dir: config.dagsDir, onChange: (fileName) => void cron.dagChanged(fileName), onRescan: () => void cron.rescan() });
+  watcher.start();
+  await cron.start();
   let closed: Promise<void> | undefined;
   const close = () => (closed ??= (async () => {
+    watcher.close();
+    await cron.close();
     await retention.close();
     await engine.close();
     await dispatcher.close();
     await parsePool.close();
     await runs.close();
   })());
-  return { engine, runs, dags, logs, retention, spawnMethod: spawnMode, close };
+  return { engine, runs, dags, logs, retention, cron, spawnMethod: spawnMode, close };
 }
 
 /** The whole service: engine, scheduler and API server in this process (`troupe start-all`). */
@@ -109,8 +126,8 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
   let server: RunningServer;
   try {
     server = await startServer(
-      { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, version: await readVersion(), startedAtMs: Date.now(),
-        clock: config.clock ?? systemClock, timeZone: config.timeZone },
+      { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, version: await readVersion(), startedAtMs: Date.now(),
+        clock: config.clock ?? systemClock },
       { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs },
     );
   } catch (error) {
@@ -124,6 +141,8 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
     // Admission stops first and the active runs get their grace period, the API answering
     // meanwhile; then requests stop, then the runs left are stopped (their steps get their signal).
     close: () => (closed ??= (async () => {
+      // No scheduled run is queued once the server is stopping: the ticks from here are missed ones.
+      await handle.cron.close();
       await handle.engine.drain(config.shutdownGraceMs ?? 0);
       await server.close();
       await handle.close();

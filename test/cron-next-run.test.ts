@@ -2,7 +2,7 @@
 // sort=nextRun), with the server's clock injected and moved: no test waits for a tick.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from './helpers.ts';
+import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
 
 const STEPS = 'steps:\n  - echo hi\n';
 const DAGS: Record<string, string> = {
@@ -92,6 +92,9 @@ test('without an injected clock or zone, next runs come from the system clock in
   try {
     await server.writeDag('new-year-utc', 'schedule: "CRON_TZ=UTC 0 0 1 1 *"\n' + STEPS);
     await server.writeDag('new-year-local', 'schedule: "0 0 1 1 *"\n' + STEPS);
+    // Files written by hand reach the scheduler through the directory watch, a moment later.
+    const nextRun = async (fileName: string) => (await server.call('GET', `/dags/${fileName}`)).body.nextRun;
+    assert.ok(await waitUntil(async () => (await nextRun('new-year-utc')) !== null && (await nextRun('new-year-local')) !== null));
     const year = new Date().getUTCFullYear() + 1;
     assert.equal((await server.call('GET', '/dags/new-year-utc')).body.nextRun, `${year}-01-01T00:00:00.000Z`);
     // The server runs in this process, so its zone is the one `new Date(y, m, d)` reads.

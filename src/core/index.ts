@@ -8,3 +8,4 @@ export * from './run.ts';
 export * from './ports.ts';
 export * from './records.ts';
 export * from './masking.ts';
+export * from './manual-clock.ts';

@@ -90,6 +90,8 @@ export interface DagFile {
 export interface DagStore {
   readonly dir: string;
   list(): Promise<DagFile[]>;
+  /** The DAG files' names alone, sorted; no file is read. */
+  fileNames(): Promise<string[]>;
   read(fileName: string): Promise<DagFile | undefined>;
   /** For validation, which must answer at once (the DAG files a definition calls). */
   readSync(fileName: string): DagFile | undefined;
@@ -179,4 +181,34 @@ export interface StepHandle {
 export interface StepDispatcher {
   dispatch(task: StepTask): StepHandle;
   close(): Promise<void>;
+}
+
+/** A scheduled tick that fell while the server was not running: listed for the operator, not run. */
+export interface MissedTick {
+  kind: 'start' | 'stop' | 'restart';
+  /** When it should have ticked (ISO 8601). */
+  scheduledAt: string;
+  /** The expression that ticks, as written (with its `CRON_TZ=` prefix). */
+  expression: string;
+  /** When the server, starting again, found it missed (ISO 8601). */
+  noticedAt: string;
+}
+
+/** What the cron scheduler keeps across restarts to tell the ticks missed while it was down. */
+export interface CronState {
+  /** Every tick up to this instant (ms) was acted on. */
+  handedUpTo: number;
+  /** The schedule each scheduled DAG file had then: a DAG whose schedule changed meanwhile missed nothing. */
+  schedules: Record<string, string>;
+  /** The ticks missed, by DAG file name, oldest first. */
+  missed: Record<string, MissedTick[]>;
+  /** Ticks handed out but not yet acted on (a restart waiting `restartWaitSec`): missed if the server stops first. */
+  unfinished: Array<{ fileName: string; kind: MissedTick['kind']; at: number; expression: string }>;
+}
+
+export interface CronStateStore {
+  /** Undefined on the first start (or when what was stored cannot be read). */
+  read(): Promise<CronState | undefined>;
+  /** Replaces what is stored; writes are applied in call order and a reader never sees half of one. */
+  write(state: CronState): Promise<void>;
 }

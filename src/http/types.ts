@@ -1,6 +1,6 @@
 // The small request/response interface every handler is written against, whichever server carries it.
 import type { Clock, DagStore, LogStore, RunStore } from '../core/index.ts';
-import type { Engine } from '../actors/index.ts';
+import type { CronScheduler, Engine } from '../actors/index.ts';
 
 export interface HttpRequest {
   method: string;
@@ -26,10 +26,10 @@ export interface ApiDeps {
   logs: LogStore;
   version: string;
   startedAtMs: number;
+  /** Runs DAGs on their schedules: each DAG's next run and missed ticks; told of changes made through the API. */
+  cron: CronScheduler;
   /** The time DAGs' next runs are computed from. */
   clock: Clock;
-  /** The zone of schedule expressions without `CRON_TZ=`; absent: the server's. */
-  timeZone?: string;
 }
 
 export type Handler = (request: HttpRequest, deps: ApiDeps) => Promise<HttpResponse> | HttpResponse;

@@ -18,6 +18,11 @@ export class DagFiles implements DagStore {
   }
 
   async list(): Promise<DagFile[]> {
+    const files = await Promise.all((await this.fileNames()).map((fileName) => this.read(fileName)));
+    return files.filter((file): file is DagFile => file !== undefined);
+  }
+
+  async fileNames(): Promise<string[]> {
     const entries = await readdir(this.dir, { withFileTypes: true });
     const names = new Set<string>();
     for (const entry of entries) {
@@ -27,8 +32,7 @@ export class DagFiles implements DagStore {
       const fileName = entry.name.slice(0, -ext.length);
       if (isValidDagName(fileName)) names.add(fileName);
     }
-    const files = await Promise.all([...names].sort().map((fileName) => this.read(fileName)));
-    return files.filter((file): file is DagFile => file !== undefined);
+    return [...names].sort();
   }
 
   async read(fileName: string): Promise<DagFile | undefined> {

@@ -3,3 +3,4 @@ export { DagFiles } from './dag-files.ts';
 export { LogFiles } from './log-files.ts';
 export { RunHistory } from './run-history.ts';
 export { LmdbQueueStore } from './lmdb-queue-store.ts';
+export { CronStateFile } from './cron-state-file.ts';

@@ -1,6 +1,5 @@
 // /dags: definitions (list, create, read, edit, validate, rename, delete, suspend, search, tags).
-import { nextStart } from '../../actors/index.ts';
-import { AppError, dagNameProblem, type Dag, type DagFile } from '../../core/index.ts';
+import { AppError, dagNameProblem, type DagFile } from '../../core/index.ts';
 import { minimalSpec, type ParseResult } from '../../spec/index.ts';
 import { dagDetails, dagSummary, emptyRunSummary, localDagsOf, nextRunView, runDetails, runSummary } from '../present.ts';
 import { intParam, stringParam } from '../query.ts';
@@ -27,12 +26,6 @@ export async function requireDag(deps: ApiDeps, fileName: string) {
 
 function fileErrors(loaded: Loaded[]): string[] {
   return loaded.flatMap(({ file, result }) => result.errors.map((error) => `${file.fileName}: ${error}`));
-}
-
-/** When the DAG's schedule next starts a run after `now`; undefined when it has none or is suspended. */
-function nextRunAt(deps: ApiDeps, fileName: string, dag: Dag | undefined, now: number): number | undefined {
-  if (!dag || dag.schedule.start.length === 0 || deps.runs.isSuspended(fileName)) return undefined;
-  return nextStart(dag.schedule, now, deps.timeZone);
 }
 
 function listItem(deps: ApiDeps, { file, result }: Loaded, nextRun: number | undefined) {
@@ -82,7 +75,7 @@ async function listDags(request: HttpRequest, deps: ApiDeps) {
   const now = deps.clock.now();
   const nextRuns = new Map<Loaded, number | undefined>();
   const nextRun = (entry: Loaded) => {
-    if (!nextRuns.has(entry)) nextRuns.set(entry, nextRunAt(deps, entry.file.fileName, entry.result.dag, now));
+    if (!nextRuns.has(entry)) nextRuns.set(entry, deps.cron.nextRun(entry.file.fileName, now));
     return nextRuns.get(entry);
   };
   if (sort === 'nextRun') matching = sortByNextRun(matching, nextRun, order === 'desc');
@@ -116,6 +109,7 @@ async function createDag(request: HttpRequest, deps: ApiDeps) {
     if (errors.length > 0) throw new AppError('bad_request', errors.join('; '), { errors });
   }
   await deps.dags.write(body.name, spec, 'create');
+  await deps.cron.dagChanged(body.name);
   return json({ name: body.name }, 201);
 }
 
@@ -129,7 +123,8 @@ async function getDag(request: HttpRequest, deps: ApiDeps) {
     localDags: localDagsOf(result),
     latestDAGRun: latest ? runDetails(latest) : { ...emptyRunSummary(name), nodes: [], preconditions: [] },
     suspended: deps.runs.isSuspended(fileName),
-    nextRun: nextRunView(nextRunAt(deps, fileName, result.dag, deps.clock.now())),
+    nextRun: nextRunView(deps.cron.nextRun(fileName)),
+    missedRuns: deps.cron.missedRuns(fileName),
     errors: await storedErrors(deps, fileName, result),
   });
 }
@@ -151,13 +146,17 @@ async function putSpec(request: HttpRequest, deps: ApiDeps) {
   await requireDag(deps, fileName);
   const { errors } = await deps.engine.definitions.check(body.spec, { fileName });
   // Problems are answered with 200 and the file is left as it was (docs/api.md).
-  if (errors.length === 0) await deps.dags.write(fileName, body.spec, 'replace');
+  if (errors.length === 0) {
+    await deps.dags.write(fileName, body.spec, 'replace');
+    await deps.cron.dagChanged(fileName);
+  }
   return json({ errors });
 }
 
 async function deleteDag(request: HttpRequest, deps: ApiDeps) {
   const { fileName } = request.params;
   if (dagNameProblem(fileName) || !(await deps.dags.remove(fileName))) throw new AppError('not_found', `DAG ${fileName} not found`);
+  await deps.cron.dagChanged(fileName);
   return empty(204);
 }
 
@@ -182,6 +181,7 @@ async function renameDag(request: HttpRequest, deps: ApiDeps) {
     await deps.runs.setSuspended(body.newFileName, true);
     await deps.runs.setSuspended(fileName, false);
   }
+  await deps.cron.dagRenamed(fileName, body.newFileName);
   return empty(200);
 }
 
@@ -190,6 +190,7 @@ async function suspendDag(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(SuspendBody, request.body);
   await requireDag(deps, fileName);
   await deps.runs.setSuspended(fileName, body.suspend);
+  deps.cron.suspendChanged(fileName, body.suspend);
   // A resumed DAG's queued runs may start now.
   if (!body.suspend) deps.engine.queuesChanged();
   return empty(200);

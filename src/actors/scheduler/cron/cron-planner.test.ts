@@ -114,3 +114,16 @@ test('a DAG added, edited or resumed has no due ticks from before that moment', 
   ], 'a rename keeps what was due; ticks while suspended are not due');
   cron.skipUntil('unknown');
 });
+
+test('next run answers again from its last answer until that tick passes; an edit or an earlier instant asks again', () => {
+  const { cron, moveTo } = planner('2026-01-10T07:00:00Z');
+  cron.set('daily', scheduleOf('schedule:\n  start: "0 9 * * *"\n  stop: "0 10 * * *"'));
+  assert.equal(iso(cron.nextRun('daily')), '2026-01-10T09:00:00.000Z');
+  moveTo('2026-01-10T08:59:59Z');
+  assert.equal(iso(cron.nextRun('daily')), '2026-01-10T09:00:00.000Z');
+  moveTo('2026-01-10T09:00:00Z');
+  assert.equal(iso(cron.nextRun('daily')), '2026-01-11T09:00:00.000Z', 'at its tick, the next one');
+  assert.equal(iso(cron.nextRun('daily', at('2026-01-10T06:00:00Z'))), '2026-01-10T09:00:00.000Z', 'an earlier instant is asked again');
+  cron.set('daily', scheduleOf('schedule: "0 11 * * *"'));
+  assert.equal(iso(cron.nextRun('daily')), '2026-01-10T11:00:00.000Z');
+});

@@ -1,7 +1,7 @@
 // The schedules of the stored DAGs, by file name, and what is due next. It decides times only:
 // starting, stopping or restarting runs is for whoever acts on its answers.
 import type { Clock, Schedule } from '../../../core/index.ts';
-import { compileSchedule, isScheduled, nextTick, nextTicks, ticksBetween, type CompiledSchedule, type Tick } from './ticks.ts';
+import { compileSchedule, isScheduled, nextTick, nextTicks, previousTick, ticksBetween, type CompiledSchedule, type Tick, type TickKind } from './ticks.ts';
 
 export interface CronPlannerOptions {
   clock: Clock;
@@ -21,6 +21,8 @@ interface Entry {
   since: number;
   /** The soonest tick after `from`, valid for every instant in [from, next.at). */
   cached?: { from: number; next: Tick | undefined };
+  /** The same for start ticks alone: listing many DAGs by next run asks croner only when a tick has passed. */
+  cachedStart?: { from: number; next: number | undefined };
 }
 
 export class CronPlanner {
@@ -59,11 +61,20 @@ export class CronPlanner {
     return [...this.entries.keys()];
   }
 
-  /** When the DAG's next scheduled run starts (its next start tick); undefined when none or suspended. */
-  nextRun(fileName: string): number | undefined {
+  /** When the DAG's next scheduled run starts (its first start tick after `now`); undefined when none or suspended. */
+  nextRun(fileName: string, now = this.options.clock.now()): number | undefined {
     const entry = this.entries.get(fileName);
     if (!entry || this.options.isSuspended(fileName)) return undefined;
-    return nextTick(entry.compiled, 'start', this.options.clock.now())?.at;
+    const { cachedStart } = entry;
+    if (cachedStart && now >= cachedStart.from && (cachedStart.next === undefined || now < cachedStart.next)) return cachedStart.next;
+    entry.cachedStart = { from: now, next: nextTick(entry.compiled, 'start', now)?.at };
+    return entry.cachedStart.next;
+  }
+
+  /** The DAG's last tick of `kind` before `beforeMs`, whether or not it was planned then. */
+  previousTick(fileName: string, kind: TickKind, beforeMs: number): number | undefined {
+    const entry = this.entries.get(fileName);
+    return entry ? previousTick(entry.compiled, kind, beforeMs) : undefined;
   }
 
   /** The soonest tick of any kind after now, over every DAG not suspended; ties go to the first file name. */

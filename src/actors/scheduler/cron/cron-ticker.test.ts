@@ -2,10 +2,10 @@
 // ticks at start, planner changes re-arm it. Time is moved, never waited for.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Schedule } from '../../../core/index.ts';
+import { ManualClock, type Schedule } from '../../../core/index.ts';
 import { parseDag } from '../../../spec/index.ts';
 import { CronPlanner } from './cron-planner.ts';
-import { CronTicker, type CronTimers } from './cron-ticker.ts';
+import { CronTicker } from './cron-ticker.ts';
 
 function scheduleOf(yaml: string): Schedule {
   const { dag, errors } = parseDag(`${yaml}\nsteps:\n  - echo hi\n`, { baseDir: '/dags', fileName: 'demo' });
@@ -16,47 +16,15 @@ function scheduleOf(yaml: string): Schedule {
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** Timers on a clock that only moves when told; a due timer fires at its own instant. */
-class ManualTime implements CronTimers {
-  now: number;
-  private pending = new Map<number, { at: number; fn: () => void }>();
-  private nextId = 1;
-  constructor(start: string) {
-    this.now = at(start);
-  }
-  setTimeout(fn: () => void, ms: number): unknown {
-    const id = this.nextId++;
-    this.pending.set(id, { at: this.now + ms, fn });
-    return id;
-  }
-  clearTimeout(id: unknown): void {
-    this.pending.delete(id as number);
-  }
-  get armed(): number[] {
-    return [...this.pending.values()].map((timer) => timer.at);
-  }
-  advanceTo(target: string): void {
-    const end = at(target);
-    for (;;) {
-      const due = [...this.pending.entries()].filter(([, timer]) => timer.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
-      if (!due) break;
-      this.pending.delete(due[0]);
-      this.now = Math.max(this.now, due[1].at);
-      due[1].fn();
-    }
-    this.now = end;
-  }
-}
-
 function setup(start: string) {
-  const time = new ManualTime(start);
+  const time = new ManualClock(start);
   const suspended = new Set<string>();
-  const clock = { now: () => time.now };
+  const clock = { now: () => time.now() };
   const planner = new CronPlanner({ clock, isSuspended: (fileName) => suspended.has(fileName), timeZone: 'UTC' });
   const handed: string[] = [];
   const ticker = new CronTicker({
     planner, clock, timers: time,
-    onTicks: (ticks) => { for (const tick of ticks) handed.push(`${iso(tick.at)} ${tick.fileName} ${tick.kind} at ${iso(time.now)}`); },
+    onTicks: (ticks) => { for (const tick of ticks) handed.push(`${iso(tick.at)} ${tick.fileName} ${tick.kind} at ${iso(time.now())}`); },
   });
   return { time, suspended, planner, ticker, handed };
 }
@@ -129,8 +97,8 @@ test('a tick months away is reached by waking up on the way', () => {
 });
 
 test('a callback that stops the ticker leaves no timer armed', () => {
-  const time = new ManualTime('2026-05-01T10:00:00Z');
-  const clock = { now: () => time.now };
+  const time = new ManualClock('2026-05-01T10:00:00Z');
+  const clock = { now: () => time.now() };
   const planner = new CronPlanner({ clock, isSuspended: () => false, timeZone: 'UTC' });
   planner.set('hourly', scheduleOf('schedule: "0 * * * *"'));
   const ticker: CronTicker = new CronTicker({ planner, clock, timers: time, onTicks: () => ticker.stop() });

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Schedule } from '../../../core/index.ts';
 import { parseDag } from '../../../spec/index.ts';
-import { compileSchedule, nextStart, nextTick, nextTicks, ticksBetween } from './ticks.ts';
+import { compileSchedule, nextTick, nextTicks, previousTick, ticksBetween } from './ticks.ts';
 
 function scheduleOf(yaml: string): Schedule {
   const { dag, errors } = parseDag(`${yaml}\nsteps:\n  - echo hi\n`, { baseDir: '/dags', fileName: 'demo' });
@@ -24,7 +24,7 @@ test('the next tick is strictly after the instant, in the server zone or CRON_TZ
   // A part of a second after a tick is after it: the tick is not given twice.
   assert.equal(iso(nextTick(inParis, 'start', at('2026-01-10T09:30:00.400Z'))?.at), '2026-01-11T08:00:00.000Z');
   assert.equal(iso(nextTick(compileSchedule(schedule, 'America/New_York'), 'start', at('2026-01-10T07:00:00Z'))?.at), '2026-01-10T09:30:00.000Z');
-  assert.equal(iso(nextStart(schedule, at('2026-01-10T07:00:00Z'), 'UTC')), '2026-01-10T09:00:00.000Z');
+  assert.equal(iso(nextTick(compileSchedule(schedule, 'UTC'), 'start', at('2026-01-10T07:00:00Z'))?.at), '2026-01-10T09:00:00.000Z');
 });
 
 test('each kind of the object form has its own next tick; the soonest is among them', () => {
@@ -35,7 +35,7 @@ test('each kind of the object form has its own next tick; the soonest is among t
   assert.equal(next.stop?.expression, '0 12 * * 6');
   assert.equal(iso(next.restart?.at), '2026-01-10T12:00:00.000Z');
   assert.equal(next.soonest?.kind, 'stop', 'on a tie, stop comes before restart');
-  assert.equal(nextStart(scheduleOf('schedule:\n  stop: "0 18 * * *"'), 0, 'UTC'), undefined, 'only start ticks are runs');
+  assert.equal(nextTick(compileSchedule(scheduleOf('schedule:\n  stop: "0 18 * * *"'), 'UTC'), 'start', 0), undefined, 'only start ticks are runs');
 });
 
 test('day of month and day of week restrict together with OR, as Vixie cron and Dagu', () => {
@@ -114,12 +114,12 @@ test('fall back: a fixed time in the repeated hour ticks once; an interval ticks
   ]);
 });
 
-test('nextStart answers again from its last answer until that tick passes, and per zone', () => {
-  const schedule = scheduleOf('schedule:\n  start: "0 9 * * *"\n  stop: "0 10 * * *"');
-  assert.equal(iso(nextStart(schedule, at('2026-01-10T07:00:00Z'), 'UTC')), '2026-01-10T09:00:00.000Z');
-  assert.equal(iso(nextStart(schedule, at('2026-01-10T08:59:59Z'), 'UTC')), '2026-01-10T09:00:00.000Z');
-  assert.equal(iso(nextStart(schedule, at('2026-01-10T09:00:00Z'), 'UTC')), '2026-01-11T09:00:00.000Z', 'at its tick, the next one');
-  assert.equal(iso(nextStart(schedule, at('2026-01-10T06:00:00Z'), 'UTC')), '2026-01-10T09:00:00.000Z', 'an earlier instant is asked again');
-  assert.equal(iso(nextStart(schedule, at('2026-01-10T06:00:00Z'), 'Europe/Paris')), '2026-01-10T08:00:00.000Z');
-  assert.equal(nextStart(scheduleOf('schedule:\n  stop: "0 10 * * *"'), 0, 'UTC'), undefined);
+test('the previous tick is strictly before the instant, the latest of every expression, in its zone', () => {
+  const compiled = compileSchedule(scheduleOf('schedule:\n  - "0 9 * * 1-5"\n  - "CRON_TZ=Asia/Tokyo 30 18 * * *"'), 'America/New_York');
+  // Monday 2026-01-12 14:00Z is 09:00 in New York: the tick itself is not its own previous tick.
+  assert.equal(iso(previousTick(compiled, 'start', at('2026-01-12T14:00:00Z'))), '2026-01-12T09:30:00.000Z');
+  assert.equal(iso(previousTick(compiled, 'start', at('2026-01-12T14:00:00.001Z'))), '2026-01-12T14:00:00.000Z');
+  // Over a weekend the weekday expression reaches back to Friday; Tokyo's evening is later.
+  assert.equal(iso(previousTick(compiled, 'start', at('2026-01-11T12:00:00Z'))), '2026-01-11T09:30:00.000Z');
+  assert.equal(previousTick(compiled, 'stop', at('2026-01-11T12:00:00Z')), undefined);
 });

@@ -51,6 +51,16 @@ export function nextTick(compiled: CompiledSchedule, kind: TickKind, afterMs: nu
   return soonest;
 }
 
+/** The last tick of `kind` strictly before `beforeMs`; undefined when there is none. */
+export function previousTick(compiled: CompiledSchedule, kind: TickKind, beforeMs: number): number | undefined {
+  let latest: number | undefined;
+  for (const { cron } of compiled[kind]) {
+    const at = cron.previousRuns(1, new Date(beforeMs))[0]?.getTime();
+    if (at !== undefined && at < beforeMs && (latest === undefined || at > latest)) latest = at;
+  }
+  return latest;
+}
+
 /** The first tick of each kind after `afterMs`, then the soonest of them (start before stop before restart on a tie). */
 export function nextTicks(compiled: CompiledSchedule, afterMs: number): { start?: Tick; stop?: Tick; restart?: Tick; soonest?: Tick } {
   const next = { start: nextTick(compiled, 'start', afterMs), stop: nextTick(compiled, 'stop', afterMs), restart: nextTick(compiled, 'restart', afterMs) };
@@ -84,20 +94,4 @@ export function ticksBetween(compiled: CompiledSchedule, fromMs: number, toMs: n
   ticks.sort((a, b) => a.at - b.at || TICK_KINDS.indexOf(a.kind) - TICK_KINDS.indexOf(b.kind));
   if (ticks.length > limit) truncated = true;
   return { ticks: ticks.slice(0, limit), truncated };
-}
-
-// A schedule's compiled start expressions and its last answer, which holds for every instant from
-// `from` up to its tick: listing many DAGs again and again asks croner (tens of µs a call,
-// more with a zone) only when a tick has passed or the definition changed (a new schedule object).
-const startCache = new WeakMap<Schedule, { zone?: string; compiled: CompiledSchedule; from: number; next?: number }>();
-
-/** When a schedule next starts a run after `afterMs`; undefined when it has no start expression. */
-export function nextStart(schedule: Schedule, afterMs: number, defaultZone?: string): number | undefined {
-  if (schedule.start.length === 0) return undefined;
-  let cached = startCache.get(schedule);
-  if (cached && cached.zone === defaultZone && afterMs >= cached.from && (cached.next === undefined || afterMs < cached.next)) return cached.next;
-  const compiled = cached && cached.zone === defaultZone ? cached.compiled : compileSchedule({ start: schedule.start, stop: [], restart: [] }, defaultZone);
-  cached = { zone: defaultZone, compiled, from: afterMs, next: nextTick(compiled, 'start', afterMs)?.at };
-  startCache.set(schedule, cached);
-  return cached.next;
 }
