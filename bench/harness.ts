@@ -89,8 +89,11 @@ export async function startBenchServer(checkout = resolve(import.meta.dirname, '
   const { home, ...place } = within ? await homeWithin(within) : await chooseHome();
   // TROUPE_BENCH_NODE_ARGS passes flags to the server's node, e.g. "--cpu-prof --cpu-prof-dir=prof".
   const nodeArgs = (process.env.TROUPE_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  // The custom queue of the queue-drain workload; the other workloads do not use it.
-  await writeFile(join(home, 'config.yaml'), 'queues:\n  config:\n    - name: bench-q\n      maxConcurrency: 16\n');
+  // The custom queue of the queue-drain workload; the other workloads do not use it. A build from
+  // before queues refuses the key (bench:ab may compare with one).
+  if ((await readFile(resolve(checkout, 'dist', 'cli', 'config.js'), 'utf8')).includes('queues')) {
+    await writeFile(join(home, 'config.yaml'), 'queues:\n  config:\n    - name: bench-q\n      maxConcurrency: 16\n');
+  }
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, cli, 'start-all', '--home', home, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   // TROUPE_BENCH_SERVER_LOG keeps what the server prints, e.g. with TROUPE_BENCH_NODE_ARGS=--trace-gc.
   if (process.env.TROUPE_BENCH_SERVER_LOG) child.stdout!.pipe(createWriteStream(process.env.TROUPE_BENCH_SERVER_LOG));
