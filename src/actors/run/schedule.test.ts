@@ -115,6 +115,22 @@ test('a fan-in joins after all its upstreams, a fan-out starts all its dependant
   assert.deepEqual(run.start(10), [5]);
 });
 
+test("kept results that continueOn let through meet their dependants again: failure, exit code, skip; not output", () => {
+  const continueOn = (fields: object) => ({ failure: false, skipped: false, exitCode: [], output: [], markSuccess: false, ...fields });
+  const steps = [
+    { depends: [], continueOn: continueOn({ failure: true }) }, { depends: [0] },
+    { depends: [], continueOn: continueOn({ exitCode: [3] }) }, { depends: [2] },
+    { depends: [], continueOn: continueOn({ skipped: true }) }, { depends: [4] },
+    { depends: [], continueOn: continueOn({ output: ['warn'] }) }, { depends: [6] },
+  ];
+  const statuses = [Failed, NotStarted, Failed, NotStarted, Skipped, NotStarted, Failed, NotStarted];
+  const nodes = statuses.map(node);
+  nodes[2] = { ...nodes[2], exitCode: 3 };
+  const schedule = newSchedule(steps, nodes);
+  assert.deepEqual(takeReady(schedule, 10), [1, 3, 5]);
+  assert.deepEqual(takeBlocked(schedule, steps, (index) => nodes[index].status).map(({ index, culprit }) => [index, culprit]), [[7, 6]]);
+});
+
 test("a retry's kept results count at the start: success meets, any other result stops", () => {
   const steps = [{ depends: [] }, { depends: [0] }, { depends: [] }, { depends: [2] }, { depends: [] }, { depends: [4] }];
   const run = runOf(steps, [Succeeded, NotStarted, Failed, NotStarted, Skipped, Succeeded]);

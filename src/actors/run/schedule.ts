@@ -6,7 +6,8 @@
 // The schedule is the run actor's working state. It is changed in place, by the one action that
 // handles an event (guards only read it), because copying arrays of the run's size on every event
 // would cost what the scans did.
-import { NodeStatus, type NodeRecord } from '../../core/index.ts';
+import { NodeStatus, type ContinueOn, type NodeRecord } from '../../core/index.ts';
+import { failureContinues } from './continue-on.ts';
 import { dependantsOf, type StepDeps } from './progress.ts';
 
 /** How a settled step leaves its dependants. */
@@ -48,11 +49,12 @@ const isSettled = (status: NodeStatus) =>
   status === NodeStatus.Succeeded || status === NodeStatus.Failed || status === NodeStatus.Aborted || status === NodeStatus.Skipped;
 
 /**
- * The schedule of a run whose nodes may already hold results (a retry keeps the steps it does not
- * run again). Those results count as at the start of a run: success meets, any other result stops,
- * since continueOn applies to a step's outcome in the run it ran in.
+ * The schedule of a run whose nodes may already hold results (a retry, or a run resumed after a
+ * crash, keeps the steps it does not run again). Those results count as they did: success meets,
+ * a failure or skip its continueOn let through meets (its exit code is kept; its output is not,
+ * so an output pattern cannot let it through again), anything else stops.
  */
-export function newSchedule(steps: readonly StepDeps[], nodes: readonly NodeRecord[]): Schedule {
+export function newSchedule(steps: ReadonlyArray<StepDeps & { continueOn?: ContinueOn }>, nodes: readonly NodeRecord[]): Schedule {
   const dependants = dependantsOf(steps);
   const schedule: Schedule = {
     dependants, unmet: steps.map((step) => step.depends.length), outcome: steps.map(() => Outcome.Pending),
@@ -62,12 +64,19 @@ export function newSchedule(steps: readonly StepDeps[], nodes: readonly NodeReco
     if (node.status === NodeStatus.Running) schedule.running++;
     if (!isSettled(node.status)) return;
     schedule.settled++;
-    settle(schedule, index, node.status === NodeStatus.Succeeded ? Outcome.Met : Outcome.Stops);
+    settle(schedule, index, keptResultLets(node, steps[index].continueOn) ? Outcome.Met : Outcome.Stops);
   });
   nodes.forEach((node, index) => {
     if (node.status === NodeStatus.NotStarted && schedule.unmet[index] === 0) heapPush(schedule.ready, index);
   });
   return schedule;
+}
+
+function keptResultLets(node: NodeRecord, continueOn: ContinueOn | undefined): boolean {
+  if (node.status === NodeStatus.Succeeded) return true;
+  if (node.status === NodeStatus.Skipped) return continueOn?.skipped === true;
+  if (node.status !== NodeStatus.Failed) return false;
+  return failureContinues(continueOn && { ...continueOn, output: [] }, { kind: 'ok', exitCode: node.exitCode ?? -1 });
 }
 
 /** A step's outcome reaches its dependants: met ones count down, a stop is queued for takeBlocked. */
