@@ -24,6 +24,23 @@ test('subscribers see every run and step transition in order', async (t) => {
   assert.equal(handle.runs.get('two', dagRunId)?.status, RunStatus.Failed, 'recorded by the time whenFinished resolves');
 });
 
+test('subscribers see a run queued, then run, and a dequeued one aborted', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'troupe-embed-queue-'));
+  const handle = await createEngine({ home });
+  t.after(async () => { await handle.close(); await rm(home, { recursive: true, force: true }); });
+  await writeFile(join(home, 'dags', 'one.yaml'), 'steps:\n  - name: a\n    command: sleep 0.2\n');
+  const events: string[] = [];
+  const unsubscribe = handle.engine.subscribe((event) => { if (!('stepName' in event)) events.push(`${event.type}:${event.dagRunId}`); });
+  await handle.engine.enqueueDag('one', { dagRunId: 'first' });
+  await handle.engine.enqueueDag('one', { dagRunId: 'second' });
+  await handle.engine.dequeue('one', 'second');
+  await handle.engine.whenFinished('one', 'first');
+  unsubscribe();
+  const of = (id: string) => events.filter((event) => event.endsWith(`:${id}`)).map((event) => event.split(':')[0]);
+  assert.deepEqual(of('first'), ['run.queued', 'run.running', 'run.succeeded']);
+  assert.deepEqual(of('second'), ['run.queued', 'run.aborted']);
+});
+
 test('runs left active by a process that died are closed as failed on the next start', async (t) => {
   const home = await mkdtemp(join(tmpdir(), 'troupe-crash-'));
   const store = new LmdbRunStore(join(home, 'data'));

@@ -85,6 +85,11 @@ export class StatusEvents {
     else this.seen.set(key, { run: record.status, nodes: statuses });
   };
 
+  /** A run's status changed outside a run actor: it was queued, dequeued, or could not start from its queue. */
+  announce(record: RunRecord): void {
+    if (this.listeners.size > 0) this.emitRun(record, new Date().toISOString());
+  }
+
   private emitRun(record: RunRecord, at: string): void {
     this.emit({ type: `run.${runStatusLabel(record.status)}`, name: record.name, dagRunId: record.dagRunId, status: record.status, at });
   }

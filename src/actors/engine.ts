@@ -111,6 +111,7 @@ export class Engine {
     this.events.attach(this.scheduler.system);
     const host = {
       deps, scheduler: this.scheduler, clock: this.clock, definitions: this.definitions, onStoreError,
+      announce: (record: RunRecord) => this.events.announce(record),
       isActive: (name: string, dagRunId: string) => this.isActive(name, dagRunId),
       shuttingDown: () => ({ closed: this.closed !== undefined, draining: this.draining }),
     };

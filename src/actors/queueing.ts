@@ -51,6 +51,8 @@ export interface QueueingHost extends StarterHost {
   starter: RunStarter;
   definitions: Definitions;
   onStoreError: (error: unknown) => void;
+  /** Tells subscribers of a status change no run actor makes (engine-events.ts). */
+  announce: (record: RunRecord) => void;
 }
 
 const globalTimers = { setTimeout: (fn: () => void, ms: number): unknown => setTimeout(fn, ms), clearTimeout: (id: unknown) => clearTimeout(id as NodeJS.Timeout) };
@@ -86,6 +88,7 @@ export class Queueing {
     // at once, its first record is written after its queued one.
     const written = deps.queue.enqueue(record, { queue, spec: specText, params: options.params, fileName });
     this.waiting.set(key, { dag, specText, params: options.params, fileName, record });
+    this.host.announce(record);
     scheduler.send({ type: 'queue.add', run: { queue, name, dagRunId, maxActiveRuns: dag.maxActiveRuns, ...(fileName ? { fileName } : {}) } });
     try {
       await written;
@@ -110,7 +113,9 @@ export class Queueing {
     const key = runKey(name, dagRunId);
     const record = this.waiting.get(key)?.record ?? deps.runs.get(name, dagRunId)!;
     this.waiting.delete(key);
-    await deps.queue.dequeue({ ...record, status: RunStatus.Aborted, finishedAt: isoTime(clock.now()) });
+    const aborted = { ...record, status: RunStatus.Aborted, finishedAt: isoTime(clock.now()) };
+    this.host.announce(aborted);
+    await deps.queue.dequeue(aborted);
   }
 
   /**
@@ -170,7 +175,9 @@ export class Queueing {
     } catch (logError) {
       this.host.onStoreError(logError);
     }
-    return deps.queue.dequeue({ ...record, status: RunStatus.Failed, finishedAt: isoTime(now), error }).then(() => undefined, this.host.onStoreError);
+    const failed = { ...record, status: RunStatus.Failed, finishedAt: isoTime(now), error };
+    this.host.announce(failed);
+    return deps.queue.dequeue(failed).then(() => undefined, this.host.onStoreError);
   }
 
   /** The queues a previous process left, back in the scheduler in their order. */
