@@ -1,10 +1,10 @@
 // The embedding API: run the engine (and optionally the API server) inside another Node program.
-import { homePaths, openEngine, startTroupe, type EngineHandle, type Troupe, type TroupeConfig } from './main.ts';
+import { homePaths, openEngine, startTroupe, type EngineHandle, type QueueConfig, type Troupe, type TroupeConfig } from './main.ts';
 
-export type { Engine, EngineEvent, EngineListener, StartOptions, InlineOptions } from './actors/index.ts';
+export type { Engine, EngineEvent, EngineListener, StartOptions, InlineOptions, EnqueueOptions, QueueListing } from './actors/index.ts';
 export type { RunRecord, NodeRecord, Dag, Step } from './core/index.ts';
 export { RunStatus, NodeStatus, AppError } from './core/index.ts';
-export type { EngineHandle, Troupe, TroupeConfig };
+export type { EngineHandle, Troupe, TroupeConfig, QueueConfig };
 
 export interface EmbedOptions {
   /** Holds dags/, data/ and logs/ unless they are given one by one. */
@@ -13,6 +13,8 @@ export interface EmbedOptions {
   dataDir?: string;
   logDir?: string;
   maxThreads?: number;
+  /** Custom queues and their maxConcurrency; `engine.setQueueLimit` changes one later. */
+  queues?: QueueConfig[];
 }
 
 /** An engine with its LMDB store, DAG files, logs and worker pool; `close()` stops every run first. */
