@@ -4,6 +4,27 @@ import { parseDag } from './dag-parser.ts';
 
 const base = { baseDir: '/dags', fileName: 'demo' };
 
+test('generated step names go by an explicit executor, then a fan-out, a call, a script, a command', () => {
+  const spec = [
+    'steps:',
+    '  - executor: jq',
+    '    command: .a',
+    '    script: \'{"a": 1}\'',
+    '  - call: child',
+    '    parallel: [a, b]',
+    '  - call: child',
+    '  - script: echo s',
+    '  - command: |',
+    '      echo one',
+    '      echo two',
+    '  - echo plain',
+    '  - executor: shell',
+    '    command: echo explicit',
+  ].join('\n');
+  const { dag } = parseDag(spec, base);
+  assert.deepEqual(dag?.steps.map((s) => s.name), ['jq_1', 'parallel_2', 'dag_3', 'script_4', 'script_5', 'cmd_6', 'shell_7']);
+});
+
 test('a chain DAG gets implicit dependencies, generated names and defaults', () => {
   const { dag, errors } = parseDag('steps:\n  - echo one\n  - command: |\n      echo two\n      echo three\n  - name: last\n    command: echo last\n', base);
   assert.deepEqual(errors, []);

@@ -376,7 +376,9 @@ function readStep(
   const dependsList = value.depends === undefined ? undefined : reader.stringList(value, 'depends', at) ?? [];
 
   const step: Step = dropUndefined({
-    name: reader.string(value, 'name', at) ?? generatedName(commandText, scriptText, call, executor.type, position, group),
+    name: reader.string(value, 'name', at) ?? generatedName({
+      command: commandText, script: scriptText, call, executor: executor.type, explicitExecutor: value.executor !== undefined, parallel: value.parallel !== undefined,
+    }, position, group),
     id: reader.string(value, 'id', at),
     description: reader.string(value, 'description', at),
     command: multiLine ? undefined : commandText?.trim(),
@@ -421,21 +423,27 @@ function readOutput(reader: FieldReader, value: Record<string, unknown>, at: Pat
   return dropUndefined({ output: name.replace(/^\$/, ''), outputKey: key, outputOmit: omit });
 }
 
+/**
+ * A step without a name is named by what it is, in this order (Dagu's): an explicit executor
+ * (`jq_1`, even with a one-line command), a fan-out (`parallel_2`), a sub DAG call (`dag_3`), a
+ * script or multi-line command (`script_4`), else `cmd_5`; N is the step's 1-based position. The
+ * steps of a nested-array group are named by their group (docs/api.md).
+ */
 function generatedName(
-  command: string | undefined,
-  script: string | undefined,
-  call: string | undefined,
-  executor: string,
+  step: { command?: string; script?: string; call?: string; executor: string; explicitExecutor: boolean; parallel: boolean },
   position: number,
   group?: { group: number; index: number },
 ): string {
+  const { command, script, call, executor } = step;
   if (group) {
     const firstWord = splitWords(command ?? script ?? call ?? executor)[0] ?? executor;
     return `parallel_${group.group}_${firstWord.replace(/[^A-Za-z0-9_.-]/g, '_')}_${group.index}`;
   }
+  if (step.explicitExecutor) return `${executor}_${position}`;
+  if (step.parallel) return `parallel_${position}`;
   if (call !== undefined) return `dag_${position}`;
-  if (command !== undefined) return isMultiLine(command) ? `script_${position}` : `cmd_${position}`;
-  if (script !== undefined) return `script_${position}`;
-  return `${executor}_${position}`;
+  if (script !== undefined || (command !== undefined && isMultiLine(command))) return `script_${position}`;
+  // An executor the step implies (its `container`, say) names a step with nothing else to go by.
+  return command !== undefined ? `cmd_${position}` : `${executor}_${position}`;
 }
 
