@@ -174,7 +174,7 @@ function parseDocument(doc: YamlDocument, options: ReadOptions, nul: boolean): {
     delaySec: reader.integer(value, 'delaySec', []) ?? DAG_DEFAULTS.delaySec,
     histRetentionDays: reader.integer(value, 'histRetentionDays', []) ?? DAG_DEFAULTS.histRetentionDays,
     maxOutputSize: reader.integer(value, 'maxOutputSize', [], 1) ?? DAG_DEFAULTS.maxOutputSize,
-    preconditions: readConditions(reader, value.preconditions, ['preconditions']),
+    preconditions: readPreconditions(reader, value, []),
     schedule: readSchedule(reader, value.schedule, ['schedule']),
     skipIfSuccessful: reader.boolean(value, 'skipIfSuccessful', []) ?? false,
     restartWaitSec: reader.integer(value, 'restartWaitSec', []) ?? 0,
@@ -390,7 +390,7 @@ function readStep(
     env: reader.env(value.env, [...at, 'env']),
     signalOnStop: reader.string(value, 'signalOnStop', at) ?? DAG_DEFAULTS.signalOnStop,
     executor,
-    preconditions: readConditions(reader, value.preconditions, [...at, 'preconditions']),
+    preconditions: readPreconditions(reader, value, at),
     continueOn: readContinueOn(reader, value.continueOn, [...at, 'continueOn']),
     retryPolicy: readRetryPolicy(reader, value.retryPolicy, [...at, 'retryPolicy']),
     repeatPolicy: readRepeatPolicy(reader, value.repeatPolicy, [...at, 'repeatPolicy']),
@@ -429,6 +429,15 @@ function readOutput(reader: FieldReader, value: Record<string, unknown>, at: Pat
  * script or multi-line command (`script_4`), else `cmd_5`; N is the step's 1-based position. The
  * steps of a nested-array group are named by their group (docs/api.md).
  */
+/** `preconditions`, or `precondition` (Dagu's other name for it), with the same value shapes. */
+function readPreconditions(reader: FieldReader, value: Record<string, unknown>, at: Array<string | number>) {
+  if (value.precondition !== undefined && value.preconditions !== undefined) {
+    reader.report([...at, 'precondition'], 'use preconditions or precondition (its other name), not both');
+  }
+  const key = value.preconditions === undefined && value.precondition !== undefined ? 'precondition' : 'preconditions';
+  return readConditions(reader, value[key], [...at, key]);
+}
+
 function generatedName(
   step: { command?: string; script?: string; call?: string; executor: string; explicitExecutor: boolean; parallel: boolean },
   position: number,

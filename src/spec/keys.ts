@@ -2,7 +2,7 @@
 
 export const ROOT_KEYS = [
   'name', 'description', 'tags', 'group', 'type', 'schedule', 'skipIfSuccessful', 'restartWaitSec',
-  'maxActiveRuns', 'maxActiveSteps', 'timeoutSec', 'delaySec', 'maxCleanUpTimeSec', 'preconditions',
+  'maxActiveRuns', 'maxActiveSteps', 'timeoutSec', 'delaySec', 'maxCleanUpTimeSec', 'preconditions', 'precondition',
   'runConfig', 'params', 'env', 'secrets', 'dotenv', 'workingDir', 'logDir', 'histRetentionDays',
   'maxOutputSize', 'shell', 'container', 'ssh', 'registryAuths', 'queue', 'workerSelector', 'otel',
   'mailOn', 'errorMail', 'infoMail', 'smtp', 'handlerOn', 'steps',
@@ -11,7 +11,7 @@ export const ROOT_KEYS = [
 export const STEP_KEYS = [
   'name', 'id', 'description', 'command', 'script', 'depends', 'dir', 'workingDir', 'shell',
   'shellPackages', 'stdout', 'stderr', 'output', 'env', 'call', 'run', 'params', 'parallel',
-  'maxConcurrent', 'preconditions', 'continueOn', 'retryPolicy', 'repeatPolicy', 'mailOnError',
+  'maxConcurrent', 'preconditions', 'precondition', 'continueOn', 'retryPolicy', 'repeatPolicy', 'mailOnError',
   'signalOnStop', 'timeoutSec', 'executor',
 ] as const;
 

@@ -1,0 +1,42 @@
+// The forms of Dagu 1.30.2's definition format that troupe accepts as Dagu does (issue 16), each
+// through the API on the real server.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sharedServer } from './helpers.ts';
+
+describe('Dagu forms', () => {
+  const server = sharedServer();
+
+  test('precondition (singular) is preconditions at DAG, step and handler level, in every value shape', async () => {
+    await server.writeDag('single', [
+      'env:',
+      '  - MODE: dev',
+      'precondition: "test 1 -eq 1"',
+      'handlerOn:',
+      '  exit:',
+      '    command: echo exit-ran',
+      '    precondition:',
+      '      - condition: "$MODE"',
+      '        expected: prod',
+      'steps:',
+      '  - name: kept',
+      '    command: echo kept',
+      '    precondition:',
+      '      condition: "$MODE"',
+      '      expected: dev',
+      '  - name: dropped',
+      '    command: echo dropped',
+      '    precondition: "test $MODE = prod"',
+      '    depends: []',
+    ].join('\n') + '\n');
+    const run = await server.startAndWait('single');
+    assert.deepEqual(run.nodes.map((node: any) => [node.step.name, node.statusLabel]), [['kept', 'succeeded'], ['dropped', 'skipped']]);
+    assert.equal(run.onExit.statusLabel, 'skipped');
+    await server.writeDag('closed', 'precondition: "test 1 -eq 2"\nsteps:\n  - echo never\n');
+    const closed = await server.startAndWait('closed');
+    assert.deepEqual([closed.statusLabel, closed.nodes[0].statusLabel], ['aborted', 'not_started']);
+    const both = await server.call('POST', '/dags/validate', { spec: 'precondition: "true"\npreconditions: "true"\nsteps:\n  - echo x\n' });
+    assert.equal(both.body.valid, false);
+    assert.match(both.body.errors.join('\n'), /use preconditions or precondition/);
+  });
+});
