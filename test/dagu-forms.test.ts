@@ -39,4 +39,40 @@ describe('Dagu forms', () => {
     assert.equal(both.body.valid, false);
     assert.match(both.body.errors.join('\n'), /use preconditions or precondition/);
   });
+
+  test('root params may be a map NAME: default, in map order, values as text, in main and local DAGs', async () => {
+    await server.writeDag('mapped', [
+      'params:',
+      '  NAME: world',
+      '  YEAR: 2024',
+      '  EMPTY:',
+      'steps:',
+      '  - name: show',
+      '    command: echo "$NAME $YEAR [$EMPTY] $1"',
+      '  - name: child',
+      '    call: inner',
+      '    params: "WHO=local"',
+      '---',
+      'name: inner',
+      'params:',
+      '  WHO: nobody',
+      '  N: 7',
+      'steps:',
+      '  - name: greet',
+      '    command: echo "$WHO $N"',
+      '    output: GREETING',
+    ].join('\n') + '\n');
+    const details = await server.call('GET', '/dags/mapped');
+    assert.deepEqual(details.body.dag.params, ['NAME=world', 'YEAR=2024', 'EMPTY=']);
+    const run = await server.startAndWait('mapped', { params: '{"NAME":"api"}' });
+    assert.equal(run.statusLabel, 'succeeded', JSON.stringify(run));
+    assert.equal((await server.stepLog('mapped', run.dagRunId, 'show')).trim(), 'api 2024 []');
+    const [sub] = (await server.call('GET', `/dag-runs/mapped/${run.dagRunId}/sub-dag-runs`)).body.subRuns;
+    const outputs = (await server.call('GET', `/dag-runs/mapped/${run.dagRunId}/sub-dag-runs/${sub.dagRunId}`)).body.dagRunDetails;
+    assert.equal(outputs.statusLabel, 'succeeded');
+    assert.equal(JSON.parse(outputs.params).N, '7');
+    const nested = await server.call('POST', '/dags/validate', { spec: 'params:\n  A:\n    deep: 1\nsteps:\n  - echo x\n' });
+    assert.equal(nested.body.valid, false);
+    assert.match(nested.body.errors.join('\n'), /params\.A.*must be a text, a number or a boolean/);
+  });
 });

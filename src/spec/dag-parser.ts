@@ -255,8 +255,18 @@ function readMaxActiveRuns(reader: FieldReader, value: Record<string, unknown>):
 function readParams(reader: FieldReader, value: unknown): ParamDef[] {
   if (value === undefined || value === null) return [];
   if (typeof value === 'string') return paramsFromText(value);
+  // A map NAME: default is the list form in map order (Dagu's), each value as text.
+  if (isPlainMap(value)) {
+    return Object.entries(value).flatMap(([name, raw]) => {
+      if (raw !== null && typeof raw === 'object') {
+        reader.report(['params', name], 'must be a text, a number or a boolean');
+        return [];
+      }
+      return [{ name, value: raw === null || raw === undefined ? '' : String(raw) }];
+    });
+  }
   if (!Array.isArray(value)) {
-    reader.report(['params'], 'must be a list of NAME: default maps or a string');
+    reader.report(['params'], 'must be a list of NAME: default maps, a map of NAME: default, or a string');
     return [];
   }
   const params: ParamDef[] = [];
