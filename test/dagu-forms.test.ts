@@ -75,4 +75,33 @@ describe('Dagu forms', () => {
     assert.equal(nested.body.valid, false);
     assert.match(nested.body.errors.join('\n'), /params\.A.*must be a text, a number or a boolean/);
   });
+
+  test('the step log endpoints find handler nodes by their node names, in runs and sub DAG runs', async () => {
+    await server.writeDag('handled', [
+      'handlerOn:',
+      '  init:',
+      '    command: echo init-log',
+      '  success:',
+      '    command: echo success-log',
+      '  exit:',
+      '    command: echo exit-log',
+      'steps:',
+      '  - name: main',
+      '    command: echo main-log',
+    ].join('\n') + '\n');
+    await server.writeDag('caller', 'steps:\n  - name: call\n    call: handled\n');
+    const run = await server.startAndWait('handled');
+    for (const [node, text] of [['onInit', 'init-log'], ['onSuccess', 'success-log'], ['onExit', 'exit-log'], ['main', 'main-log']]) {
+      assert.equal((await server.stepLog('handled', run.dagRunId, node)).trim(), text, node);
+    }
+    const missing = await server.call('GET', `/dag-runs/handled/${run.dagRunId}/steps/onFailure/log`);
+    assert.deepEqual([missing.status, missing.body.code], [404, 'not_found']);
+    const proto = await server.call('GET', `/dag-runs/handled/${run.dagRunId}/steps/constructor/log`);
+    assert.equal(proto.status, 404);
+    const parent = await server.startAndWait('caller');
+    const [sub] = (await server.call('GET', `/dag-runs/caller/${parent.dagRunId}/sub-dag-runs`)).body.subRuns;
+    const subLog = await server.call('GET', `/dag-runs/caller/${parent.dagRunId}/sub-dag-runs/${sub.dagRunId}/steps/onExit/log`);
+    assert.equal(subLog.body.content.trim(), 'exit-log');
+  });
 });
+

@@ -1,9 +1,11 @@
 // Run and step logs as chunks of lines (tail > head > offset+limit, docs/api.md).
-import { AppError, MAX_LOG_LINES, type LogQuery } from '../../core/index.ts';
+import { AppError, HANDLER_NODE_NAMES, MAX_LOG_LINES, type HandlerNodeName, type LogQuery } from '../../core/index.ts';
 import type { Router } from '../router.ts';
 import { intParam, stringParam } from '../query.ts';
 import { json, type ApiDeps, type HttpRequest } from '../types.ts';
 import { runOf } from './dag-runs.ts';
+
+const HANDLER_NODE_NAMES_SET: ReadonlySet<string> = new Set(Object.values(HANDLER_NODE_NAMES));
 
 function logQuery(request: HttpRequest): LogQuery {
   // tail=0 and head=0 mean "not given", as Dagu treats them; limits above the maximum are capped.
@@ -28,7 +30,9 @@ async function runLog(request: HttpRequest, deps: ApiDeps) {
 async function stepLog(request: HttpRequest, deps: ApiDeps) {
   const record = runOf(request, deps);
   const { stepName } = request.params;
-  const node = record.nodes.find((candidate) => candidate.step.name === stepName);
+  // A handler's node is found by its node name too (onInit, onSuccess, onFailure, onCancel, onExit).
+  const handler = HANDLER_NODE_NAMES_SET.has(stepName) ? record.handlers?.[stepName as HandlerNodeName] : undefined;
+  const node = record.nodes.find((candidate) => candidate.step.name === stepName) ?? handler;
   if (!node) throw new AppError('not_found', `step ${stepName} not found in DAG ${record.name}`);
   const stream = stringParam(request.query, 'stream') ?? 'stdout';
   if (stream !== 'stdout' && stream !== 'stderr') throw new AppError('bad_request', 'stream must be stdout or stderr');
