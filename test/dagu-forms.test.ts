@@ -103,5 +103,32 @@ describe('Dagu forms', () => {
     const subLog = await server.call('GET', `/dag-runs/caller/${parent.dagRunId}/sub-dag-runs/${sub.dagRunId}/steps/onExit/log`);
     assert.equal(subLog.body.content.trim(), 'exit-log');
   });
+
+  test('a script\'s shebang chooses the interpreter unless the step sets shell; a DAG-level shell does not override it', async () => {
+    const probe = '#!/bin/sh\necho "interpreter: $(readlink /proc/$$/exe)"\n';
+    await server.writeDag('shebang', [
+      'shell: bash',
+      'steps:',
+      '  - name: by-shebang',
+      `    script: ${JSON.stringify(probe)}`,
+      '  - name: multi-line',
+      '    command: |',
+      '      #!/bin/sh',
+      '      echo "interpreter: $(readlink /proc/$$/exe)"',
+      '  - name: own-shell',
+      '    shell: bash',
+      `    script: ${JSON.stringify(probe)}`,
+      '  - name: plain',
+      `    command: ${JSON.stringify('echo "interpreter: $(readlink /proc/$$/exe)"')}`,
+    ].join('\n') + '\n');
+    const run = await server.startAndWait('shebang');
+    assert.equal(run.statusLabel, 'succeeded');
+    const interpreter = async (step: string) => /interpreter: (\S+)/.exec(await server.stepLog('shebang', run.dagRunId, step))?.[1] ?? '';
+    const sh = await interpreter('by-shebang');
+    assert.doesNotMatch(sh, /bash$/, 'the shebang, not the DAG\'s bash');
+    assert.equal(await interpreter('multi-line'), sh);
+    assert.match(await interpreter('own-shell'), /bash$/);
+    assert.match(await interpreter('plain'), /bash$/);
+  });
 });
 

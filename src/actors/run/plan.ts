@@ -126,7 +126,8 @@ function planStep(step: Step, dag: Dag, paths: StepLogPaths, depends: string[] |
     depends: (depends ?? []).map((dependency) => indexOf.get(dependency)!),
     command: step.command,
     script: step.script,
-    shell: step.shell ?? dag.shell,
+    // A script's shebang chooses its interpreter unless the step itself sets a shell: the DAG's does not override it.
+    shell: step.shell ?? (step.script?.startsWith('#!') ? undefined : dag.shell),
     dir: step.dir,
     env: step.env,
     output: step.output,

@@ -69,7 +69,7 @@ async function commandLine(task: WorkerTask): Promise<string[]> {
   await rm(task.scriptPath, { force: true });
   await writeFile(task.scriptPath, task.script, { mode: 0o700, flag: 'wx' });
   if (task.command !== undefined) return [...shell, '-c', `${task.command} ${quote(task.scriptPath)}`];
-  // A shebang chooses the interpreter unless the step or DAG set a shell.
+  // A shebang chooses the interpreter unless the step set a shell (the plan leaves the DAG's out).
   if (task.script.startsWith('#!') && task.shell === undefined) return [task.scriptPath];
   return [...shell, task.scriptPath];
 }
