@@ -51,9 +51,8 @@ function runOutcome(context: RunContext): RunStatus {
   return finalStatus(context.record.nodes, context.stopRequested, met, context.timedOut);
 }
 
-/** The handler that answers the run's outcome; none after a failed init handler (docs/api.md, Handlers). */
+/** The handler that answers the run's outcome: after a failed init handler, the abort handler (docs/api.md, Handlers). */
 function outcomeHandler(context: RunContext): HandlerKind | undefined {
-  if (context.initFailed) return undefined;
   const kind: HandlerKind = context.outcome === RunStatus.Aborted ? 'abort' : context.outcome === RunStatus.Failed ? 'failure' : 'success';
   return context.plan.handlers[kind] ? kind : undefined;
 }
