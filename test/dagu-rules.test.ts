@@ -228,5 +228,39 @@ describe('Dagu 1.30.2 forms and rules', () => {
     const skipped = await server.startAndWait('skippedout');
     assert.deepEqual((await server.call('GET', `/dag-runs/skippedout/${skipped.dagRunId}/outputs`)).body.outputs, {});
   });
+
+  test('a command may be a list of command lines: each its own shell command, in order, stopping at the first that fails', async () => {
+    await server.writeDag('lines', [
+      'type: graph',
+      'steps:',
+      '  - name: all',
+      '    command:',
+      '      - echo one',
+      '      - X=kept; echo "set $X"',
+      '      - echo "X is [$X]"',
+      '    output: ALL',
+      '  - name: stops',
+      '    command:',
+      '      - echo first',
+      '      - sh -c "exit 7"',
+      '      - echo never',
+      '    output: PART',
+      '    continueOn: failed',
+    ].join('\n') + '\n');
+    const details = (await server.call('GET', '/dags/lines')).body.dag.steps[0];
+    assert.deepEqual(details.commands.map((command: any) => command.command), ['echo', 'X=kept;', 'echo']);
+    const run = await server.startAndWait('lines');
+    const [all, stops] = run.nodes;
+    assert.equal(all.statusLabel, 'succeeded');
+    assert.equal((await server.stepLog('lines', run.dagRunId, 'all')).trim(), 'one\nset kept\nX is []', 'no shell state carries over');
+    assert.deepEqual([stops.statusLabel, stops.error], ['failed', 'command 2 of 3 failed (sh -c "exit 7"): exit status 7']);
+    assert.equal((await server.stepLog('lines', run.dagRunId, 'stops')).trim(), 'first');
+    const outputs = (await server.call('GET', `/dag-runs/lines/${run.dagRunId}/outputs`)).body.outputs;
+    assert.deepEqual(outputs, { all: 'one\nset kept\nX is []', part: 'first' });
+    const bad = await server.call('POST', '/dags/validate', { spec: 'steps:\n  - name: a\n    command: []\n  - name: b\n    executor: jq\n    command: [".a", ".b"]\n' });
+    assert.equal(bad.body.valid, false);
+    assert.match(bad.body.errors.join('\n'), /must not be empty/);
+    assert.match(bad.body.errors.join('\n'), /runs with the shell executor, not jq/);
+  });
 });
 
