@@ -26,6 +26,8 @@ interface CronServer extends TestServer {
 async function cronServer(start: string, options: { timeZone?: string; home?: string } = {}): Promise<CronServer> {
   const time = new ManualClock(start);
   const server = await startTestServer('node', { clock: time, cronTimers: time, timeZone: options.timeZone ?? 'UTC', ...(options.home ? { home: options.home } : {}) });
+  // The server answers before its DAG files are planned; time moves only once they are.
+  await server.troupe.cron.ready();
   const runsOf: CronServer['runsOf'] = async (name) => {
     const { status, body } = await server.call('GET', `/dag-runs?name=${name}`);
     assert.equal(status, 200);

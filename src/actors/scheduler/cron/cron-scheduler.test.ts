@@ -290,3 +290,67 @@ test('a rescan picks up what no watch reported: added, edited and removed files;
   assert.equal(iso(cron.nextRun('added')!), '2026-05-01T12:00:00.000Z');
   await cron.close();
 });
+
+/** Holds the engine's reads of DAG files until `release` is called: the server starting on many files. */
+function gateLoads(engine: EngineSpy) {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => { release = resolve; });
+  const load = engine.loadDag.bind(engine);
+  let reads = 0;
+  engine.loadDag = async (fileName) => {
+    reads++;
+    await gate;
+    return load(fileName);
+  };
+  return { release, reads: () => reads };
+}
+
+test('the files are read in the background: ready, nextRun and missedRuns wait for them; changes made meanwhile count', async () => {
+  const first = setup('2026-05-01T09:30:00Z');
+  first.engine.files.set('daily', dagOf('daily', 'schedule: "0 10 * * *"'));
+  first.engine.files.set('paused', dagOf('paused', 'schedule: "0 10 * * *"'));
+  first.engine.suspended.add('paused');
+  await first.cron.start();
+  await first.cron.close();
+  const { time, engine, cron } = setup('2026-05-02T09:59:00Z', first.state);
+  engine.files = new Map(first.engine.files);
+  engine.suspended.add('paused');
+  const { release } = gateLoads(engine);
+  void cron.start();
+  let ready = false;
+  void cron.ready().then(() => { ready = true; });
+  await settle();
+  assert.equal(ready, false, 'not ready while the files are read');
+  // Meanwhile a tick falls, a DAG is resumed after it and another is added.
+  time.advanceTo('2026-05-02T10:00:30Z');
+  engine.suspended.delete('paused');
+  cron.suspendChanged('paused', false);
+  engine.files.set('added', dagOf('added', 'schedule: "30 10 * * *"'));
+  const added = cron.dagChanged('added');
+  release();
+  await added;
+  assert.equal(ready, true, 'a change made while the files were read is answered once they are planned');
+  assert.equal(iso(cron.nextRun('added')!), '2026-05-02T10:30:00.000Z');
+  assert.equal(iso(cron.nextRun('daily')!), '2026-05-03T10:00:00.000Z');
+  assert.deepEqual(cron.missedRuns('daily').map((tick) => tick.scheduledAt), ['2026-05-01T10:00:00.000Z']);
+  assert.deepEqual(cron.missedRuns('paused'), []);
+  await settle();
+  assert.deepEqual(engine.calls, ['2026-05-02T10:00:30.000Z enqueue daily'], 'the tick that fell meanwhile is acted on; the DAG suspended at its tick is not run');
+  await cron.close();
+});
+
+test('closed while the files are read, the scheduler reads no more, becomes ready and keeps the stored state', async () => {
+  const { engine, state, cron } = setup('2026-05-01T09:30:00Z');
+  state.value = { handedUpTo: Date.parse('2026-05-01T09:00:00Z'), schedules: {}, missed: {}, unfinished: [] };
+  for (let index = 0; index < 100; index++) engine.files.set(`dag${index}`, dagOf(`dag${index}`, 'schedule: "0 10 * * *"'));
+  const { release, reads } = gateLoads(engine);
+  void cron.start();
+  await settle();
+  const closed = cron.close();
+  release();
+  await closed;
+  await cron.ready();
+  assert.ok(reads() < 100, `the files after the close are not read (${reads()} read)`);
+  assert.equal(state.value.handedUpTo, Date.parse('2026-05-01T09:00:00Z'));
+  assert.equal(cron.nextRun('dag0'), undefined);
+});

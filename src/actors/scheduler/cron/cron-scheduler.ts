@@ -74,8 +74,12 @@ export class CronScheduler {
   /** Restart ticks whose wait the closing cut short: they are missed. */
   private readonly cutShort: DueTick[] = [];
   private readonly waits = new Set<{ timer: unknown; resolve: () => void }>();
-  /** Files changed before the first load finished: synced after it. */
-  private readonly early = new Set<string>();
+  /** DAGs resumed before the first load finished, and when: their ticks until then are not due. */
+  private readonly resumedEarly = new Map<string, number>();
+  /** Settled once every stored DAG is planned (or the scheduler closed first). */
+  private readonly planned: Promise<void>;
+  private markPlanned!: () => void;
+  private starting: Promise<void> | undefined;
   private phase: Phase = 'new';
   private refreshQueued = false;
   private saving: Promise<void> | undefined;
@@ -88,23 +92,44 @@ export class CronScheduler {
     this.log = options.log ?? ((line) => console.error(line));
     this.planner = new CronPlanner({ clock: this.clock, isSuspended: (fileName) => this.engine.isSuspended(fileName), timeZone: options.timeZone });
     this.ticker = new CronTicker({ planner: this.planner, clock: this.clock, timers: this.timers, onTicks: (ticks) => this.onTicks(ticks) });
+    this.planned = new Promise((resolve) => { this.markPlanned = resolve; });
   }
 
   /**
    * Plans every stored DAG, lists the ticks missed since the server last acted on ticks (a DAG
    * whose schedule is not the one stored then missed none), then acts on ticks as they fall.
+   * Never rejects: the server need not wait for it (what depends on the plan waits on `ready`).
    */
-  async start(): Promise<void> {
-    if (this.phase !== 'new') return;
-    this.phase = 'starting';
-    const startedAt = this.clock.now();
+  start(): Promise<void> {
+    if (this.phase === 'new') {
+      this.phase = 'starting';
+      this.starting = this.planAll(this.clock.now())
+        .catch((error: unknown) => this.log(`troupe: cron: cannot plan the schedules (${messageOf(error)}); DAGs are scheduled as the rescan reads them`))
+        .finally(() => {
+          if (this.phase === 'starting') this.run();
+          this.markPlanned();
+        });
+    }
+    return this.starting ?? Promise.resolve();
+  }
+
+  /**
+   * Settles once every stored DAG is planned and the ticks missed while the server was down are
+   * listed: `nextRun` and `missedRuns` are complete from then on.
+   */
+  ready(): Promise<void> {
+    return this.planned;
+  }
+
+  private async planAll(startedAt: number): Promise<void> {
     const saved = await this.options.state.read().catch((error: unknown) => {
       this.log(`troupe: cron: cannot read when ticks were last acted on (${messageOf(error)}); missed ticks cannot be told this time`);
       return undefined;
     });
     for (const [fileName, ticks] of Object.entries(saved?.missed ?? {})) this.missed.set(fileName, ticks);
     const fileNames = await this.engine.fileNames();
-    const loaded = await inBatches(fileNames, async (fileName) => [fileName, await this.loadDag(fileName)] as const);
+    // A close while the files are read leaves the rest unread.
+    const loaded = await inBatches(fileNames, async (fileName) => [fileName, this.phase === 'starting' ? await this.loadDag(fileName) : undefined] as const);
     if (this.phase !== 'starting') return;
     for (const [fileName, found] of loaded) {
       const dag = found?.dag;
@@ -113,14 +138,18 @@ export class CronScheduler {
       this.dags.set(fileName, { dag, key });
       this.planner.set(fileName, dag.schedule, saved && saved.schedules[fileName] === key ? saved.handedUpTo : startedAt);
     }
+    for (const [fileName, at] of this.resumedEarly) this.planner.skipUntil(fileName, at);
     const present = new Set(fileNames);
     for (const fileName of this.missed.keys()) if (!present.has(fileName)) this.missed.delete(fileName);
     if (saved) this.noteMissed(saved, startedAt, present);
+    this.run(startedAt);
+  }
+
+  private run(since?: number): void {
     this.phase = 'running';
-    this.ticker.start(startedAt);
+    this.resumedEarly.clear();
+    this.ticker.start(since);
     this.save();
-    for (const fileName of this.early) void this.dagChanged(fileName);
-    this.early.clear();
   }
 
   /** When the DAG's next scheduled run starts; undefined when it has none, cannot run, or is suspended. */
@@ -136,10 +165,8 @@ export class CronScheduler {
   /** A DAG file was added, edited or removed: read it again. Resolves once the planner has it. */
   dagChanged(fileName: string): Promise<void> {
     if (this.phase === 'closed') return Promise.resolve();
-    if (this.phase !== 'running') {
-      this.early.add(fileName);
-      return Promise.resolve();
-    }
+    // Changed before the first load finished: read again after it, and answered then.
+    if (this.phase !== 'running') return this.planned.then(() => this.dagChanged(fileName));
     const synced = (this.syncs.get(fileName) ?? Promise.resolve())
       .then(() => this.sync(fileName))
       .catch((error: unknown) => this.log(`troupe: cron: cannot read DAG ${fileName} (${messageOf(error)}); its schedule is unchanged`));
@@ -150,6 +177,7 @@ export class CronScheduler {
 
   /** Renamed through the API: its schedule, the ticks it missed and its place in time go with it. */
   async dagRenamed(from: string, to: string): Promise<void> {
+    if (this.phase !== 'running') await this.planned;
     if (this.phase !== 'running') return;
     const known = this.dags.get(from);
     if (known && !this.dags.has(to)) {
@@ -166,6 +194,11 @@ export class CronScheduler {
 
   /** Suspended or resumed through the API; a DAG resumed does not catch up the ticks it slept through. */
   suspendChanged(fileName: string, suspended: boolean): void {
+    if (this.phase === 'new' || this.phase === 'starting') {
+      if (suspended) this.resumedEarly.delete(fileName);
+      else this.resumedEarly.set(fileName, this.clock.now());
+      return;
+    }
     if (this.phase !== 'running') return;
     if (!suspended) this.planner.skipUntil(fileName);
     this.changed();
@@ -188,18 +221,19 @@ export class CronScheduler {
   /** No tick is acted on from here; the actions under way end (a restart's wait is cut short) and the state is stored. */
   async close(): Promise<void> {
     if (this.phase === 'closed') return;
-    const planned = this.phase === 'running';
+    const wasRunning = this.phase === 'running';
     this.phase = 'closed';
+    this.markPlanned();
     this.ticker.stop();
     for (const waiting of this.waits) {
       this.timers.clearTimeout(waiting.timer);
       waiting.resolve();
     }
     this.waits.clear();
-    await Promise.allSettled([...this.syncs.values(), ...this.acting.keys()]);
+    await Promise.allSettled([this.starting, ...this.syncs.values(), ...this.acting.keys()]);
     await this.saving;
     // Ticks that fall from here to the next start are the next start's missed ticks.
-    if (planned) await this.options.state.write(this.snapshot()).catch((error: unknown) => this.log(`troupe: cron: cannot store when ticks were last acted on: ${messageOf(error)}`));
+    if (wasRunning) await this.options.state.write(this.snapshot()).catch((error: unknown) => this.log(`troupe: cron: cannot store when ticks were last acted on: ${messageOf(error)}`));
   }
 
   private async loadDag(fileName: string): Promise<{ dag?: CronDag } | undefined> {
