@@ -354,3 +354,27 @@ test('closed while the files are read, the scheduler reads no more, becomes read
   assert.equal(state.value.handedUpTo, Date.parse('2026-05-01T09:00:00Z'));
   assert.equal(cron.nextRun('dag0'), undefined);
 });
+
+test('ticks handed long after they fell (the process was paused, the clock jumped) are listed as missed, not run at once', async () => {
+  const { time, engine, lines, cron } = setup('2026-05-01T09:58:30Z');
+  engine.files.set('minutely', dagOf('minutely', 'schedule: "* * * * *"'));
+  engine.files.set('daily', dagOf('daily', 'schedule: "0 10 * * *"'));
+  await cron.start();
+  time.advanceTo('2026-05-01T09:59:00Z');
+  // Frozen for three hours: the timer fires once, when the process runs again.
+  time.jumpTo('2026-05-01T12:59:30Z');
+  time.advanceBy(0);
+  await settle();
+  assert.deepEqual(engine.calls, [
+    '2026-05-01T09:59:00.000Z enqueue minutely',
+    '2026-05-01T12:59:30.000Z enqueue minutely',
+  ], 'of the minute ticks only the one less than a minute late runs; the daily tick, three hours late, does not');
+  assert.equal(cron.missedRuns('minutely').length, MISSED_LISTED);
+  assert.equal(cron.missedRuns('minutely').at(-1)?.scheduledAt, '2026-05-01T12:58:00.000Z', 'the newest are kept');
+  assert.deepEqual(cron.missedRuns('daily').map((tick) => [tick.scheduledAt, tick.noticedAt]), [['2026-05-01T10:00:00.000Z', '2026-05-01T12:59:30.000Z']]);
+  assert.ok(lines.some((line) => line.includes('DAG daily missed its start tick at 2026-05-01T10:00:00.000Z')), lines.join('\n'));
+  time.advanceTo('2026-05-01T13:00:00Z');
+  await settle();
+  assert.deepEqual(engine.calls.slice(2), ['2026-05-01T13:00:00.000Z enqueue minutely'], 'ticks on time run again');
+  await cron.close();
+});

@@ -45,6 +45,13 @@ export interface CronSchedulerOptions {
 export const MISSED_LISTED = 100;
 
 /**
+ * A tick handed out later than this after it fell (the process was paused, the system slept, the
+ * clock jumped) is missed, as if the server had been down: run then, it would start at a time
+ * nobody chose, and a minute schedule would start a run for each minute lost.
+ */
+export const LATE_TICK_MS = 60_000;
+
+/**
  * DAG files read in one turn of the event loop when all are read (at start, by the rescan): a
  * small file is read and parsed on this thread, so ten thousand at once would hold it for long.
  */
@@ -272,22 +279,28 @@ export class CronScheduler {
 
   /** Lists and logs the ticks the stopped server did not act on: those it was acting on, then those that fell while it was down. */
   private noteMissed(saved: CronState, startedAt: number, present: Set<string>): void {
-    const noticedAt = isoTime(startedAt);
-    const note = (tick: { fileName: string; kind: MissedTick['kind']; at: number; expression: string }, why: string) => {
-      this.log(`troupe: cron: DAG ${tick.fileName} missed its ${tick.kind} tick at ${isoTime(tick.at)} (${tick.expression}): ${why}; listed, not run`);
-      const list = [...(this.missed.get(tick.fileName) ?? []), { kind: tick.kind, scheduledAt: isoTime(tick.at), expression: tick.expression, noticedAt }];
-      this.missed.set(tick.fileName, list.slice(-MISSED_LISTED));
-    };
-    for (const tick of saved.unfinished) if (present.has(tick.fileName)) note(tick, 'the server stopped while acting on it');
+    for (const tick of saved.unfinished) if (present.has(tick.fileName)) this.listMissed(tick, startedAt, 'the server stopped while acting on it');
     const { ticks, truncated } = this.planner.due(saved.handedUpTo, startedAt, MISSED_LISTED);
-    for (const tick of ticks) note(tick, 'the server was not running');
+    for (const tick of ticks) this.listMissed(tick, startedAt, 'the server was not running');
     for (const fileName of truncated) this.log(`troupe: cron: DAG ${fileName} missed more than ${MISSED_LISTED} ticks; the first ${MISSED_LISTED} are listed`);
   }
 
+  private listMissed(tick: CronState['unfinished'][number], noticedAt: number, why: string): void {
+    this.log(`troupe: cron: DAG ${tick.fileName} missed its ${tick.kind} tick at ${isoTime(tick.at)} (${tick.expression}): ${why}; listed, not run`);
+    const list = [...(this.missed.get(tick.fileName) ?? []), { kind: tick.kind, scheduledAt: isoTime(tick.at), expression: tick.expression, noticedAt: isoTime(noticedAt) }];
+    this.missed.set(tick.fileName, list.slice(-MISSED_LISTED));
+  }
+
   private onTicks(ticks: DueTick[]): void {
+    const now = this.clock.now();
+    const late = new Map<string, DueTick[]>();
     for (const tick of ticks) {
       const planned = this.dags.get(tick.fileName);
       if (!planned) continue;
+      if (now - tick.at > LATE_TICK_MS) {
+        if (!late.get(tick.fileName)?.push(tick)) late.set(tick.fileName, [tick]);
+        continue;
+      }
       const acted: Promise<void> = this.act(tick, planned.dag)
         .catch((error: unknown) => this.log(`troupe: cron: the ${tick.kind} tick of DAG ${tick.fileName} at ${isoTime(tick.at)} failed: ${messageOf(error)}`))
         .finally(() => {
@@ -295,6 +308,11 @@ export class CronScheduler {
           this.save();
         });
       this.acting.set(acted, tick);
+    }
+    for (const [fileName, missed] of late) {
+      const listed = missed.slice(-MISSED_LISTED);
+      if (missed.length > listed.length) this.log(`troupe: cron: DAG ${fileName} missed ${missed.length} ticks while the server was paused or its clock jumped; the newest ${MISSED_LISTED} are listed`);
+      for (const tick of listed) this.listMissed(tick, now, 'the server was paused or its clock jumped');
     }
     this.save();
   }
