@@ -59,7 +59,7 @@ export interface EngineHandle {
   logs: LogFiles;
   /** Removes runs older than their DAG's `histRetentionDays`: at start, then hourly. */
   retention: RetentionSweeper;
-  /** Runs the DAGs on their `schedule`; lists the ticks missed while the server was down. */
+  /** Runs the DAGs on their `schedule`; lists the ticks missed while the server was down. Its nextRun and missedRuns are complete once `cron.ready()` settles. */
   cron: CronScheduler;
   /** How step processes start: posix_spawn (the addon) or child_process (the fallback). */
   spawnMethod: SpawnMode;
