@@ -18,7 +18,8 @@ export function finalStatus(nodes: NodeRecord[], stopped: boolean, steps: StepDe
   if (stopped) return RunStatus.Aborted;
   const failures = nodes.map((node, index) => ({ node, index }))
     .filter(({ node }) => node.status === NodeStatus.Failed || node.status === NodeStatus.Aborted);
-  if (failures.length === 0) return RunStatus.Succeeded;
+  // A sub DAG call whose child partially succeeded makes the run partially succeeded (as Dagu).
+  if (failures.length === 0) return nodes.some((node) => node.status === NodeStatus.PartiallySucceeded) ? RunStatus.PartiallySucceeded : RunStatus.Succeeded;
   // Sets: a run of thousands of allowed failures must not test each against every step.
   const depended = new Set(steps.flatMap((step) => step.depends));
   const allowed = new Set(continued);

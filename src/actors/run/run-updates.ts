@@ -1,5 +1,5 @@
 // Pure updates of a run's record: what each transition changes and the run-log line it writes.
-import { HANDLER_NODE_NAMES, NodeStatus, isoTime, setOwn, nodeStatusLabel, runStatusLabel, type HandlerKind, type NodeRecord, type RunRecord, type RunStatus, type StepResult } from '../../core/index.ts';
+import { HANDLER_NODE_NAMES, NodeStatus, isoTime, setOwn, nodeStatusLabel, nodeSucceeded, runStatusLabel, type HandlerKind, type NodeRecord, type RunRecord, type RunStatus, type StepResult } from '../../core/index.ts';
 import type { StepFinishedEvent, StepRerunEvent } from '../step/step.machine.ts';
 import { logLine } from './log-line.ts';
 import type { RunPlan } from './plan.ts';
@@ -62,7 +62,7 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
   if (continues && updated.status === NodeStatus.Failed && step.continueOn?.markSuccess) updated.status = NodeStatus.Succeeded;
   // A failure that continues still hands its output on: later steps may test it.
   let kept: Partial<RunRecord> = {};
-  if (step.output && result.kind === 'ok' && result.output !== undefined && (updated.status === NodeStatus.Succeeded || continues)) {
+  if (step.output && result.kind === 'ok' && result.output !== undefined && (nodeSucceeded(updated.status) || continues)) {
     setOwn(outputs, step.output, result.output);
     // The executor masked secrets already; the later step in execution order wins.
     const document = step.outputKey !== undefined ? { ...state.record.outputs, [step.outputKey]: result.output } : state.record.outputs;
@@ -70,9 +70,9 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
   }
   const nodes = state.record.nodes.slice();
   nodes[index] = updated;
-  recordFinished(state.schedule, nodes, index, updated.status === NodeStatus.Succeeded || continues);
+  recordFinished(state.schedule, nodes, index, nodeSucceeded(updated.status) || continues);
   const record = { ...state.record, nodes, ...kept };
-  const line = logLine(at, updated.status === NodeStatus.Succeeded ? 'INFO' : 'ERROR', 'Step finished', {
+  const line = logLine(at, nodeSucceeded(updated.status) ? 'INFO' : 'ERROR', 'Step finished', {
     ...runFields(record), step: step.name, status: nodeStatusLabel(updated.status), ...(updated.error ? { error: updated.error } : {}),
   });
   return { record, outputs, line };
@@ -91,7 +91,8 @@ function nodeAfter(node: NodeRecord, result: StepResult, at: number, stopped: bo
   } else {
     updated.exitCode = result.exitCode;
     updated.error = result.error ?? '';
-    updated.status = result.exitCode === 0 && !result.error ? NodeStatus.Succeeded : failed;
+    const succeeded = result.partial ? NodeStatus.PartiallySucceeded : NodeStatus.Succeeded;
+    updated.status = result.exitCode === 0 && !result.error ? succeeded : failed;
   }
   return updated;
 }

@@ -164,6 +164,7 @@ export const runMachine = effects.extend({
             ...(context.plan.steps[index].call ? {
               call: {
                 ...context.plan.steps[index].call!,
+                step: context.plan.steps[index].name,
                 parent: { name: context.plan.name, dagRunId: context.plan.dagRunId, root: context.plan.root, callers: context.plan.callers, specText: context.plan.specText },
               },
             } : {}),
@@ -209,6 +210,8 @@ export const runMachine = effects.extend({
       if (event.type !== 'step.subRun') return;
       const nodes = context.record.nodes.slice();
       const node = nodes[event.index];
+      // A retry of the step runs the same child again: it is listed once.
+      if (node.subRuns.some((sub) => sub.dagRunId === event.dagRunId)) return;
       nodes[event.index] = { ...node, subRuns: [...node.subRuns, { dagRunId: event.dagRunId, params: event.params }] };
       const record = { ...context.record, nodes, children: { ...context.record.children, [event.dagRunId]: event.dagName } };
       enqueue.assign({ record });

@@ -147,7 +147,8 @@ export const stepMachine = setup({
         input: ({ context }) => ({
           // Preconditions decide once, before the first execution.
           preconditions: context.retries === 0 && context.executions === 0 ? context.preconditions : [],
-          ...(context.call ? { call: context.call } : {}),
+          // Each execution of a repeated call has children of its own; a retry finds the same ones.
+          ...(context.call ? { call: { ...context.call, execution: context.executions } } : {}),
           task: context.task, pending: context.pending, signalOnStop: context.signalOnStop, cleanupMs: context.cleanupMs,
           ...(context.repeatPolicy?.condition !== undefined
             ? { repeatCondition: { condition: context.repeatPolicy.condition, expected: context.repeatPolicy.expected } }
