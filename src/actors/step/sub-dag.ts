@@ -74,7 +74,7 @@ function childParams(call: SubDagCall, env: Record<string, string>, item?: unkno
  * params, so that a retried parent finds the children it started. The params enter the id masked
  * (an id must not let a secret be guessed); distinct params that mask alike are told apart by order.
  */
-function childStarts(call: SubDagCall, env: Record<string, string>, items: unknown[] | undefined): ChildStart[] {
+export function childStarts(call: SubDagCall, env: Record<string, string>, items: unknown[] | undefined): ChildStart[] {
   const secrets = call.parent.secrets ?? [];
   const byParams = new Map<string, ChildStart>();
   const masksSeen = new Map<string, number>();
