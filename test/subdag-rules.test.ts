@@ -198,3 +198,27 @@ test('rule 19: a sub DAG result holds the child\'s effective params as KEY=value
     ['A=1 B=3 C=4', 'A=two words B=2', '1=a 2=q', 'A=1 B=2']);
   assert.deepEqual(Object.keys(await captured('params-parent', run.dagRunId, 'shownone')), ['name', 'dagRunId', 'outputs', 'status']);
 });
+
+test('the rules hold for handlers: an exit handler calls a sub DAG with a fan-out; a handler retries', async () => {
+  const flag = join(server.home, 'handler-retried');
+  await create('handler-child', 'steps:\n  - name: check\n    command: test "$1" = a\n');
+  await create('handler-parent', [
+    'handlerOn:',
+    '  success:',
+    `    command: test -f ${flag} || { touch ${flag}; exit 1; }`,
+    '    retryPolicy: {limit: 1, intervalSec: 0}',
+    '  exit:',
+    '    call: handler-child',
+    '    parallel: [a, a]',
+    'steps:',
+    '  - echo main',
+    '',
+  ].join('\n'));
+  const run = await server.startAndWait('handler-parent');
+  assert.equal(run.statusLabel, 'succeeded');
+  assert.deepEqual([run.onSuccess.statusLabel, run.onSuccess.retryCount], ['succeeded', 1]);
+  assert.equal(run.onExit.statusLabel, 'succeeded');
+  assert.equal(run.onExit.subRuns.length, 1);
+  const child = (await server.call('GET', `/dag-runs/handler-parent/${run.dagRunId}/sub-dag-runs/${run.onExit.subRuns[0].dagRunId}`)).body.dagRunDetails;
+  assert.deepEqual([child.name, child.statusLabel, JSON.parse(child.params)], ['handler-child', 'succeeded', { 1: 'a' }]);
+});

@@ -56,6 +56,7 @@ export interface StepFinishedEvent {
 export interface StepSubRunEvent {
   type: 'step.subRun';
   index: number;
+  handler?: HandlerKind;
   dagName: string;
   dagRunId: string;
   params: string;
@@ -65,6 +66,7 @@ export interface StepSubRunEvent {
 export interface StepRerunEvent {
   type: 'step.rerun';
   index: number;
+  handler?: HandlerKind;
   kind: 'retry' | 'repeat';
   /** Retries started so far, or executions done so far. */
   count: number;
@@ -161,6 +163,7 @@ export const stepMachine = setup({
         'step.subRun': {
           actions: sendParent(({ context, event }): StepSubRunEvent => ({
             type: 'step.subRun', index: context.index, dagName: event.dagName, dagRunId: event.dagRunId, params: event.params,
+            ...(context.handler ? { handler: context.handler } : {}),
           })),
         },
         'step.exited': [
@@ -171,7 +174,7 @@ export const stepMachine = setup({
               enqueue.assign({ retries: context.retries + 1, last: event.result });
               enqueue(sendParent({
                 type: 'step.rerun', index: context.index, kind: 'retry', count: context.retries + 1,
-                result: timedOutResult(context, event.result), at: event.at,
+                result: timedOutResult(context, event.result), at: event.at, ...(context.handler ? { handler: context.handler } : {}),
               } satisfies StepRerunEvent));
             }),
           },
@@ -182,6 +185,7 @@ export const stepMachine = setup({
               enqueue.assign({ executions: context.executions + 1, last: event.result });
               enqueue(sendParent({
                 type: 'step.rerun', index: context.index, kind: 'repeat', count: context.executions + 1, result: event.result, at: event.at,
+                ...(context.handler ? { handler: context.handler } : {}),
               } satisfies StepRerunEvent));
             }),
           },
