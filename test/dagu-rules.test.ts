@@ -172,5 +172,61 @@ describe('Dagu 1.30.2 forms and rules', () => {
       assert.equal((await server.stepLog(name, run.dagRunId, 'onCancel')).trim(), 'abort-ran');
     }
   });
+
+  test('doneCount counts executions that reached an end: not a skip, not one cut off by a stop or the DAG timeout', async () => {
+    await server.writeDag('counts', [
+      'type: graph',
+      'steps:',
+      '  - name: ran',
+      '    command: echo ran',
+      '  - name: skipped',
+      '    command: echo never',
+      '    preconditions: "test 1 -eq 2"',
+      '  - name: own-timeout',
+      '    command: sleep 5',
+      '    timeoutSec: 1',
+      '  - name: failed',
+      '    command: exit 2',
+    ].join('\n') + '\n');
+    const run = await server.startAndWait('counts');
+    assert.deepEqual(run.nodes.map((node: any) => [node.step.name, node.statusLabel, node.doneCount]),
+      [['ran', 'succeeded', 1], ['skipped', 'skipped', 0], ['own-timeout', 'failed', 1], ['failed', 'failed', 1]]);
+    await server.writeDag('dagtimeout', 'timeoutSec: 1\nsteps:\n  - name: long\n    command: sleep 5\n');
+    const timedOut = await server.startAndWait('dagtimeout');
+    assert.deepEqual([timedOut.statusLabel, timedOut.nodes[0].statusLabel, timedOut.nodes[0].doneCount], ['failed', 'aborted', 0]);
+    await server.writeDag('stopped', 'steps:\n  - name: long\n    command: sleep 30\n');
+    const started = await server.call('POST', '/dags/stopped/start', {});
+    await server.waitForRun('stopped', started.body.dagRunId, (candidate) => candidate.nodes[0].status === 1);
+    await server.call('POST', `/dag-runs/stopped/${started.body.dagRunId}/stop`);
+    const stopped = await server.waitForRun('stopped', started.body.dagRunId);
+    assert.deepEqual([stopped.statusLabel, stopped.nodes[0].doneCount], ['aborted', 0]);
+  });
+
+  test('a step that ran and failed still stores its output, for handlers and continueOn dependants', async () => {
+    await server.writeDag('failedout', [
+      'handlerOn:',
+      '  failure:',
+      '    command: echo "handler sees $LAST"',
+      'steps:',
+      '  - name: soft',
+      '    command: echo soft-value; exit 1',
+      '    output: SOFT',
+      '    continueOn: failed',
+      '  - name: reads',
+      '    command: echo "next sees $SOFT"',
+      '  - name: hard',
+      '    command: echo last-value; exit 3',
+      '    output: LAST',
+    ].join('\n') + '\n');
+    const run = await server.startAndWait('failedout');
+    assert.equal(run.statusLabel, 'failed');
+    assert.equal((await server.stepLog('failedout', run.dagRunId, 'reads')).trim(), 'next sees soft-value');
+    assert.equal((await server.stepLog('failedout', run.dagRunId, 'onFailure')).trim(), 'handler sees last-value');
+    const outputs = (await server.call('GET', `/dag-runs/failedout/${run.dagRunId}/outputs`)).body.outputs;
+    assert.deepEqual(outputs, { soft: 'soft-value', last: 'last-value' });
+    await server.writeDag('skippedout', 'steps:\n  - name: never\n    command: echo x\n    output: NEVER\n    preconditions: "test 1 -eq 2"\n');
+    const skipped = await server.startAndWait('skippedout');
+    assert.deepEqual((await server.call('GET', `/dag-runs/skippedout/${skipped.dagRunId}/outputs`)).body.outputs, {});
+  });
 });
 
