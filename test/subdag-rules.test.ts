@@ -184,9 +184,13 @@ test('rule 19: a sub DAG result holds the child\'s effective params as KEY=value
     '  - name: none',
     '    call: params-none',
     '    output: NONE',
+    '  - name: given',
+    '    call: params-none',
+    '    params: "Z=1"',
+    '    output: GIVEN',
     '  - name: show',
-    '    depends: [named, spaced, item, defaults]',
-    '    command: printf "%s\\n%s\\n%s\\n%s\\n" "${NAMED.params}" "${SPACED.params}" "${ITEMS.results.0.params}" "${DEFAULTS.params}"',
+    '    depends: [named, spaced, item, defaults, given]',
+    '    command: printf "%s\\n%s\\n%s\\n%s\\n%s\\n" "${NAMED.params}" "${SPACED.params}" "${ITEMS.results.0.params}" "${DEFAULTS.params}" "${GIVEN.params}"',
     '  - name: shownone',
     '    depends: [none]',
     '    command: printenv NONE',
@@ -195,7 +199,7 @@ test('rule 19: a sub DAG result holds the child\'s effective params as KEY=value
   const run = await server.startAndWait('params-parent');
   assert.equal(run.statusLabel, 'succeeded');
   assert.deepEqual((await server.stepLog('params-parent', run.dagRunId, 'show')).split('\n'),
-    ['A=1 B=3 C=4', 'A=two words B=2', '1=a 2=q', 'A=1 B=2']);
+    ['A=1 B=3 C=4', 'A=two words B=2', '1=a 2=q', 'A=1 B=2', 'Z=1']);
   assert.deepEqual(Object.keys(await captured('params-parent', run.dagRunId, 'shownone')), ['name', 'dagRunId', 'outputs', 'status']);
 });
 
