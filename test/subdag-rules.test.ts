@@ -36,6 +36,11 @@ test('rule 4: a call of a DAG that does not exist is accepted at validate, creat
   const succeeded = await server.startAndWait('early-caller');
   assert.deepEqual([succeeded.statusLabel, succeeded.nodes[0].statusLabel], ['succeeded', 'succeeded']);
 
+  // A target named through a variable is decided when the step runs.
+  await create('variable-caller', 'env:\n  - TARGET: later-child\nsteps:\n  - name: call\n    call: ${TARGET}\n');
+  const byVariable = await server.startAndWait('variable-caller');
+  assert.deepEqual([byVariable.statusLabel, byVariable.nodes[0].subRuns.length], ['succeeded', 1]);
+
   // A cycle closed by a DAG created later is still found.
   await create('cycle-first', 'steps:\n  - call: cycle-second\n');
   const closing = await server.call('POST', '/dags', { name: 'cycle-second', spec: 'steps:\n  - call: cycle-first\n' });

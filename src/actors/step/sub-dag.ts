@@ -107,8 +107,10 @@ function itemsOf(items: unknown[] | string, env: Record<string, string>): unknow
  * Runs the call as a StepHandle: one child, or one per distinct item at most `maxConcurrent` at a
  * time. `onChild` hears each child as it starts (for the node's subRuns).
  */
-export function runSubDags(runner: SubDagRunner, call: SubDagCall, env: Record<string, string>,
+export function runSubDags(runner: SubDagRunner, written: SubDagCall, env: Record<string, string>,
   onChild: (child: { dagName: string; dagRunId: string; params: string }) => void): StepHandle {
+  // A target may name its DAG through the step's variables (`call: ${TARGET}`), as in Dagu.
+  const call = { ...written, target: expandVariables(written.target, (name) => ownValue(env, name)) };
   const running = new Map<string, string>();
   const secrets = call.parent.secrets ?? [];
   let stopped = false;
