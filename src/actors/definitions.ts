@@ -1,7 +1,7 @@
 // The definitions the engine and the API read: stored DAG files (each parsed once per change of its
 // text), definitions checked before they are stored, and the call cycles they reach. Parses go
 // through the DefinitionParser, which reads large texts on a worker thread: every read here is
-// async, and the checks that need the DAG files (unknown calls, cycles) run on this thread after it.
+// async, and the check that needs the DAG files (call cycles) runs on this thread after it.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { dagNameProblem, type Dag, type DagFile, type DagStore } from '../core/index.ts';
 import { DefinitionParser, callCycles, callTargets, type ParseResult, type ParsedFile } from '../spec/index.ts';
@@ -74,31 +74,28 @@ export class Definitions {
   }
 
   /**
-   * A definition as the API checks it before storing it: the parse, with unknown call targets and
-   * call cycles through the stored DAG files. `fileName` is the file it is (or will be) stored as.
+   * A definition as the API checks it before storing it: the parse, with the call cycles through the
+   * stored DAG files. A call of a DAG that does not exist is accepted (DAGs may be created in any
+   * order): its step fails when it runs. `fileName` is the file it is (or will be) stored as.
    */
   async check(spec: string, options: { fileName?: string; defaultName?: string }): Promise<{ result: ParseResult; errors: string[] }> {
-    let existing = new Set<string>();
-    const existingDags = async (names: string[]) => (existing = await this.existingDags(names));
-    const result = await this.parser.parse(spec, { ...options, baseDir: this.dags.dir, existingDags });
+    const result = await this.parser.parse(spec, { ...options, baseDir: this.dags.dir });
     // A definition that cannot be read has no calls to follow.
-    const cycles = result.dag ? await this.callCycles(options.fileName, result, existing) : [];
+    const cycles = result.dag ? await this.callCycles(options.fileName, result) : [];
     return { result, errors: [...result.errors, ...cycles] };
   }
 
   /**
    * The call cycles reachable from a definition, through the stored DAG files (call-graph.ts).
    * The files it reaches are parsed first, each at most once, so that the search itself is
-   * synchronous and no large file is parsed on this thread. `existing`: the DAG files among the
-   * definition's own call targets, when they were just looked for.
+   * synchronous and no large file is parsed on this thread.
    */
-  async callCycles(fileName: string | undefined, parsed: ParsedFile, existing?: Set<string>): Promise<string[]> {
+  async callCycles(fileName: string | undefined, parsed: ParsedFile): Promise<string[]> {
     const files = new Map<string, ParsedFile | undefined>();
     let next = new Set(storedTargets(parsed).filter((name) => name !== fileName));
     while (next.size > 0) {
       for (const name of next) files.set(name, undefined);
-      const present = existing ?? await this.existingDags([...next]);
-      existing = undefined;
+      const present = await this.existingDags([...next]);
       const loaded = await Promise.all([...next].filter((name) => present.has(name)).map(async (name) => {
         const file = this.dags.readSync(name);
         return [name, file ? await this.parseStored(file) : undefined] as const;

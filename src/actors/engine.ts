@@ -11,8 +11,8 @@ import { usableDag } from './usable-dag.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
 import { rerunSelection, type PriorAttempt } from './run/attempt.ts';
 import { executeStepOn } from './step/execute-step.ts';
-import type { SubDagCall, SubDagRunner } from './step/sub-dag.ts';
-import { nestingProblem } from './run/nesting.ts';
+import type { SubDagRunner } from './step/sub-dag.ts';
+import { ChildRuns } from './child-runs.ts';
 import { runMachine } from './run/run.machine.ts';
 import { findRun, findSubRun, subRunsOf } from './run-lookup.ts';
 import { RunStarter } from './run-starter.ts';
@@ -68,6 +68,7 @@ export class Engine {
   private readonly clock: Clock;
   private readonly writes: RunWrites;
   private readonly starter: RunStarter;
+  private readonly childRuns: ChildRuns;
   private readonly queueing: Queueing;
   /** Stored DAGs and definitions to check, parsed without holding the event loop. */
   readonly definitions: Definitions;
@@ -82,7 +83,7 @@ export class Engine {
     const onStoreError = deps.onStoreError ?? ((error) => console.error('troupe: store write failed:', error));
     this.writes = new RunWrites(deps.runs, deps.logs, onStoreError);
     const subDags: SubDagRunner = {
-      start: (call, params) => this.startChild(call, params),
+      start: (call, child) => this.childRuns.start(call, child),
       stop: (name, dagRunId) => {
         if (this.isActive(name, dagRunId)) this.scheduler.send({ type: 'run.stop', name, dagRunId, at: this.clock.now() });
       },
@@ -116,6 +117,7 @@ export class Engine {
       shuttingDown: () => ({ closed: this.closed !== undefined, draining: this.draining }),
     };
     this.starter = new RunStarter(host);
+    this.childRuns = new ChildRuns({ ...host, starter: this.starter, whenFinished: (name, dagRunId) => this.whenFinished(name, dagRunId) });
     this.queueing = new Queueing({ ...host, starter: this.starter });
   }
 
@@ -270,49 +272,6 @@ export class Engine {
       reserved.delete(key);
       reserved.delete(priorKey);
     }
-  }
-
-  /**
-   * A sub DAG run for a step of a running run: the target is a local DAG of the caller's file, or a
-   * DAG file. It carries its root and parent; maxActiveRuns does not hold it back.
-   */
-  private async startChild(call: SubDagCall, params: string): Promise<{ dagName: string; dagRunId: string; finished: Promise<RunRecord> }> {
-    const target = call.target.replace(/\.ya?ml$/, '');
-    const tooDeep = nestingProblem([...call.parent.callers, call.parent.name], target);
-    if (tooDeep) throw new AppError('bad_request', tooDeep);
-    const local = (await this.definitions.localDags(call.parent.specText)).find((candidate) => candidate.name === target);
-    let dag: Dag;
-    let specText = call.parent.specText;
-    let fileName: string | undefined;
-    if (local) {
-      if (!local.dag || local.errors.length > 0) throw new AppError('bad_request', `local DAG ${target}: ${local.errors.join('; ')}`);
-      dag = local.dag;
-    } else {
-      const loaded = await this.definitions.loadDag(target);
-      if (!loaded) throw new AppError('not_found', `DAG ${target} not found: neither a local DAG of the file nor a DAG file`);
-      dag = usableDag(loaded.result);
-      specText = loaded.text;
-      fileName = target;
-    }
-    const notRunYet = fieldsNotRunYet(dag);
-    if (notRunYet.length > 0) throw new AppError('bad_request', `troupe does not run these fields yet: ${notRunYet.join(', ')}`);
-    const dagRunId = uuidv7(this.clock.now());
-    const key = runKey(dag.name, dagRunId);
-    this.starter.reserved.add(key);
-    try {
-      await this.starter.startAttempt({
-        dag, name: dag.name, dagRunId, specText, fileName, inheritedSecrets: call.parent.secrets,
-        params: async (variables, runCommand) => {
-          const env = { ...variables.dotenv, ...this.deps.systemEnv, DAG_NAME: dag.name, DAG_RUN_ID: dagRunId };
-          return mergeParams(await paramDefaultsWithCommands(dag.params, env, runCommand), paramsFromRequest(params));
-        },
-        lineage: { root: call.parent.root, parent: { name: call.parent.name, dagRunId: call.parent.dagRunId }, callers: [...call.parent.callers, call.parent.name] },
-      });
-    } finally {
-      this.starter.reserved.delete(key);
-    }
-    const finished = this.whenFinished(dag.name, dagRunId).then(() => this.deps.runs.get(dag.name, dagRunId)!);
-    return { dagName: dag.name, dagRunId, finished };
   }
 
   /** Sets a node's status by hand (0 to 5) on a run that is not active; `record` is the run (or sub run). */

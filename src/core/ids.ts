@@ -1,5 +1,5 @@
 // Identifier generation: UUIDv7 for run ids (time-ordered, as Dagu), short hex for attempts.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 let lastMs = 0;
 let sequence = 0;
@@ -20,6 +20,21 @@ export function uuidv7(now: number = Date.now()): string {
   bytes[6] = 0x70 | (sequence >> 8);
   bytes[7] = sequence & 0xff;
   bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  return uuidText(bytes);
+}
+
+/**
+ * A run id that the same `parts` always give (a UUIDv8 from their SHA-256, RFC 9562's name-based
+ * form): a sub DAG run's, so that a retried parent finds the children it started before.
+ */
+export function derivedRunId(parts: readonly (string | number)[]): string {
+  const bytes = createHash('sha256').update(JSON.stringify(parts)).digest().subarray(0, 16);
+  bytes[6] = 0x80 | (bytes[6] & 0x0f);
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  return uuidText(bytes);
+}
+
+function uuidText(bytes: Buffer): string {
   const hex = bytes.toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

@@ -169,7 +169,8 @@ export interface StepTask {
 }
 
 export type StepResult =
-  | { kind: 'ok'; exitCode: number; signal?: string; output?: string; error?: string }
+  /** `partial`: a sub DAG call whose child run partially succeeded (node status 6). */
+  | { kind: 'ok'; exitCode: number; signal?: string; output?: string; error?: string; partial?: boolean }
   | { kind: 'error'; code: string; message: string }
   /** A precondition did not hold: the step did not run (the engine's verdict, never an executor's). */
   | { kind: 'skipped'; message: string };

@@ -18,11 +18,13 @@ export const NodeStatus = {
   Aborted: 3,
   Succeeded: 4,
   Skipped: 5,
+  /** A sub DAG call whose child run ended partially succeeded (as Dagu). */
+  PartiallySucceeded: 6,
 } as const;
 export type NodeStatus = (typeof NodeStatus)[keyof typeof NodeStatus];
 
 const runLabels = ['not_started', 'running', 'failed', 'aborted', 'succeeded', 'queued', 'partially_succeeded'] as const;
-const nodeLabels = ['not_started', 'running', 'failed', 'aborted', 'succeeded', 'skipped'] as const;
+const nodeLabels = ['not_started', 'running', 'failed', 'aborted', 'succeeded', 'skipped', 'partially_succeeded'] as const;
 
 export type RunStatusLabel = (typeof runLabels)[number];
 export type NodeStatusLabel = (typeof nodeLabels)[number];
@@ -40,10 +42,15 @@ export function isRunStatus(value: number): value is RunStatus {
 }
 
 export function isNodeStatus(value: number): value is NodeStatus {
-  return Number.isInteger(value) && value >= 0 && value <= 5;
+  return Number.isInteger(value) && value >= 0 && value <= 6;
 }
 
 /** A run in one of these states will not change again by itself. */
+/** A node whose dependants may run: succeeded, or a sub DAG call whose child partially succeeded. */
+export function nodeSucceeded(status: NodeStatus): boolean {
+  return status === NodeStatus.Succeeded || status === NodeStatus.PartiallySucceeded;
+}
+
 export function isFinalRunStatus(status: RunStatus): boolean {
   return status === RunStatus.Failed || status === RunStatus.Aborted ||
     status === RunStatus.Succeeded || status === RunStatus.PartiallySucceeded;

@@ -3,7 +3,7 @@ import { posix as path } from 'node:path';
 import { DAG_DEFAULTS, dagNameProblem, type Dag, type Handlers, type ParamDef, type Step } from '../core/index.ts';
 import { isMultiLine, splitWords } from './command.ts';
 import { FieldReader, dropUndefined, isPlainMap } from './field-reader.ts';
-import { formatIssue, pathText, type Path, type SpecIssue } from './issues.ts';
+import { formatIssue, type Path, type SpecIssue } from './issues.ts';
 import { ROOT_KEYS, STEP_KEYS, closestKey } from './keys.ts';
 import { paramsFromText } from './params.ts';
 import { readConditions, readContinueOn, readRepeatPolicy, readRetryPolicy } from './policies.ts';
@@ -15,7 +15,6 @@ import { readStepFields } from './step-fields.ts';
 import { readYaml, type YamlDocument } from './yaml-source.ts';
 import { dependencyIssues } from './graph.ts';
 import { mayHoldNul, nulBytePaths } from './nul-bytes.ts';
-import { calledDag } from './call-graph.ts';
 
 export interface ParseOptions {
   /** The DAG file's name without extension: the default DAG name. */
@@ -26,11 +25,6 @@ export interface ParseOptions {
   nameOverride?: string;
   /** Directory of the DAG file: the default working directory. */
   baseDir: string;
-  /**
-   * Tells whether a DAG file exists, to report a `call` of an unknown DAG. Without it only calls
-   * that name no local DAG and no file can't be told apart, so calls are not checked.
-   */
-  dagExists?: (name: string) => boolean;
 }
 
 export interface ParseResult {
@@ -41,30 +35,22 @@ export interface ParseResult {
   localDags: Array<{ name: string; dag?: Dag; errors: string[] }>;
 }
 
-/** A step that calls a DAG, with the problem to report if no DAG has that name. */
-export interface CallSite {
-  /** The called name without `.yaml`. */
-  target: string;
-  unknown: SpecIssue;
-}
-
 /**
- * A text read as far as it can be without the DAG files: plain data (no functions, Maps or class
- * instances), so that a worker thread can produce it. `finishParse` adds the checks that need the
- * files. Call sites are collected only with `checkCalls`.
+ * A text read: plain data (no functions, Maps or class instances), so that a worker thread can
+ * produce it. `finishParse` turns it into the parse result. A `call` of a DAG that does not exist
+ * is no problem of the text: the DAG may be created later, and the step fails if it is not there
+ * when it runs (docs/api.md, Call cycles).
  */
 export interface DefinitionRead {
   dag?: Dag;
   issues: SpecIssue[];
-  calls: CallSite[];
-  locals: Array<{ name: string; dag?: Dag; issues: SpecIssue[]; calls: CallSite[]; duplicate?: SpecIssue }>;
+  locals: Array<{ name: string; dag?: Dag; issues: SpecIssue[]; duplicate?: SpecIssue }>;
 }
 
-export type ReadOptions = Omit<ParseOptions, 'dagExists'> & { checkCalls?: boolean };
+export type ReadOptions = ParseOptions;
 
 export function parseDag(text: string, options: ParseOptions): ParseResult {
-  const { dagExists, ...readOptions } = options;
-  return finishParse(readDefinition(text, { ...readOptions, checkCalls: dagExists !== undefined }), dagExists);
+  return finishParse(readDefinition(text, options));
 }
 
 /** The costly part of a parse (the YAML and every check of the text alone). */
@@ -81,53 +67,22 @@ export function readDefinition(text: string, options: ReadOptions): DefinitionRe
   return {
     dag: result.dag,
     issues: [...source.issues, ...result.issues],
-    calls: options.checkCalls && result.dag && main ? callSites(result.dag, main) : [],
     locals: parsedLocals.map((local, index) => {
       const name = local.dag?.name ?? `local_${index + 1}`;
       const duplicate = seen.has(name) ? { path: 'name', line: local.doc.lineOf(['name']), message: `duplicate local DAG "${name}"` } : undefined;
       seen.add(name);
-      const calls = options.checkCalls && local.dag ? callSites(local.dag, local.doc) : [];
-      return dropUndefined({ name, dag: local.dag, issues: local.issues, calls, duplicate });
+      return dropUndefined({ name, dag: local.dag, issues: local.issues, duplicate });
     }),
   };
 }
 
-/**
- * The parse result of a read: `call` (and the dag executor's command) must name a local DAG of
- * the file or a DAG file (`dagExists`), which only the thread holding the DAG store can tell.
- */
-export function finishParse(read: DefinitionRead, dagExists?: (name: string) => boolean): ParseResult {
-  const localNames = new Set(read.locals.map((local) => local.name));
-  const known = (name: string) => localNames.has(name) || dagExists!(name);
-  const unknown = (calls: CallSite[]) => dagExists ? calls.filter((call) => !known(call.target)).map((call) => call.unknown) : [];
-  const issues = [...read.issues, ...unknown(read.calls)];
+/** The parse result of a read. */
+export function finishParse(read: DefinitionRead): ParseResult {
   const localDags = read.locals.map((local) => {
-    const localIssues = [...local.issues, ...unknown(local.calls), ...(local.duplicate ? [local.duplicate] : [])];
+    const localIssues = [...local.issues, ...(local.duplicate ? [local.duplicate] : [])];
     return { name: local.name, dag: local.dag, errors: localIssues.map(formatIssue) };
   });
-  return { dag: read.dag, issues, errors: issues.map(formatIssue), localDags };
-}
-
-/** The steps of a DAG that name a DAG to call; targets holding variables are decided at run time. */
-function callSites(dag: Dag, doc: YamlDocument): CallSite[] {
-  const sites: CallSite[] = [];
-  dag.steps.forEach((step, index) => {
-    const called = calledDag(step);
-    if (!called) return;
-    const path = stepPathOf(doc, index);
-    const unknown = { path: pathText(path), line: doc.lineOf(path), message: `unknown DAG "${called.written}": not a local DAG of this file nor a DAG file` };
-    sites.push({ target: called.name, unknown });
-  });
-  return sites;
-}
-
-/** The YAML path of the field naming the called DAG of the flat step `index`. */
-function stepPathOf(doc: YamlDocument, index: number): Path {
-  const items = isPlainMap(doc.value) && Array.isArray(doc.value.steps) ? doc.value.steps : [];
-  const at = stepPath(items, index);
-  const raw = at.length === 3 ? (items[at[1] as number] as unknown[])[at[2] as number] : items[at[1] as number];
-  if (!isPlainMap(raw)) return at;
-  return [...at, raw.call !== undefined ? 'call' : raw.run !== undefined ? 'run' : 'command'];
+  return { dag: read.dag, issues: read.issues, errors: read.issues.map(formatIssue), localDags };
 }
 
 /** `nul`: whether the text may hold a NUL byte (mayHoldNul), so that its values are searched for one. */

@@ -18,24 +18,11 @@ const texts: Record<string, string> = {
 };
 
 test('a definition parsed through the worker entry, across a structured clone, equals the parse on this thread', async () => {
-  const dagExists = (name: string) => name === 'stored';
   for (const [shape, text] of Object.entries(texts)) {
-    for (const options of [{ fileName: 'demo', baseDir: '/dags' }, { fileName: 'demo', baseDir: '/dags', dagExists }, { nameOverride: 'inline', baseDir: '/dags' }]) {
+    for (const options of [{ fileName: 'demo', baseDir: '/dags' }, { nameOverride: 'inline', baseDir: '/dags' }]) {
       assert.deepEqual(await threaded.parse(text, options), parseDag(text, options), `${shape} with ${JSON.stringify(options)}`);
     }
   }
-});
-
-test('unknown calls are found after the read, with their lines, from the names asked for once', async () => {
-  const asked: string[][] = [];
-  const existingDags = async (names: string[]) => { asked.push(names); return new Set(names.filter((name) => name === 'stored')); };
-  const result = await threaded.parse(texts.calls, { fileName: 'demo', baseDir: '/dags', existingDags });
-  assert.deepEqual(asked, [['stored', 'missing', 'also-missing']]);
-  assert.deepEqual(result.errors, [
-    'steps[1].call (line 3): unknown DAG "missing.yaml": not a local DAG of this file nor a DAG file',
-    'steps[3].command (line 6): unknown DAG "also-missing": not a local DAG of this file nor a DAG file',
-  ]);
-  assert.deepEqual(result, parseDag(texts.calls, { fileName: 'demo', baseDir: '/dags', dagExists: (name) => name === 'stored' }));
 });
 
 test('a worker that cannot answer is an internal error, not a crash', async () => {

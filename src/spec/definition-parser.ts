@@ -1,7 +1,6 @@
 // Parses definitions without holding the event loop: a text above `OFF_THREAD_CHARS` is read on a
 // worker thread (the `yaml` library's parse costs 0.5 to 1 us per byte, most of a second near the
 // 1 MiB body limit); a smaller one is read inline, where it costs microseconds and no message.
-// The checks that need the DAG files (`dagExists`) run here, on the caller's thread.
 import { AppError } from '../core/index.ts';
 import { finishParse, readDefinition, type DefinitionRead, type ParseOptions, type ParseResult, type ReadOptions } from './dag-parser.ts';
 
@@ -20,27 +19,12 @@ export type ParseAnswer = { kind: 'ok'; read: DefinitionRead } | { kind: 'error'
 /** Runs a task on the parse worker; rejects only when the thread could not answer (it died, the pool closed). */
 export type RunParseTask = (task: ParseTask) => Promise<ParseAnswer>;
 
-export interface DefinitionParseOptions extends ParseOptions {
-  /**
-   * Which of these names are DAG files, asked once for every DAG the definition calls; an async
-   * alternative to `dagExists` for definitions that call thousands of DAGs.
-   */
-  existingDags?: (names: string[]) => Promise<Set<string>>;
-}
-
 export class DefinitionParser {
   /** Without `runTask` every text is read inline (embedders, unit tests). */
   constructor(private readonly runTask?: RunParseTask, private readonly offThreadChars = OFF_THREAD_CHARS) {}
 
-  async parse(text: string, options: DefinitionParseOptions): Promise<ParseResult> {
-    const { dagExists, existingDags, ...rest } = options;
-    const readOptions: ReadOptions = { ...rest, checkCalls: dagExists !== undefined || existingDags !== undefined };
-    const read = this.runTask && text.length > this.offThreadChars ? await this.readOffThread({ text, options: readOptions }) : readDefinition(text, readOptions);
-    if (!existingDags) return finishParse(read, dagExists);
-    const locals = new Set(read.locals.map((local) => local.name));
-    const called = new Set([read.calls, ...read.locals.map((local) => local.calls)].flat().map((call) => call.target).filter((name) => !locals.has(name)));
-    const existing = await existingDags([...called]);
-    return finishParse(read, (name) => existing.has(name));
+  async parse(text: string, options: ParseOptions): Promise<ParseResult> {
+    return finishParse(this.runTask && text.length > this.offThreadChars ? await this.readOffThread({ text, options }) : readDefinition(text, options));
   }
 
   private async readOffThread(task: ParseTask): Promise<DefinitionRead> {

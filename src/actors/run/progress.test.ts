@@ -30,3 +30,9 @@ test('downstream of a step: every step that depends on it, transitively, in any 
   assert.deepEqual([...downstreamOf(reversed, [4])], [4]);
   assert.deepEqual([...downstreamOf([{ depends: [] }, { depends: [0] }, { depends: [0] }, { depends: [1, 2] }], [0])].sort(), [0, 1, 2, 3]);
 });
+
+test('a call step whose child partially succeeded makes the run partially succeeded, unless another step failed', () => {
+  assert.equal(finalStatus([node(NodeStatus.PartiallySucceeded), node(Succeeded)], false), RunStatus.PartiallySucceeded);
+  assert.equal(finalStatus([node(NodeStatus.PartiallySucceeded), node(Failed)], false), RunStatus.Failed);
+  assert.equal(finalStatus([node(NodeStatus.PartiallySucceeded), node(Failed)], false, [1]), RunStatus.PartiallySucceeded);
+});

@@ -1,6 +1,6 @@
 // Pure decisions over a run's nodes: the final status, the steps downstream of others. Which steps
 // can start, event by event, is schedule.ts's.
-import { NodeStatus, RunStatus, type NodeRecord } from '../../core/index.ts';
+import { NodeStatus, RunStatus, nodeSucceeded, type NodeRecord } from '../../core/index.ts';
 
 export interface StepDeps {
   /** Indexes of the steps this one depends on. */
@@ -18,11 +18,12 @@ export function finalStatus(nodes: NodeRecord[], stopped: boolean, continued: re
   if (stopped) return RunStatus.Aborted;
   const failures = nodes.map((node, index) => ({ node, index }))
     .filter(({ node }) => node.status === NodeStatus.Failed || node.status === NodeStatus.Aborted);
-  if (failures.length === 0) return RunStatus.Succeeded;
+  // A sub DAG call whose child partially succeeded makes the run partially succeeded (as Dagu).
+  if (failures.length === 0) return nodes.some((node) => node.status === NodeStatus.PartiallySucceeded) ? RunStatus.PartiallySucceeded : RunStatus.Succeeded;
   // A set: a run of thousands of allowed failures must not test each against every step.
   const allowed = new Set(continued);
   const forgiven = failures.every(({ node, index }) => node.status === NodeStatus.Failed && allowed.has(index));
-  return forgiven && nodes.some((node) => node.status === NodeStatus.Succeeded) ? RunStatus.PartiallySucceeded : RunStatus.Failed;
+  return forgiven && nodes.some((node) => nodeSucceeded(node.status)) ? RunStatus.PartiallySucceeded : RunStatus.Failed;
 }
 
 /** `roots` and every step downstream of them, transitively. */

@@ -1,6 +1,6 @@
 // Pure updates of a run's record: what each transition changes and the run-log line it writes.
-import { HANDLER_NODE_NAMES, NodeStatus, isoTime, setOwn, nodeStatusLabel, runStatusLabel, type HandlerKind, type NodeRecord, type RunRecord, type RunStatus, type StepResult } from '../../core/index.ts';
-import type { StepFinishedEvent, StepRerunEvent } from '../step/step.machine.ts';
+import { HANDLER_NODE_NAMES, NodeStatus, isoTime, setOwn, nodeStatusLabel, nodeSucceeded, runStatusLabel, type HandlerKind, type NodeRecord, type RunRecord, type RunStatus, type StepResult } from '../../core/index.ts';
+import type { StepFinishedEvent, StepRerunEvent, StepSubRunEvent } from '../step/step.machine.ts';
 import { logLine } from './log-line.ts';
 import type { RunPlan } from './plan.ts';
 import { failureContinues } from './continue-on.ts';
@@ -63,7 +63,7 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
   // A step that ran to an end stores its output, a failure too: handlers and the steps its
   // continueOn lets go may test it. A skipped step stores nothing.
   let kept: Partial<RunRecord> = {};
-  if (step.output && result.kind === 'ok' && result.output !== undefined && (updated.status === NodeStatus.Succeeded || updated.status === NodeStatus.Failed)) {
+  if (step.output && result.kind === 'ok' && result.output !== undefined && (nodeSucceeded(updated.status) || updated.status === NodeStatus.Failed)) {
     setOwn(outputs, step.output, result.output);
     // The executor masked secrets already; the later step in execution order wins.
     const document = step.outputKey !== undefined ? { ...state.record.outputs, [step.outputKey]: result.output } : state.record.outputs;
@@ -71,9 +71,9 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
   }
   const nodes = state.record.nodes.slice();
   nodes[index] = updated;
-  recordFinished(state.schedule, nodes, index, updated.status === NodeStatus.Succeeded || continues);
+  recordFinished(state.schedule, nodes, index, nodeSucceeded(updated.status) || continues);
   const record = { ...state.record, nodes, ...kept };
-  const line = logLine(at, updated.status === NodeStatus.Succeeded ? 'INFO' : 'ERROR', 'Step finished', {
+  const line = logLine(at, nodeSucceeded(updated.status) ? 'INFO' : 'ERROR', 'Step finished', {
     ...runFields(record), step: step.name, status: nodeStatusLabel(updated.status), ...(updated.error ? { error: updated.error } : {}),
   });
   return { record, outputs, line };
@@ -92,11 +92,12 @@ function nodeAfter(node: NodeRecord, result: StepResult, at: number, stopped: bo
   } else {
     updated.exitCode = result.exitCode;
     updated.error = result.error ?? '';
-    updated.status = result.exitCode === 0 && !result.error ? NodeStatus.Succeeded : failed;
+    const succeeded = result.partial ? NodeStatus.PartiallySucceeded : NodeStatus.Succeeded;
+    updated.status = result.exitCode === 0 && !result.error ? succeeded : failed;
   }
   // An execution that reached an end counts; a skip, or one cut off by a stop or the DAG's timeout
   // (aborted), does not. A step's own timeout is a failure, and counts.
-  if (updated.status === NodeStatus.Succeeded || updated.status === NodeStatus.Failed) updated.doneCount = node.doneCount + 1;
+  if (nodeSucceeded(updated.status) || updated.status === NodeStatus.Failed) updated.doneCount = node.doneCount + 1;
   return updated;
 }
 
@@ -113,24 +114,40 @@ export function finishHandler(state: RunState, kind: HandlerKind, result: StepRe
   const node = nodeAfter(state.record.handlers![name]!, result, at, false);
   const record = { ...state.record, handlers: { ...state.record.handlers, [name]: node } };
   // A handler skipped by its preconditions changes nothing (docs/api.md, Handlers).
-  const failed = node.status !== NodeStatus.Succeeded && node.status !== NodeStatus.Skipped;
+  const failed = !nodeSucceeded(node.status) && node.status !== NodeStatus.Skipped;
   const line = logLine(at, failed ? 'ERROR' : 'INFO', 'Handler finished', {
     ...runFields(record), handler: name, status: nodeStatusLabel(node.status), ...(node.error ? { error: node.error } : {}),
   });
   return { record, failed, line };
 }
 
+/** A step (or handler) started a sub DAG run: it joins the node's subRuns once (a retry runs the same child again). */
+export function addSubRun(state: RunState, event: StepSubRunEvent): RunRecord {
+  const name = event.handler && HANDLER_NODE_NAMES[event.handler];
+  const node = name ? state.record.handlers![name]! : state.record.nodes[event.index];
+  if (node.subRuns.some((sub) => sub.dagRunId === event.dagRunId)) return state.record;
+  const updated = { ...node, subRuns: [...node.subRuns, { dagRunId: event.dagRunId, params: event.params }] };
+  const children = { ...state.record.children, [event.dagRunId]: event.dagName };
+  return { ...withNode(state.record, event, updated), children };
+}
+
+/** The record with the node of a step (or of a handler) replaced. */
+function withNode(record: RunRecord, event: { index: number; handler?: HandlerKind }, node: NodeRecord): RunRecord {
+  if (event.handler) return { ...record, handlers: { ...record.handlers, [HANDLER_NODE_NAMES[event.handler]]: node } };
+  const nodes = record.nodes.slice();
+  nodes[event.index] = node;
+  return { ...record, nodes };
+}
+
 /** A retry starts (retryCount) or a repeat's execution ended (doneCount); the node stays running. */
 export function rerunStep(state: RunState, event: StepRerunEvent): { record: RunRecord; line: string } {
-  const node = state.record.nodes[event.index];
+  const node = event.handler ? state.record.handlers![HANDLER_NODE_NAMES[event.handler]]! : state.record.nodes[event.index];
   // A repeated execution's sub DAG runs move to subRunsRepeated; the next one's fill subRuns.
   const updated: NodeRecord = event.kind === 'retry'
     ? { ...node, retryCount: event.count, error: resultError(event.result) }
     : { ...node, doneCount: event.count, subRuns: [], subRunsRepeated: [...node.subRunsRepeated, ...node.subRuns] };
-  const nodes = state.record.nodes.slice();
-  nodes[event.index] = updated;
-  const record = { ...state.record, nodes };
-  const step = state.plan.steps[event.index].name;
+  const record = withNode(state.record, event, updated);
+  const step = event.handler ? HANDLER_NODE_NAMES[event.handler] : state.plan.steps[event.index].name;
   const line = event.kind === 'retry'
     ? logLine(event.at, 'WARN', 'Step retrying', { ...runFields(record), step, attempt: String(event.count), error: updated.error })
     : logLine(event.at, 'INFO', 'Step repeating', { ...runFields(record), step, executions: String(event.count) });

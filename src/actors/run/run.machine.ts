@@ -8,7 +8,7 @@ import { failed } from '../step/policies.ts';
 import { handlerTask, needsCommands, stepTask, type RunPlan } from './plan.ts';
 import { finalStatus } from './progress.ts';
 import { allStepsSettled, hasStepsToStart, newSchedule, Outcome } from './schedule.ts';
-import { endRun, finishHandler, finishStep, rerunStep, runStartedLine, startHandler, startSteps, type RunState } from './run-updates.ts';
+import { addSubRun, endRun, finishHandler, finishStep, rerunStep, runStartedLine, startHandler, startSteps, type RunState } from './run-updates.ts';
 import { logLine } from './log-line.ts';
 
 export interface RunInput {
@@ -113,6 +113,11 @@ const effects = setup({
   },
 });
 
+/** The run as the parent of the sub DAG runs its steps and handlers start. */
+function callParent(plan: RunPlan) {
+  return { name: plan.name, dagRunId: plan.dagRunId, root: plan.root, callers: plan.callers, specText: plan.specText };
+}
+
 /** What starting a handler takes: its node, its log line and its actor's input; none without such a handler. */
 function handlerLaunch(context: RunContext, which: HandlerKind | 'outcome', at: number) {
   const kind = which === 'outcome' ? outcomeHandler(context) : which;
@@ -123,6 +128,7 @@ function handlerLaunch(context: RunContext, which: HandlerKind | 'outcome', at: 
   const input: StepInput = {
     index: -1, handler: kind, preconditions: step.preconditions, timeoutSec: step.timeoutSec, retryPolicy: step.retryPolicy,
     repeatPolicy: step.repeatPolicy,
+    ...(step.call ? { call: { ...step.call, step: HANDLER_NODE_NAMES[kind], parent: callParent(context.plan) } } : {}),
     ...(needsCommands(step)
       ? { pending: { plan: context.plan, index: -1, outputs: context.outputs, nodes: record.nodes, handler: { kind, status } } }
       : { task: handlerTask(context.plan, kind, context.outputs, record.nodes, status) }),
@@ -163,7 +169,8 @@ export const runMachine = effects.extend({
             ...(context.plan.steps[index].call ? {
               call: {
                 ...context.plan.steps[index].call!,
-                parent: { name: context.plan.name, dagRunId: context.plan.dagRunId, root: context.plan.root, callers: context.plan.callers, specText: context.plan.specText },
+                step: context.plan.steps[index].name,
+                parent: callParent(context.plan),
               },
             } : {}),
             preconditions: context.plan.steps[index].preconditions,
@@ -206,18 +213,16 @@ export const runMachine = effects.extend({
     })),
     recordSubRun: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'step.subRun') return;
-      const nodes = context.record.nodes.slice();
-      const node = nodes[event.index];
-      nodes[event.index] = { ...node, subRuns: [...node.subRuns, { dagRunId: event.dagRunId, params: event.params }] };
-      const record = { ...context.record, nodes, children: { ...context.record.children, [event.dagRunId]: event.dagName } };
+      const record = addSubRun(context, event);
+      if (record === context.record) return;
       enqueue.assign({ record });
-      enqueue({ type: 'persist', params: { record, changed: [event.index] } });
+      enqueue({ type: 'persist', params: { record, changed: event.handler ? [] : [event.index] } });
     })),
     recordRerun: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'step.rerun') return;
       const { record, line } = rerunStep(context, event);
       enqueue.assign({ record });
-      enqueue({ type: 'persist', params: { record, changed: [event.index] } });
+      enqueue({ type: 'persist', params: { record, changed: event.handler ? [] : [event.index] } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
     })),
     recordStepResult: effects.createAction(enqueueActions(({ context, event, enqueue }) => {

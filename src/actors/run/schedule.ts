@@ -6,7 +6,7 @@
 // The schedule is the run actor's working state. It is changed in place, by the one action that
 // handles an event (guards only read it), because copying arrays of the run's size on every event
 // would cost what the scans did.
-import { NodeStatus, type ContinueOn, type NodeRecord } from '../../core/index.ts';
+import { NodeStatus, nodeSucceeded, type ContinueOn, type NodeRecord } from '../../core/index.ts';
 import { failureContinues } from './continue-on.ts';
 import { dependantsOf, type StepDeps } from './progress.ts';
 
@@ -46,7 +46,7 @@ export interface BlockedStep {
 }
 
 const isSettled = (status: NodeStatus) =>
-  status === NodeStatus.Succeeded || status === NodeStatus.Failed || status === NodeStatus.Aborted || status === NodeStatus.Skipped;
+  nodeSucceeded(status) || status === NodeStatus.Failed || status === NodeStatus.Aborted || status === NodeStatus.Skipped;
 
 /**
  * The schedule of a run whose nodes may already hold results (a retry, or a run resumed after a
@@ -73,7 +73,7 @@ export function newSchedule(steps: ReadonlyArray<StepDeps & { continueOn?: Conti
 }
 
 function keptResultLets(node: NodeRecord, continueOn: ContinueOn | undefined): boolean {
-  if (node.status === NodeStatus.Succeeded) return true;
+  if (nodeSucceeded(node.status)) return true;
   if (node.status === NodeStatus.Skipped) return continueOn?.skipped === true;
   if (node.status !== NodeStatus.Failed) return false;
   return failureContinues(continueOn && { ...continueOn, output: [] }, { kind: 'ok', exitCode: node.exitCode ?? -1 });

@@ -26,7 +26,11 @@ export interface RecoveryDeps {
 export async function settleInterrupted(deps: RecoveryDeps): Promise<void> {
   const interrupted = deps.runs.list({ status: RunStatus.Running, includeSubRuns: true })
     .filter((record) => !deps.isActive(record.name, record.dagRunId));
-  await Promise.all(interrupted.map((record) => settle(deps, record)));
+  // Sub DAG runs first: a resumed caller runs its interrupted child again under the child's id,
+  // which must be recorded failed by then, not overwritten after.
+  const isSubRun = (record: RunRecord) => record.parentDAGRunId !== '';
+  await Promise.all(interrupted.filter(isSubRun).map((record) => settle(deps, record)));
+  await Promise.all(interrupted.filter((record) => !isSubRun(record)).map((record) => settle(deps, record)));
 }
 
 async function settle(deps: RecoveryDeps, record: RunRecord): Promise<void> {

@@ -56,6 +56,7 @@ export interface StepFinishedEvent {
 export interface StepSubRunEvent {
   type: 'step.subRun';
   index: number;
+  handler?: HandlerKind;
   dagName: string;
   dagRunId: string;
   params: string;
@@ -65,6 +66,7 @@ export interface StepSubRunEvent {
 export interface StepRerunEvent {
   type: 'step.rerun';
   index: number;
+  handler?: HandlerKind;
   kind: 'retry' | 'repeat';
   /** Retries started so far, or executions done so far. */
   count: number;
@@ -147,7 +149,8 @@ export const stepMachine = setup({
         input: ({ context }) => ({
           // Preconditions decide once, before the first execution.
           preconditions: context.retries === 0 && context.executions === 0 ? context.preconditions : [],
-          ...(context.call ? { call: context.call } : {}),
+          // Each execution of a repeated call has children of its own; a retry finds the same ones.
+          ...(context.call ? { call: { ...context.call, execution: context.executions } } : {}),
           task: context.task, pending: context.pending, signalOnStop: context.signalOnStop, cleanupMs: context.cleanupMs,
           ...(context.repeatPolicy?.condition !== undefined
             ? { repeatCondition: { condition: context.repeatPolicy.condition, expected: context.repeatPolicy.expected } }
@@ -160,6 +163,7 @@ export const stepMachine = setup({
         'step.subRun': {
           actions: sendParent(({ context, event }): StepSubRunEvent => ({
             type: 'step.subRun', index: context.index, dagName: event.dagName, dagRunId: event.dagRunId, params: event.params,
+            ...(context.handler ? { handler: context.handler } : {}),
           })),
         },
         'step.exited': [
@@ -170,7 +174,7 @@ export const stepMachine = setup({
               enqueue.assign({ retries: context.retries + 1, last: event.result });
               enqueue(sendParent({
                 type: 'step.rerun', index: context.index, kind: 'retry', count: context.retries + 1,
-                result: timedOutResult(context, event.result), at: event.at,
+                result: timedOutResult(context, event.result), at: event.at, ...(context.handler ? { handler: context.handler } : {}),
               } satisfies StepRerunEvent));
             }),
           },
@@ -181,6 +185,7 @@ export const stepMachine = setup({
               enqueue.assign({ executions: context.executions + 1, last: event.result });
               enqueue(sendParent({
                 type: 'step.rerun', index: context.index, kind: 'repeat', count: context.executions + 1, result: event.result, at: event.at,
+                ...(context.handler ? { handler: context.handler } : {}),
               } satisfies StepRerunEvent));
             }),
           },

@@ -1,0 +1,86 @@
+// Sub DAG runs a running run's step starts (step/sub-dag.ts decides which, with which params and
+// ids). The target is a local DAG of the caller's file or a DAG file; a child carries its root and
+// parent, and maxActiveRuns does not hold it back. A child whose id exists already (a retried
+// parent's, or a retry of the calling step) runs again as a new attempt of that run, its
+// succeeded steps kept, as Dagu does.
+import { AppError, RunStatus, type Dag, type ParamDef, type RunRecord } from '../core/index.ts';
+import { fieldsNotRunYet, mergeParams, paramsFromRequest } from '../spec/index.ts';
+import type { Definitions } from './definitions.ts';
+import type { EngineDeps } from './engine.ts';
+import { rerunSelection, type PriorAttempt } from './run/attempt.ts';
+import { nestingProblem } from './run/nesting.ts';
+import { paramDefaultsWithCommands } from './run/substitution.ts';
+import type { RunStarter } from './run-starter.ts';
+import { runKey } from './run-writes.ts';
+import type { ChildStart, SubDagCall } from './step/sub-dag.ts';
+import { usableDag } from './usable-dag.ts';
+
+export interface ChildRunsHost {
+  deps: EngineDeps;
+  definitions: Definitions;
+  starter: RunStarter;
+  isActive(name: string, dagRunId: string): boolean;
+  whenFinished(name: string, dagRunId: string): Promise<void>;
+}
+
+export class ChildRuns {
+  constructor(private readonly host: ChildRunsHost) {}
+
+  async start(call: SubDagCall, child: ChildStart): Promise<{ dagName: string; dagRunId: string; params: ParamDef[]; finished: Promise<RunRecord> }> {
+    const { deps, starter } = this.host;
+    const { dag, specText, fileName } = await this.target(call);
+    const { dagRunId } = child;
+    const key = runKey(dag.name, dagRunId);
+    const prior = deps.runs.get(dag.name, dagRunId);
+    if (starter.reserved.has(key) || this.host.isActive(dag.name, dagRunId) || prior?.status === RunStatus.Running || prior?.status === RunStatus.Queued) {
+      throw new AppError('already_running', `sub DAG run ${dag.name}/${dagRunId} is running`);
+    }
+    let params: ParamDef[] = [];
+    starter.reserved.add(key);
+    try {
+      await starter.startAttempt({
+        dag, name: dag.name, dagRunId, specText, fileName, inheritedSecrets: call.parent.secrets,
+        ...(prior ? { prior: priorAttempt(dag, prior) } : {}),
+        params: async (variables, runCommand) => {
+          const env = { ...variables.dotenv, ...deps.systemEnv, DAG_NAME: dag.name, DAG_RUN_ID: dagRunId };
+          params = mergeParams(await paramDefaultsWithCommands(dag.params, env, runCommand), paramsFromRequest(child.params));
+          return params;
+        },
+        lineage: { root: call.parent.root, parent: { name: call.parent.name, dagRunId: call.parent.dagRunId }, callers: [...call.parent.callers, call.parent.name] },
+      });
+    } finally {
+      starter.reserved.delete(key);
+    }
+    const finished = this.host.whenFinished(dag.name, dagRunId).then(() => deps.runs.get(dag.name, dagRunId)!);
+    return { dagName: dag.name, dagRunId, params, finished };
+  }
+
+  /** The called DAG: a local DAG of the caller's file first, else a DAG file. */
+  private async target(call: SubDagCall): Promise<{ dag: Dag; specText: string; fileName?: string }> {
+    const target = call.target.replace(/\.ya?ml$/, '');
+    const tooDeep = nestingProblem([...call.parent.callers, call.parent.name], target);
+    if (tooDeep) throw new AppError('bad_request', tooDeep);
+    const local = (await this.host.definitions.localDags(call.parent.specText)).find((candidate) => candidate.name === target);
+    let found: { dag: Dag; specText: string; fileName?: string };
+    if (local) {
+      if (!local.dag || local.errors.length > 0) throw new AppError('bad_request', `local DAG ${target}: ${local.errors.join('; ')}`);
+      found = { dag: local.dag, specText: call.parent.specText };
+    } else {
+      const loaded = await this.host.definitions.loadDag(target);
+      if (!loaded) throw new AppError('not_found', `DAG ${target} not found: neither a local DAG of the file nor a DAG file`);
+      found = { dag: usableDag(loaded.result), specText: loaded.text, fileName: target };
+    }
+    const notRunYet = fieldsNotRunYet(found.dag);
+    if (notRunYet.length > 0) throw new AppError('bad_request', `troupe does not run these fields yet: ${notRunYet.join(', ')}`);
+    return found;
+  }
+}
+
+/**
+ * The next attempt of a child that ran before: its failed, aborted and unfinished steps run again.
+ * When its definition's steps changed since, every step runs again.
+ */
+function priorAttempt(dag: Dag, prior: RunRecord): PriorAttempt {
+  const sameSteps = prior.nodes.length === dag.steps.length && prior.nodes.every((node, index) => node.step.name === dag.steps[index].name);
+  return { record: prior, rerun: sameSteps ? rerunSelection(dag, prior) : new Set(dag.steps.keys()) };
+}
