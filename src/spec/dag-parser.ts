@@ -379,7 +379,8 @@ function readStep(
   if (commandText === undefined && scriptText === undefined && call === undefined && value.executor === undefined) {
     reader.report(at, 'a step needs a command, a script, a call or an executor');
   }
-  const multiLine = commandText !== undefined && isMultiLine(commandText);
+  // A jq filter may span lines: it stays the command (Dagu would take it for the input JSON).
+  const multiLine = executor.type !== 'jq' && commandText !== undefined && isMultiLine(commandText);
   if (value.dir !== undefined && value.workingDir !== undefined) reader.report([...at, 'workingDir'], 'use dir or workingDir, not both');
   const dirText = reader.string(value, 'dir', at) ?? reader.string(value, 'workingDir', at);
   const dir = dirText ? path.resolve(dag.workingDir, dirText) : dag.workingDir;
