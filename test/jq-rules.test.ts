@@ -193,4 +193,14 @@ describe('rule 21: the jq executor', () => {
     assert.equal(node(dagRun, 'next').status, 4);
     assert.equal(await server.stepLog('jq_timeout', dagRun.dagRunId, 'next'), '42');
   });
+
+  test('a stop ends a running jq filter: the run is aborted', async () => {
+    const spec = ['steps:', '  - name: forever', '    executor: jq', '    command: until(false; .)', `    script: '1'`].join('\n');
+    assert.equal((await server.call('POST', '/dags', { name: 'jq_stop', spec })).status, 201);
+    const { body } = await server.call('POST', '/dags/jq_stop/start', {});
+    await server.waitForRun('jq_stop', body.dagRunId, (dagRun) => dagRun.nodes[0].status === 1);
+    assert.equal((await server.call('POST', `/dag-runs/jq_stop/${body.dagRunId}/stop`)).status, 200);
+    const stopped = await server.waitForRun('jq_stop', body.dagRunId);
+    assert.deepEqual([stopped.statusLabel, stopped.nodes[0].statusLabel], ['aborted', 'aborted']);
+  });
 });
