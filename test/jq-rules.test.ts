@@ -203,4 +203,28 @@ describe('rule 21: the jq executor', () => {
     const stopped = await server.waitForRun('jq_stop', body.dagRunId);
     assert.deepEqual([stopped.statusLabel, stopped.nodes[0].statusLabel], ['aborted', 'aborted']);
   });
+
+  test('a jq step of a local DAG run as a sub DAG gets the call\'s params; its output reaches the parent', async () => {
+    const spec = [
+      'steps:',
+      '  - name: call',
+      '    call: double',
+      '    params: "N=21"',
+      '    output: RESULT',
+      '---',
+      'name: double',
+      'params:',
+      '  - N: 1',
+      'steps:',
+      '  - name: twice',
+      '    executor: jq',
+      '    command: .n * 2',
+      `    script: '{"n": \${N}}'`,
+      '    output: DOUBLED',
+    ].join('\n');
+    const dagRun = await run('jq_local', spec);
+    assert.equal(dagRun.status, 4, JSON.stringify(dagRun.nodes.map((n: any) => n.error)));
+    const result = JSON.parse((await server.call('GET', `/dag-runs/jq_local/${dagRun.dagRunId}/outputs`)).body.outputs.result);
+    assert.deepEqual(result.outputs, { DOUBLED: '42' });
+  });
 });
