@@ -7,6 +7,7 @@ import { workerData } from 'node:worker_threads';
 import type { StepResult } from '../core/index.ts';
 import { HostClient } from './host-client.ts';
 import type { ExecutorFn, SpawnMode, WorkerTask } from './protocol.ts';
+import { runJq } from './jq/jq.executor.ts';
 import { runShell } from './shell/shell.executor.ts';
 import { spawnMethod } from './shell/spawner.ts';
 
@@ -24,6 +25,7 @@ const shell = mode === 'posix_spawn' ? runHere : relayToHost;
 const executors: Record<string, ExecutorFn> = {
   shell,
   command: shell,
+  jq: runJq,
 };
 
 export default async function runTask(task: WorkerTask & { port: { close(): void } }): Promise<StepResult> {

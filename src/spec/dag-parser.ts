@@ -335,7 +335,8 @@ function readStep(
   if (commandText === undefined && scriptText === undefined && call === undefined && value.executor === undefined) {
     reader.report(at, 'a step needs a command, a script, a call or an executor');
   }
-  const multiLine = commandList === undefined && commandText !== undefined && isMultiLine(commandText);
+  // A jq filter may span lines: it stays the command (Dagu would take it for the input JSON).
+  const multiLine = executor.type !== 'jq' && commandList === undefined && commandText !== undefined && isMultiLine(commandText);
   if (commandList && !['shell', 'command'].includes(executor.type)) reader.report([...at, 'command'], `a list of commands runs with the shell executor, not ${executor.type}`);
   if (value.dir !== undefined && value.workingDir !== undefined) reader.report([...at, 'workingDir'], 'use dir or workingDir, not both');
   const dirText = reader.string(value, 'dir', at) ?? reader.string(value, 'workingDir', at);

@@ -5,6 +5,9 @@ import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
 import { DEFAULT_SHELL, SecretReferences } from './secret-references.ts';
 import { shebangOf } from './shell-syntax.ts';
 
+/** The interpreter of a step that no shell runs: its references are expanded to their values. */
+const NO_SHELL: readonly string[] = [];
+
 export interface PlannedStep {
   name: string;
   /** For ${id.exitCode}, ${id.stdout} and ${id.stderr} in later steps. */
@@ -254,13 +257,15 @@ function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scop
   };
   // Secrets reach the process through its environment, never its command line or script file.
   const secretReferences = new SecretReferences(plan.secrets, env);
-  const shell = step.shell ?? DEFAULT_SHELL;
+  // jq reads its filter and input itself: no shell would expand a secret's reference there.
+  const noShell = step.executor.type === 'jq' ? NO_SHELL : undefined;
+  const shell = noShell ?? step.shell ?? DEFAULT_SHELL;
   return {
     executor: step.executor,
     shell: step.shell,
     command: step.command === undefined ? undefined : secretReferences.shellCode(step.command, references, shell),
     ...(step.commands ? { commands: step.commands.map((line) => secretReferences.shellCode(line, references, shell)) } : {}),
-    script: step.script === undefined ? undefined : secretReferences.shellCode(step.script, references, scriptInterpreter(step)),
+    script: step.script === undefined ? undefined : secretReferences.shellCode(step.script, references, noShell ?? scriptInterpreter(step)),
     scriptPath: step.scriptPath,
     env: secretReferences.environment(),
     workingDir: step.dir,

@@ -1,0 +1,67 @@
+// The jq executor (workflow-format 5.6): `command` is the filter, `script` the input JSON. Results
+// go one per line to the step's stdout log, as indented JSON with sorted keys, or raw with
+// `config.raw`. jq itself runs on this pool worker's jq thread (jq-runner.ts).
+import { constants as osConstants } from 'node:os';
+import { appendFile, mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { createMasker, type StepResult } from '../../core/index.ts';
+import type { ControlMessage, WorkerTask } from '../protocol.ts';
+import { JqRunner, type JqOutcome } from './jq-runner.ts';
+
+const runner = new JqRunner();
+
+export async function runJq(task: WorkerTask): Promise<StepResult> {
+  const input = task.script ?? '';
+  // jq reads no input from a blank script and prints nothing: Dagu fails such a step, and so do we.
+  if (input.trim() === '') return failed(task, 'jq: no input: the step\'s script holds the input JSON');
+  const job = runner.run({ input, filter: task.command ?? '.', raw: task.executor.config.raw === true });
+  let stopSignal: string | undefined;
+  const onControl = (message: ControlMessage) => {
+    if (message.type !== 'stop') return;
+    stopSignal ??= message.signal;
+    job.stop();
+  };
+  task.port.on('message', onControl);
+  let outcome: JqOutcome;
+  try {
+    outcome = await job.outcome;
+  } finally {
+    task.port.off('message', onControl);
+  }
+  if (outcome.kind === 'stopped') {
+    const signal = stopSignal ?? 'SIGTERM';
+    return { kind: 'ok', exitCode: 128 + (osConstants.signals[signal as NodeJS.Signals] ?? 0), signal, error: `signal: ${signal}` };
+  }
+  if (outcome.kind === 'error') return failed(task, outcome.message);
+  const mask = masker(task);
+  const text = mask(outcome.stdout === '' ? '' : `${outcome.stdout}\n`);
+  await writeLogs(text, task.stdoutPath, task.stdoutCopy);
+  if (Buffer.byteLength(text) > task.maxOutputSize) return { kind: 'ok', exitCode: 0, error: `output exceeded maxOutputSize (${task.maxOutputSize} bytes)` };
+  return task.captureOutput ? { kind: 'ok', exitCode: 0, output: text.trim() } : { kind: 'ok', exitCode: 0 };
+}
+
+/** jq's message goes to the step's stderr log and becomes the step's error. */
+async function failed(task: WorkerTask, message: string): Promise<StepResult> {
+  const masked = masker(task)(message);
+  await writeLogs(`${masked}\n`, task.stderrPath, task.stderrCopy);
+  return { kind: 'ok', exitCode: 1, error: masked };
+}
+
+function masker(task: WorkerTask): (text: string) => string {
+  return task.secrets.length > 0 ? createMasker(task.secrets) : (text) => text;
+}
+
+async function writeLogs(text: string, ...paths: Array<string | undefined>): Promise<void> {
+  if (text === '') return;
+  for (const path of paths) {
+    if (path === undefined) continue;
+    try {
+      // A definition's output file may name a folder that does not exist yet.
+      await mkdir(dirname(path), { recursive: true });
+      await appendFile(path, text);
+    } catch (error) {
+      // The step goes on; its output is lost, and the server's log says why.
+      console.error(`troupe: cannot write step log ${path}: ${(error as Error).message}`);
+    }
+  }
+}
