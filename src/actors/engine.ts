@@ -5,7 +5,7 @@ import {
   type Clock, type Dag, type DagStore, type LogStore, type QueueStore, type RunRecord, type RunStore, type StepDispatcher,
 } from '../core/index.ts';
 import { fieldsNotRunYet, mergeParams, paramsFromRequest, type DefinitionParser } from '../spec/index.ts';
-import { paramDefaultsWithCommands } from './run/substitution.ts';
+import { startingParams } from './run/substitution.ts';
 import { Definitions } from './definitions.ts';
 import { usableDag } from './usable-dag.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
@@ -302,10 +302,7 @@ export class Engine {
     try {
       await this.starter.startAttempt({
         dag, name: dag.name, dagRunId, specText, fileName, inheritedSecrets: call.parent.secrets,
-        params: async (variables, runCommand) => {
-          const env = { ...variables.dotenv, ...this.deps.systemEnv, DAG_NAME: dag.name, DAG_RUN_ID: dagRunId };
-          return mergeParams(await paramDefaultsWithCommands(dag.params, env, runCommand), paramsFromRequest(params));
-        },
+        params: startingParams(dag.params, paramsFromRequest(params)),
         lineage: { root: call.parent.root, parent: { name: call.parent.name, dagRunId: call.parent.dagRunId }, callers: [...call.parent.callers, call.parent.name] },
       });
     } finally {

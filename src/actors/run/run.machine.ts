@@ -122,7 +122,7 @@ function handlerLaunch(context: RunContext, which: HandlerKind | 'outcome', at: 
   const { record, line } = startHandler(context, kind, at);
   const status = kind === 'init' ? 'running' : runStatusLabel(context.outcome ?? RunStatus.Running);
   const input: StepInput = {
-    index: -1, handler: kind, preconditions: step.preconditions, timeoutSec: step.timeoutSec, retryPolicy: step.retryPolicy,
+    index: -1, handler: kind, preconditions: step.preconditions, positional: context.plan.positional, timeoutSec: step.timeoutSec, retryPolicy: step.retryPolicy,
     repeatPolicy: step.repeatPolicy,
     ...(needsCommands(step)
       ? { pending: { plan: context.plan, index: -1, outputs: context.outputs, nodes: record.nodes, handler: { kind, status } } }
@@ -168,6 +168,7 @@ export const runMachine = effects.extend({
               },
             } : {}),
             preconditions: context.plan.steps[index].preconditions,
+            positional: context.plan.positional,
             timeoutSec: context.plan.steps[index].timeoutSec,
             retryPolicy: context.plan.steps[index].retryPolicy,
             retries: record.nodes[index].retryCount,

@@ -14,6 +14,8 @@ export interface StepInput {
   handler?: HandlerKind;
   /** Checked before the first execution; one that does not hold skips the step. */
   preconditions: Condition[];
+  /** The run's positional params ("1", "2"...): conditions see them as commands do, though they are not exported. */
+  positional?: Record<string, string>;
   /** The task; absent while the step's env has backtick commands to run first (`pending`). */
   task?: StepTask;
   pending?: PendingTask;
@@ -76,6 +78,7 @@ export interface ExecutorInput {
   /** The parent run and the sub DAG this step calls, when it calls one. */
   call?: SubDagCall;
   preconditions: Condition[];
+  positional?: Record<string, string>;
   task?: StepTask;
   pending?: PendingTask;
   signalOnStop: string;
@@ -148,7 +151,7 @@ export const stepMachine = setup({
           // Preconditions decide once, before the first execution.
           preconditions: context.retries === 0 && context.executions === 0 ? context.preconditions : [],
           ...(context.call ? { call: context.call } : {}),
-          task: context.task, pending: context.pending, signalOnStop: context.signalOnStop, cleanupMs: context.cleanupMs,
+          positional: context.positional, task: context.task, pending: context.pending, signalOnStop: context.signalOnStop, cleanupMs: context.cleanupMs,
           ...(context.repeatPolicy?.condition !== undefined
             ? { repeatCondition: { condition: context.repeatPolicy.condition, expected: context.repeatPolicy.expected } }
             : {}),
