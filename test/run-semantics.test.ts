@@ -151,7 +151,7 @@ test('lifecycle handlers: init before the steps, the outcome handler, exit last,
 
   const initFails = await run('handled-init', `${handlers.replace('echo "init $DAG_RUN_STATUS"', 'exit 1')}\nsteps:\n  - name: work\n    command: echo never\n`);
   assert.deepEqual([initFails.statusLabel, initFails.nodes[0].statusLabel, initFails.onInit.statusLabel, initFails.onCancel.statusLabel, initFails.onExit.statusLabel],
-    ['aborted', 'not_started', 'failed', 'not_started', 'succeeded'], 'a failed init aborts the run; only exit runs');
+    ['aborted', 'not_started', 'failed', 'succeeded', 'succeeded'], 'a failed init aborts the run; abort runs, then exit');
   assert.equal(await stepLog('handled-init', initFails.dagRunId, initFails.onExit.stdout), `exit aborted handled-init ${initFails.dagRunId}\n`);
 
   const ticked = await run('handled-tick', 'handlerOn:\n  exit:\n    command: echo "$WHEN"\n    env:\n      - WHEN: "`echo at-$DAG_RUN_STATUS`"\nsteps:\n  - echo fine\n');

@@ -9,21 +9,20 @@ export interface StepDeps {
 
 /**
  * The status of a run whose nodes are all settled, or that was stopped or timed out (docs/api.md):
- * a timeout fails the run, a stop aborts it. Otherwise failed when a
- * failure was not allowed by continueOn, or was allowed but nothing depends on it; partially
- * succeeded when every failure was allowed and let later steps run; succeeded otherwise.
+ * a timeout fails the run, a stop aborts it. Otherwise succeeded without failures; partially
+ * succeeded when continueOn allowed every failure and at least one node succeeded (Dagu's rule:
+ * a chain whose last step fails with continueOn ends partially succeeded); failed otherwise.
  */
-export function finalStatus(nodes: NodeRecord[], stopped: boolean, steps: StepDeps[] = [], continued: readonly number[] = [], timedOut = false): RunStatus {
+export function finalStatus(nodes: NodeRecord[], stopped: boolean, continued: readonly number[] = [], timedOut = false): RunStatus {
   if (timedOut) return RunStatus.Failed;
   if (stopped) return RunStatus.Aborted;
   const failures = nodes.map((node, index) => ({ node, index }))
     .filter(({ node }) => node.status === NodeStatus.Failed || node.status === NodeStatus.Aborted);
   if (failures.length === 0) return RunStatus.Succeeded;
-  // Sets: a run of thousands of allowed failures must not test each against every step.
-  const depended = new Set(steps.flatMap((step) => step.depends));
+  // A set: a run of thousands of allowed failures must not test each against every step.
   const allowed = new Set(continued);
-  const forgiven = failures.every(({ node, index }) => node.status === NodeStatus.Failed && allowed.has(index) && depended.has(index));
-  return forgiven ? RunStatus.PartiallySucceeded : RunStatus.Failed;
+  const forgiven = failures.every(({ node, index }) => node.status === NodeStatus.Failed && allowed.has(index));
+  return forgiven && nodes.some((node) => node.status === NodeStatus.Succeeded) ? RunStatus.PartiallySucceeded : RunStatus.Failed;
 }
 
 /** `roots` and every step downstream of them, transitively. */

@@ -108,7 +108,8 @@ export function finishHandler(state: RunState, kind: HandlerKind, result: StepRe
   const name = HANDLER_NODE_NAMES[kind];
   const node = nodeAfter(state.record.handlers![name]!, result, at, false);
   const record = { ...state.record, handlers: { ...state.record.handlers, [name]: node } };
-  const failed = node.status !== NodeStatus.Succeeded;
+  // A handler skipped by its preconditions changes nothing (docs/api.md, Handlers).
+  const failed = node.status !== NodeStatus.Succeeded && node.status !== NodeStatus.Skipped;
   const line = logLine(at, failed ? 'ERROR' : 'INFO', 'Handler finished', {
     ...runFields(record), handler: name, status: nodeStatusLabel(node.status), ...(node.error ? { error: node.error } : {}),
   });

@@ -48,12 +48,11 @@ function eventTime(event: { type: string; at?: number }, context: RunContext): n
 function runOutcome(context: RunContext): RunStatus {
   // The steps that met their dependants: finalStatus reads among them the failures continueOn let through.
   const met = context.schedule.outcome.flatMap((outcome, index) => (outcome === Outcome.Met ? [index] : []));
-  return finalStatus(context.record.nodes, context.stopRequested, context.plan.steps, met, context.timedOut);
+  return finalStatus(context.record.nodes, context.stopRequested, met, context.timedOut);
 }
 
-/** The handler that answers the run's outcome; none after a failed init handler (docs/api.md, Handlers). */
+/** The handler that answers the run's outcome: after a failed init handler, the abort handler (docs/api.md, Handlers). */
 function outcomeHandler(context: RunContext): HandlerKind | undefined {
-  if (context.initFailed) return undefined;
   const kind: HandlerKind = context.outcome === RunStatus.Aborted ? 'abort' : context.outcome === RunStatus.Failed ? 'failure' : 'success';
   return context.plan.handlers[kind] ? kind : undefined;
 }

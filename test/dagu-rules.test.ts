@@ -1,10 +1,10 @@
-// The forms of Dagu 1.30.2's definition format that troupe accepts as Dagu does (issue 16), each
-// through the API on the real server.
+// Forms and run-time rules of Dagu 1.30.2 that troupe follows (issue 16), each through the API on
+// the real server.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sharedServer } from './helpers.ts';
 
-describe('Dagu forms', () => {
+describe('Dagu 1.30.2 forms and rules', () => {
   const server = sharedServer();
 
   test('precondition (singular) is preconditions at DAG, step and handler level, in every value shape', async () => {
@@ -129,6 +129,48 @@ describe('Dagu forms', () => {
     assert.equal(await interpreter('multi-line'), sh);
     assert.match(await interpreter('own-shell'), /bash$/);
     assert.match(await interpreter('plain'), /bash$/);
+  });
+
+  test('partial success: every failure allowed by continueOn and one node succeeded, also when the last step of a chain fails', async () => {
+    await server.writeDag('lastfails', 'steps:\n  - name: first\n    command: echo ok\n  - name: last\n    command: exit 1\n    continueOn: failed\n');
+    const run = await server.startAndWait('lastfails');
+    assert.deepEqual([run.status, run.statusLabel, run.nodes.map((node: any) => node.statusLabel)], [6, 'partially_succeeded', ['succeeded', 'failed']]);
+    await server.writeDag('nonesucceed', 'type: graph\nsteps:\n  - name: a\n    command: exit 1\n    continueOn: failed\n  - name: b\n    command: exit 2\n    continueOn: failed\n');
+    assert.equal((await server.startAndWait('nonesucceed')).statusLabel, 'failed');
+  });
+
+  test('a handler whose preconditions do not hold is skipped and changes nothing: a skipped init lets the steps run', async () => {
+    await server.writeDag('skipinit', [
+      'handlerOn:',
+      '  init:',
+      '    command: exit 1',
+      '    preconditions: "test 1 -eq 2"',
+      '  success:',
+      '    command: exit 1',
+      '    preconditions: "test 1 -eq 2"',
+      '  exit:',
+      '    command: echo exit-ran',
+      'steps:',
+      '  - name: main',
+      '    command: echo main',
+    ].join('\n') + '\n');
+    const run = await server.startAndWait('skipinit');
+    assert.deepEqual(
+      [run.statusLabel, run.onInit.statusLabel, run.nodes[0].statusLabel, run.onSuccess.statusLabel, run.onExit.statusLabel],
+      ['succeeded', 'skipped', 'succeeded', 'skipped', 'succeeded'],
+    );
+  });
+
+  test('after a failed init handler or an unmet DAG-level precondition, the abort handler runs, then exit', async () => {
+    const handlers = '  abort:\n    command: echo abort-ran\n  exit:\n    command: echo exit-ran\n';
+    await server.writeDag('initfails', `handlerOn:\n  init:\n    command: exit 3\n${handlers}steps:\n  - echo never\n`);
+    await server.writeDag('dagcondfails', `preconditions: "test 1 -eq 2"\nhandlerOn:\n${handlers}steps:\n  - echo never\n`);
+    for (const name of ['initfails', 'dagcondfails']) {
+      const run = await server.startAndWait(name);
+      assert.deepEqual([run.statusLabel, run.nodes[0].statusLabel, run.onCancel?.statusLabel, run.onExit?.statusLabel], ['aborted', 'not_started', 'succeeded', 'succeeded'], name);
+      assert.ok(Date.parse(run.onCancel.finishedAt) <= Date.parse(run.onExit.startedAt), `${name}: abort before exit`);
+      assert.equal((await server.stepLog(name, run.dagRunId, 'onCancel')).trim(), 'abort-ran');
+    }
   });
 });
 
