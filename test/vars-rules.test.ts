@@ -138,7 +138,7 @@ describe('variables as Dagu evaluates them', () => {
   });
 
   for (const secret of [false, true]) {
-    test(`single quotes next to a reference leave it as written; a braced one between double quotes keeps its value's quotes${secret ? ' (a DAG with a secret)' : ''}`, async () => {
+    test(`single quotes next to a reference leave it as written (not a JSON path); a braced one between double quotes keeps its value's quotes${secret ? ' (a DAG with a secret)' : ''}`, async () => {
       const name = secret ? 'quoted-secret' : 'quoted';
       await server.writeDag(name, [
         ...(secret ? ['secrets:', '  - name: TOKEN', '    provider: env', `    key: ${SECRET_ENV}`] : []),
@@ -162,7 +162,7 @@ describe('variables as Dagu evaluates them', () => {
         '      - command: |-',
         '          test "${J}" = \'{"a": "x y", "b": [1, 2]}\'',
         '    command: |',
-        '      printf "%s|" "${J}" \'${J}\' \'$1\' "${OBJ.k}" "${OBJ.k.q}" "${W}" "$J" "pre ${J}"',
+        '      printf "%s|" "${J}" \'${J}\' \'$1\' "${OBJ.k}" "${OBJ.k.q}" \'${OBJ.k.q}\' "${W}" "$J" "pre ${J}"',
         '  - name: child',
         '    depends: [make]',
         '    call: inner',
@@ -179,7 +179,7 @@ describe('variables as Dagu evaluates them', () => {
       const run = await server.startAndWait(name);
       assert.equal(run.statusLabel, 'succeeded', JSON.stringify(run));
       assert.equal(await server.stepLog(name, run.dagRunId, 'quoted'), [
-        '{"a": "x y", "b": [1, 2]}', '${J}', '$1', '{"q":"v\\"w"}', 'v"w', 'cost $5, `date` and \\n',
+        '{"a": "x y", "b": [1, 2]}', '${J}', '$1', '{"q":"v\\"w"}', 'v"w', 'v"w', 'cost $5, `date` and \\n',
         // Not directly between double quotes: inserted as it is, for the shell to read.
         '{a: x', 'y, b: [1, 2]}', 'pre {a: x', 'y, b: [1, 2]}', '',
       ].join('|'));

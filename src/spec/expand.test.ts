@@ -45,6 +45,8 @@ const shellCases: Array<[string, string]> = [
   [`echo '$1' '\${NAME}' x'$NAME '$NAME'x`, `echo '$1' '\${NAME}' x'$NAME '$NAME'x`],
   // Not directly next to one: the value.
   [`echo 'a $NAME b'`, `echo 'a troupe b'`],
+  // Except step results and JSON paths, which Dagu resolves apart.
+  [`echo '\${build.exitCode}' '\${CONFIG.db.host}' '\${NAME:0:2}'`, `echo '3' 'h1' '\${NAME:0:2}'`],
   // Braced, directly between double quotes: escaped for them; otherwise as it is.
   ['echo "${CONFIG.db}" "$CONFIG" "x ${NAME}"', 'echo "{\\"host\\":\\"h1\\",\\"port\\":5432}" "{"db": {"host": "h1", "port": 5432}, "tags": ["a", "b"], "on": true, "off": null}" "x troupe"'],
   ['"${ODD}"', '"a\\\\b \\$HOME \\`x\\` \\"q\\""'],
@@ -52,7 +54,7 @@ const shellCases: Array<[string, string]> = [
 
 for (const [text, expected] of shellCases) {
   test(`shell code ${JSON.stringify(text)}`, () => {
-    assert.equal(expandShellCode(text, (name) => (name === 'ODD' ? 'a\\b $HOME `x` "q"' : scope.get(name))), expected);
+    assert.equal(expandShellCode(text, { ...scope, get: (name) => (name === 'ODD' ? 'a\\b $HOME `x` "q"' : scope.get(name)) }), expected);
   });
 }
 

@@ -30,6 +30,8 @@ export const escapeForShell: DoubleQuoteEscape = (value) => value.replace(/[\\"$
 
 const reference = /\$\{([^{}]+)\}|\$([A-Za-z_][A-Za-z0-9_]*|[0-9])/g;
 const plainName = /^(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+)$/;
+/** ${VAR.path} or ${id.exitCode}: the name, then the fields. */
+const pathReference = /^([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)+)$/;
 
 /** A JSON path with nothing at it, as Dagu writes it (Go's nil) rather than leave it for the shell to reject. */
 const NOTHING = '<nil>';
@@ -42,7 +44,8 @@ export function expandVariables(text: string, scope: Scope): string {
 
 /**
  * Shell code (a command, a script): references are written as Dagu 1.30.2 writes them. One with a
- * single quote directly before or after it stays as written (`'$1'`, `'${X}'`); a braced one
+ * single quote directly before or after it stays as written (`'$1'`, `'${X}'`, `'${X:0:2}'`),
+ * except step results and JSON paths (`'${id.exitCode}'`, `'${X.path}'`); a braced one
  * directly between double quotes gets its value escaped for them (`"${CONFIG}"`), so the quotes of
  * a JSON value survive; any other is inserted as it is.
  */
@@ -55,7 +58,8 @@ function expand(text: string, scope: Scope, escape?: DoubleQuoteEscape): string 
   const resolved: ExpandScope = typeof scope === 'function' ? { get: scope } : scope;
   return text.replace(reference, (whole: string, braced: string | undefined, bare: string | undefined, at: number) => {
     const [before, after] = [text[at - 1], text[at + whole.length]];
-    if (escape && (before === "'" || after === "'")) return whole;
+    // Dagu resolves step results and JSON paths apart from the rest, single quotes or not.
+    if (escape && (before === "'" || after === "'") && !(braced !== undefined && pathReference.test(braced))) return whole;
     const value = bare !== undefined ? resolved.get(bare) : resolveBraced(braced!, resolved);
     if (value === undefined) return whole;
     const written = resolved.write?.(whole, value, at);
@@ -83,7 +87,7 @@ function resolveBraced(inner: string, scope: ExpandScope): string | undefined {
     return slice[3] === undefined ? value.slice(start) : value.slice(start, start + Number(slice[3]));
   }
   // ${VAR.path} or ${id.exitCode|stdout|stderr}
-  const path = /^([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)+)$/.exec(inner);
+  const path = pathReference.exec(inner);
   if (path) {
     const [head, fields] = [path[1], path[2].slice(1).split('.')];
     const step = fields.length === 1 ? scope.step?.(head) : undefined;
