@@ -59,7 +59,7 @@ export interface EngineHandle {
   logs: LogFiles;
   /** Removes runs older than their DAG's `histRetentionDays`: at start, then hourly. */
   retention: RetentionSweeper;
-  /** Runs the DAGs on their `schedule`; lists the ticks missed while the server was down. */
+  /** Runs the DAGs on their `schedule`; lists the ticks missed while the server was down. Its nextRun and missedRuns are complete once `cron.ready()` settles. */
   cron: CronScheduler;
   /** How step processes start: posix_spawn (the addon) or child_process (the fallback). */
   spawnMethod: SpawnMode;
@@ -106,7 +106,10 @@ export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): P
   // Watching first: a file changed while the others are read is read again once they are.
   const watcher = new DagsWatcher({ dir: config.dagsDir, onChange: (fileName) => void cron.dagChanged(fileName), onRescan: () => void cron.rescan() });
   watcher.start();
-  await cron.start();
+  // Reading every DAG file takes about 0.5 ms a file: the API opens meanwhile, and what needs
+  // the plan (a DAG's nextRun and missedRuns) waits for `cron.ready()`. Ticks due meanwhile are
+  // handed out once it is planned, so none is lost.
+  void cron.start();
   let closed: Promise<void> | undefined;
   const close = () => (closed ??= (async () => {
     watcher.close();

@@ -2,8 +2,9 @@
 // ManualClock the tests move, so no test waits for a tick. Runs are observed over HTTP.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { homePaths } from '../src/main.ts';
 import { ManualClock } from '../src/core/index.ts';
 import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
 
@@ -26,6 +27,8 @@ interface CronServer extends TestServer {
 async function cronServer(start: string, options: { timeZone?: string; home?: string } = {}): Promise<CronServer> {
   const time = new ManualClock(start);
   const server = await startTestServer('node', { clock: time, cronTimers: time, timeZone: options.timeZone ?? 'UTC', ...(options.home ? { home: options.home } : {}) });
+  // The server answers before its DAG files are planned; time moves only once they are.
+  await server.troupe.cron.ready();
   const runsOf: CronServer['runsOf'] = async (name) => {
     const { status, body } = await server.call('GET', `/dag-runs?name=${name}`);
     assert.equal(status, 200);
@@ -232,6 +235,34 @@ describe('cron on the real server', () => {
       assert.deepEqual(await second.runsOf('nightly'), [], 'missed ticks are not run');
       second.time.advanceTo('2026-05-03T10:00:00Z');
       assert.deepEqual(at(await second.finishedRuns('nightly', 1)), [['2026-05-03T10:00:00.000Z', SUCCEEDED]]);
+    } finally {
+      console.error = consoleError;
+      if (second) await second.close();
+      else await first.close();
+    }
+  });
+
+  test('the API answers before the DAG files are planned; nextRun and missedRuns wait for the plan', async () => {
+    const first = await cronServer('2026-05-01T09:30:00Z');
+    const home = first.home;
+    let second: TestServer | undefined;
+    const consoleError = console.error;
+    try {
+      await first.createDag('nightly', 'schedule: "0 10 * * *"\nsteps:\n  - echo nightly\n');
+      await first.troupe.close();
+      const { dagsDir } = homePaths(home);
+      await Promise.all(Array.from({ length: 400 }, (_, index) =>
+        writeFile(join(dagsDir, `later${index}.yaml`), `schedule: "30 ${index % 24} * * *"\nsteps:\n  - echo ${index}\n`)));
+      const time = new ManualClock('2026-05-02T09:30:00Z');
+      console.error = () => {};
+      second = await startTestServer('node', { clock: time, cronTimers: time, timeZone: 'UTC', home });
+      let planned = false;
+      void second.troupe.cron.ready().then(() => { planned = true; });
+      const [dag, list] = await Promise.all([second.call('GET', '/dags/nightly'), second.call('GET', '/dags?sort=nextRun&perPage=1')]);
+      assert.equal(planned, true, 'answered once planned');
+      assert.equal(dag.body.nextRun, '2026-05-02T10:00:00.000Z');
+      assert.deepEqual(dag.body.missedRuns.map((tick: { scheduledAt: string }) => tick.scheduledAt), ['2026-05-01T10:00:00.000Z']);
+      assert.deepEqual(list.body.dags.map((item: { fileName: string; nextRun: string }) => [item.fileName, item.nextRun]), [['nightly', '2026-05-02T10:00:00.000Z']]);
     } finally {
       console.error = consoleError;
       if (second) await second.close();

@@ -172,5 +172,95 @@ describe('Dagu 1.30.2 forms and rules', () => {
       assert.equal((await server.stepLog(name, run.dagRunId, 'onCancel')).trim(), 'abort-ran');
     }
   });
+
+  test('doneCount counts executions that reached an end: not a skip, not one cut off by a stop or the DAG timeout', async () => {
+    await server.writeDag('counts', [
+      'type: graph',
+      'steps:',
+      '  - name: ran',
+      '    command: echo ran',
+      '  - name: skipped',
+      '    command: echo never',
+      '    preconditions: "test 1 -eq 2"',
+      '  - name: own-timeout',
+      '    command: sleep 5',
+      '    timeoutSec: 1',
+      '  - name: failed',
+      '    command: exit 2',
+    ].join('\n') + '\n');
+    const run = await server.startAndWait('counts');
+    assert.deepEqual(run.nodes.map((node: any) => [node.step.name, node.statusLabel, node.doneCount]),
+      [['ran', 'succeeded', 1], ['skipped', 'skipped', 0], ['own-timeout', 'failed', 1], ['failed', 'failed', 1]]);
+    await server.writeDag('dagtimeout', 'timeoutSec: 1\nsteps:\n  - name: long\n    command: sleep 5\n');
+    const timedOut = await server.startAndWait('dagtimeout');
+    assert.deepEqual([timedOut.statusLabel, timedOut.nodes[0].statusLabel, timedOut.nodes[0].doneCount], ['failed', 'aborted', 0]);
+    await server.writeDag('stopped', 'steps:\n  - name: long\n    command: sleep 30\n');
+    const started = await server.call('POST', '/dags/stopped/start', {});
+    await server.waitForRun('stopped', started.body.dagRunId, (candidate) => candidate.nodes[0].status === 1);
+    await server.call('POST', `/dag-runs/stopped/${started.body.dagRunId}/stop`);
+    const stopped = await server.waitForRun('stopped', started.body.dagRunId);
+    assert.deepEqual([stopped.statusLabel, stopped.nodes[0].doneCount], ['aborted', 0]);
+  });
+
+  test('a step that ran and failed still stores its output, for handlers and continueOn dependants', async () => {
+    await server.writeDag('failedout', [
+      'handlerOn:',
+      '  failure:',
+      '    command: echo "handler sees $LAST"',
+      'steps:',
+      '  - name: soft',
+      '    command: echo soft-value; exit 1',
+      '    output: SOFT',
+      '    continueOn: failed',
+      '  - name: reads',
+      '    command: echo "next sees $SOFT"',
+      '  - name: hard',
+      '    command: echo last-value; exit 3',
+      '    output: LAST',
+    ].join('\n') + '\n');
+    const run = await server.startAndWait('failedout');
+    assert.equal(run.statusLabel, 'failed');
+    assert.equal((await server.stepLog('failedout', run.dagRunId, 'reads')).trim(), 'next sees soft-value');
+    assert.equal((await server.stepLog('failedout', run.dagRunId, 'onFailure')).trim(), 'handler sees last-value');
+    const outputs = (await server.call('GET', `/dag-runs/failedout/${run.dagRunId}/outputs`)).body.outputs;
+    assert.deepEqual(outputs, { soft: 'soft-value', last: 'last-value' });
+    await server.writeDag('skippedout', 'steps:\n  - name: never\n    command: echo x\n    output: NEVER\n    preconditions: "test 1 -eq 2"\n');
+    const skipped = await server.startAndWait('skippedout');
+    assert.deepEqual((await server.call('GET', `/dag-runs/skippedout/${skipped.dagRunId}/outputs`)).body.outputs, {});
+  });
+
+  test('a command may be a list of command lines: each its own shell command, in order, stopping at the first that fails', async () => {
+    await server.writeDag('lines', [
+      'type: graph',
+      'steps:',
+      '  - name: all',
+      '    command:',
+      '      - echo one',
+      '      - X=kept; echo "set $X"',
+      '      - echo "X is [$X]"',
+      '    output: ALL',
+      '  - name: stops',
+      '    command:',
+      '      - echo first',
+      '      - sh -c "exit 7"',
+      '      - echo never',
+      '    output: PART',
+      '    continueOn: failed',
+    ].join('\n') + '\n');
+    const details = (await server.call('GET', '/dags/lines')).body.dag.steps[0];
+    assert.deepEqual(details.commands.map((command: any) => command.command), ['echo', 'X=kept;', 'echo']);
+    const run = await server.startAndWait('lines');
+    const [all, stops] = run.nodes;
+    assert.equal(all.statusLabel, 'succeeded');
+    assert.equal((await server.stepLog('lines', run.dagRunId, 'all')).trim(), 'one\nset kept\nX is []', 'no shell state carries over');
+    assert.deepEqual([stops.statusLabel, stops.error], ['failed', 'command 2 of 3 failed (sh -c "exit 7"): exit status 7']);
+    assert.equal((await server.stepLog('lines', run.dagRunId, 'stops')).trim(), 'first');
+    const outputs = (await server.call('GET', `/dag-runs/lines/${run.dagRunId}/outputs`)).body.outputs;
+    assert.deepEqual(outputs, { all: 'one\nset kept\nX is []', part: 'first' });
+    const bad = await server.call('POST', '/dags/validate', { spec: 'steps:\n  - name: a\n    command: []\n  - name: b\n    executor: jq\n    command: [".a", ".b"]\n' });
+    assert.equal(bad.body.valid, false);
+    assert.match(bad.body.errors.join('\n'), /must not be empty/);
+    assert.match(bad.body.errors.join('\n'), /runs with the shell executor, not jq/);
+  });
 });
 

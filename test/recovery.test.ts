@@ -108,7 +108,10 @@ for (const spawnMode of ['posix_spawn', 'child_process'] as const) {
       assert.ok(await waitUntil(async () => existsSync(pidOf(name)) && /\d+\n/.test(await readFile(pidOf(name), 'utf8')), 20_000), `step of ${name} runs`);
       pids.push(Number(await readFile(pidOf(name), 'utf8')));
     }
-    const before = (await call(first.base, 'GET', `/dag-runs/retried/${ids.retried}`)).dagRun;
+    // The step's process can write its pid before the record that says it runs is committed.
+    const retriedRun = async () => (await call(first.base, 'GET', `/dag-runs/retried/${ids.retried}`)).dagRun;
+    await waitUntil(async () => (await retriedRun()).nodes[1].statusLabel === 'running', 5_000);
+    const before = await retriedRun();
     const firstSubRun = (await call(first.base, 'GET', `/dag-runs/retriedCaller/${ids.retriedCaller}`)).dagRun.nodes[0].subRuns[0].dagRunId;
     assert.deepEqual(before.nodes.map((node: any) => node.statusLabel), ['succeeded', 'running']);
 

@@ -146,6 +146,8 @@ export interface Step {
   description?: string;
   /** A one-line command, run through the shell. */
   command?: string;
+  /** A list of command lines: each runs through the shell on its own, in order, until one fails. */
+  commands?: string[];
   /** A multi-line command or `script`: written to a file and run, honouring a shebang. */
   script?: string;
   depends: string[];

@@ -150,6 +150,8 @@ export interface StepTask {
   /** Absent when the definition sets none: `sh`, and a script's shebang is honoured. */
   shell?: string[];
   command?: string;
+  /** Command lines, each run by the shell as its own process, in order, until one fails. */
+  commands?: string[];
   script?: string;
   scriptPath: string;
   env: Record<string, string>;

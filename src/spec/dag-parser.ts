@@ -369,7 +369,8 @@ function readStep(
       reader.report([...at, key], `unknown field "${key}"${hint ? `; did you mean "${hint}"?` : ''}`);
     }
   }
-  const commandText = reader.string(value, 'command', at);
+  const commandList = readCommandList(reader, value, at);
+  const commandText = commandList ? commandList.join('\n') : reader.string(value, 'command', at);
   const scriptText = reader.string(value, 'script', at);
   const executor = readExecutor(reader, value.executor, at, {
     command: commandText, script: scriptText, dagContainer: dag.container !== undefined, dagSsh: dag.ssh !== undefined,
@@ -379,7 +380,8 @@ function readStep(
   if (commandText === undefined && scriptText === undefined && call === undefined && value.executor === undefined) {
     reader.report(at, 'a step needs a command, a script, a call or an executor');
   }
-  const multiLine = commandText !== undefined && isMultiLine(commandText);
+  const multiLine = commandList === undefined && commandText !== undefined && isMultiLine(commandText);
+  if (commandList && !['shell', 'command'].includes(executor.type)) reader.report([...at, 'command'], `a list of commands runs with the shell executor, not ${executor.type}`);
   if (value.dir !== undefined && value.workingDir !== undefined) reader.report([...at, 'workingDir'], 'use dir or workingDir, not both');
   const dirText = reader.string(value, 'dir', at) ?? reader.string(value, 'workingDir', at);
   const dir = dirText ? path.resolve(dag.workingDir, dirText) : dag.workingDir;
@@ -391,7 +393,8 @@ function readStep(
     }, position, group),
     id: reader.string(value, 'id', at),
     description: reader.string(value, 'description', at),
-    command: multiLine ? undefined : commandText?.trim(),
+    command: multiLine || commandList ? undefined : commandText?.trim(),
+    commands: commandList,
     script: multiLine ? commandText : scriptText,
     depends: dependsList ?? [],
     dir,
@@ -439,6 +442,26 @@ function readOutput(reader: FieldReader, value: Record<string, unknown>, at: Pat
  * script or multi-line command (`script_4`), else `cmd_5`; N is the step's 1-based position. The
  * steps of a nested-array group are named by their group (docs/api.md).
  */
+/** `command` as a list of command lines (Dagu's form): each a non-empty line of text. */
+function readCommandList(reader: FieldReader, value: Record<string, unknown>, at: Array<string | number>): string[] | undefined {
+  const list = value.command;
+  if (!Array.isArray(list)) return undefined;
+  if (list.length === 0) {
+    reader.report([...at, 'command'], 'a list of commands must not be empty');
+    return undefined;
+  }
+  const lines = list.map((line, index) => {
+    if (typeof line !== 'string' && typeof line !== 'number' && typeof line !== 'boolean') {
+      reader.report([...at, 'command', index], 'must be a command line');
+      return '';
+    }
+    const text = String(line).trim();
+    if (text === '' || text.includes('\n')) reader.report([...at, 'command', index], 'must be one non-empty command line');
+    return text;
+  });
+  return lines;
+}
+
 /** `preconditions`, or `precondition` (Dagu's other name for it), with the same value shapes. */
 function readPreconditions(reader: FieldReader, value: Record<string, unknown>, at: Array<string | number>) {
   if (value.precondition !== undefined && value.preconditions !== undefined) {

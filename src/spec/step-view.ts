@@ -13,6 +13,13 @@ export function stepView(step: Step): StepView {
     view.args = args;
     view.commands = [{ command, args }];
   }
+  if (step.commands !== undefined) {
+    view.commands = step.commands.map((line) => {
+      const [command = '', ...args] = splitWords(line);
+      return { command, args };
+    });
+    [view.command, view.args] = [view.commands[0].command, view.commands[0].args];
+  }
   if (step.script !== undefined) view.script = step.script;
   if (step.depends.length > 0) view.depends = step.depends;
   if (step.output) view.output = step.output;

@@ -11,6 +11,7 @@ export interface PlannedStep {
   id?: string;
   depends: number[];
   command?: string;
+  commands?: string[];
   script?: string;
   shell?: string[];
   dir: string;
@@ -126,6 +127,7 @@ function planStep(step: Step, dag: Dag, paths: StepLogPaths, depends: string[] |
     id: step.id,
     depends: (depends ?? []).map((dependency) => indexOf.get(dependency)!),
     command: step.command,
+    commands: step.commands,
     script: step.script,
     // A script's shebang chooses its interpreter unless the step itself sets a shell: the DAG's does not override it.
     shell: step.shell ?? (step.script?.startsWith('#!') ? undefined : dag.shell),
@@ -262,6 +264,7 @@ function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scop
     executor: step.executor,
     shell: step.shell,
     command: step.command === undefined ? undefined : secretReferences.shellCode(step.command, references, shell),
+    ...(step.commands ? { commands: step.commands.map((line) => secretReferences.shellCode(line, references, shell)) } : {}),
     script: step.script === undefined ? undefined : secretReferences.shellCode(step.script, references, scriptInterpreter(step)),
     scriptPath: step.scriptPath,
     env: secretReferences.environment(),

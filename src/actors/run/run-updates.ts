@@ -60,9 +60,10 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
   const continues = (updated.status === NodeStatus.Skipped && step.continueOn?.skipped === true) ||
     (updated.status === NodeStatus.Failed && failureContinues(step.continueOn, result));
   if (continues && updated.status === NodeStatus.Failed && step.continueOn?.markSuccess) updated.status = NodeStatus.Succeeded;
-  // A failure that continues still hands its output on: later steps may test it.
+  // A step that ran to an end stores its output, a failure too: handlers and the steps its
+  // continueOn lets go may test it. A skipped step stores nothing.
   let kept: Partial<RunRecord> = {};
-  if (step.output && result.kind === 'ok' && result.output !== undefined && (updated.status === NodeStatus.Succeeded || continues)) {
+  if (step.output && result.kind === 'ok' && result.output !== undefined && (updated.status === NodeStatus.Succeeded || updated.status === NodeStatus.Failed)) {
     setOwn(outputs, step.output, result.output);
     // The executor masked secrets already; the later step in execution order wins.
     const document = step.outputKey !== undefined ? { ...state.record.outputs, [step.outputKey]: result.output } : state.record.outputs;
@@ -80,7 +81,7 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
 
 /** A node after its execution's result: failures of a stopped run are aborts. */
 function nodeAfter(node: NodeRecord, result: StepResult, at: number, stopped: boolean): NodeRecord {
-  const updated: NodeRecord = { ...node, finishedAt: isoTime(at), doneCount: node.doneCount + 1 };
+  const updated: NodeRecord = { ...node, finishedAt: isoTime(at) };
   const failed = stopped ? NodeStatus.Aborted : NodeStatus.Failed;
   if (result.kind === 'skipped') {
     updated.status = NodeStatus.Skipped;
@@ -93,6 +94,9 @@ function nodeAfter(node: NodeRecord, result: StepResult, at: number, stopped: bo
     updated.error = result.error ?? '';
     updated.status = result.exitCode === 0 && !result.error ? NodeStatus.Succeeded : failed;
   }
+  // An execution that reached an end counts; a skip, or one cut off by a stop or the DAG's timeout
+  // (aborted), does not. A step's own timeout is a failure, and counts.
+  if (updated.status === NodeStatus.Succeeded || updated.status === NodeStatus.Failed) updated.doneCount = node.doneCount + 1;
   return updated;
 }
 

@@ -24,6 +24,7 @@ export async function runShell(task: WorkerTask): Promise<StepResult> {
   // the process starts (which may take a few ms on libuv's pool, see spawner.ts) is not lost.
   const stops = new Stops(task.port);
   try {
+    if (task.commands !== undefined) return await executeEach(task, task.commands, stops);
     return await execute(task, await commandLine(task), stops);
   } finally {
     stops.detach();
@@ -72,6 +73,27 @@ async function commandLine(task: WorkerTask): Promise<string[]> {
   // A shebang chooses the interpreter unless the step set a shell (the plan leaves the DAG's out).
   if (task.script.startsWith('#!') && task.shell === undefined) return [task.scriptPath];
   return [...shell, task.scriptPath];
+}
+
+/**
+ * A list of command lines: each runs through the shell as its own process (no shell state carries
+ * over), in order, until one fails; the step fails naming it. The captured output is the stdout
+ * of the commands that ran.
+ */
+async function executeEach(task: WorkerTask, commands: readonly string[], stops: Stops): Promise<StepResult> {
+  const shell = task.shell ?? DEFAULT_SHELL;
+  const outputs: string[] = [];
+  let last: StepResult = { kind: 'ok', exitCode: 0 };
+  for (const [index, command] of commands.entries()) {
+    last = await execute({ ...task, command }, [...shell, '-c', command], stops);
+    if (last.kind === 'ok' && last.output) outputs.push(last.output);
+    if (last.kind !== 'ok' || last.exitCode !== 0 || last.error !== undefined) {
+      const reason = last.kind === 'ok' ? last.error ?? `exit status ${last.exitCode}` : last.message;
+      const error = `command ${index + 1} of ${commands.length} failed (${command}): ${reason}`;
+      return last.kind === 'ok' ? { ...last, error, ...(task.captureOutput ? { output: outputs.join('\n') } : {}) } : { ...last, message: error };
+    }
+  }
+  return task.captureOutput ? { ...last, output: outputs.join('\n') } : last;
 }
 
 function quote(text: string): string {

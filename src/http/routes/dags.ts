@@ -67,7 +67,8 @@ async function listDags(request: HttpRequest, deps: ApiDeps) {
   if (sort !== 'name' && sort !== 'nextRun') throw new AppError('bad_request', 'sort must be name or nextRun');
   if (order !== 'asc' && order !== 'desc') throw new AppError('bad_request', 'order must be asc or desc');
 
-  const loaded = await loadAll(deps);
+  // Next runs are the scheduler's plan, made as the server starts: asked before it is made, wait.
+  const [loaded] = await Promise.all([loadAll(deps), deps.cron.ready()]);
   let matching = loaded.filter(({ file, result }) =>
     (!nameFilter || file.fileName.toLowerCase().includes(nameFilter)) &&
     (!tagFilter || (result.dag?.tags ?? []).some((tag) => tag.toLowerCase() === tagFilter)));
@@ -116,6 +117,7 @@ async function createDag(request: HttpRequest, deps: ApiDeps) {
 async function getDag(request: HttpRequest, deps: ApiDeps) {
   const { fileName } = request.params;
   const { result } = await requireDag(deps, fileName);
+  await deps.cron.ready();
   const name = result.dag?.name ?? fileName;
   const latest = deps.runs.latest(name);
   return json({

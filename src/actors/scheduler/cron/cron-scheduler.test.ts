@@ -290,3 +290,91 @@ test('a rescan picks up what no watch reported: added, edited and removed files;
   assert.equal(iso(cron.nextRun('added')!), '2026-05-01T12:00:00.000Z');
   await cron.close();
 });
+
+/** Holds the engine's reads of DAG files until `release` is called: the server starting on many files. */
+function gateLoads(engine: EngineSpy) {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => { release = resolve; });
+  const load = engine.loadDag.bind(engine);
+  let reads = 0;
+  engine.loadDag = async (fileName) => {
+    reads++;
+    await gate;
+    return load(fileName);
+  };
+  return { release, reads: () => reads };
+}
+
+test('the files are read in the background: ready, nextRun and missedRuns wait for them; changes made meanwhile count', async () => {
+  const first = setup('2026-05-01T09:30:00Z');
+  first.engine.files.set('daily', dagOf('daily', 'schedule: "0 10 * * *"'));
+  first.engine.files.set('paused', dagOf('paused', 'schedule: "0 10 * * *"'));
+  first.engine.suspended.add('paused');
+  await first.cron.start();
+  await first.cron.close();
+  const { time, engine, cron } = setup('2026-05-02T09:59:00Z', first.state);
+  engine.files = new Map(first.engine.files);
+  engine.suspended.add('paused');
+  const { release } = gateLoads(engine);
+  void cron.start();
+  let ready = false;
+  void cron.ready().then(() => { ready = true; });
+  await settle();
+  assert.equal(ready, false, 'not ready while the files are read');
+  // Meanwhile a tick falls, a DAG is resumed after it and another is added.
+  time.advanceTo('2026-05-02T10:00:30Z');
+  engine.suspended.delete('paused');
+  cron.suspendChanged('paused', false);
+  engine.files.set('added', dagOf('added', 'schedule: "30 10 * * *"'));
+  const added = cron.dagChanged('added');
+  release();
+  await added;
+  assert.equal(ready, true, 'a change made while the files were read is answered once they are planned');
+  assert.equal(iso(cron.nextRun('added')!), '2026-05-02T10:30:00.000Z');
+  assert.equal(iso(cron.nextRun('daily')!), '2026-05-03T10:00:00.000Z');
+  assert.deepEqual(cron.missedRuns('daily').map((tick) => tick.scheduledAt), ['2026-05-01T10:00:00.000Z']);
+  assert.deepEqual(cron.missedRuns('paused'), []);
+  await settle();
+  assert.deepEqual(engine.calls, ['2026-05-02T10:00:30.000Z enqueue daily'], 'the tick that fell meanwhile is acted on; the DAG suspended at its tick is not run');
+  await cron.close();
+});
+
+test('closed while the files are read, the scheduler reads no more, becomes ready and keeps the stored state', async () => {
+  const { engine, state, cron } = setup('2026-05-01T09:30:00Z');
+  state.value = { handedUpTo: Date.parse('2026-05-01T09:00:00Z'), schedules: {}, missed: {}, unfinished: [] };
+  for (let index = 0; index < 100; index++) engine.files.set(`dag${index}`, dagOf(`dag${index}`, 'schedule: "0 10 * * *"'));
+  const { release, reads } = gateLoads(engine);
+  void cron.start();
+  await settle();
+  const closed = cron.close();
+  release();
+  await closed;
+  await cron.ready();
+  assert.ok(reads() < 100, `the files after the close are not read (${reads()} read)`);
+  assert.equal(state.value.handedUpTo, Date.parse('2026-05-01T09:00:00Z'));
+  assert.equal(cron.nextRun('dag0'), undefined);
+});
+
+test('ticks handed long after they fell (the process was paused, the clock jumped) are listed as missed, not run at once', async () => {
+  const { time, engine, lines, cron } = setup('2026-05-01T09:58:30Z');
+  engine.files.set('minutely', dagOf('minutely', 'schedule: "* * * * *"'));
+  engine.files.set('daily', dagOf('daily', 'schedule: "0 10 * * *"'));
+  await cron.start();
+  time.advanceTo('2026-05-01T09:59:00Z');
+  // Frozen for three hours: the timer fires once, when the process runs again.
+  time.jumpTo('2026-05-01T12:59:30Z');
+  time.advanceBy(0);
+  await settle();
+  assert.deepEqual(engine.calls, [
+    '2026-05-01T09:59:00.000Z enqueue minutely',
+    '2026-05-01T12:59:30.000Z enqueue minutely',
+  ], 'of the minute ticks only the one less than a minute late runs; the daily tick, three hours late, does not');
+  assert.equal(cron.missedRuns('minutely').length, MISSED_LISTED);
+  assert.equal(cron.missedRuns('minutely').at(-1)?.scheduledAt, '2026-05-01T12:58:00.000Z', 'the newest are kept');
+  assert.deepEqual(cron.missedRuns('daily').map((tick) => [tick.scheduledAt, tick.noticedAt]), [['2026-05-01T10:00:00.000Z', '2026-05-01T12:59:30.000Z']]);
+  assert.ok(lines.some((line) => line.includes('DAG daily missed its start tick at 2026-05-01T10:00:00.000Z')), lines.join('\n'));
+  time.advanceTo('2026-05-01T13:00:00Z');
+  await settle();
+  assert.deepEqual(engine.calls.slice(2), ['2026-05-01T13:00:00.000Z enqueue minutely'], 'ticks on time run again');
+  await cron.close();
+});

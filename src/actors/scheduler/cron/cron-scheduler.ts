@@ -45,6 +45,13 @@ export interface CronSchedulerOptions {
 export const MISSED_LISTED = 100;
 
 /**
+ * A tick handed out later than this after it fell (the process was paused, the system slept, the
+ * clock jumped) is missed, as if the server had been down: run then, it would start at a time
+ * nobody chose, and a minute schedule would start a run for each minute lost.
+ */
+export const LATE_TICK_MS = 60_000;
+
+/**
  * DAG files read in one turn of the event loop when all are read (at start, by the rescan): a
  * small file is read and parsed on this thread, so ten thousand at once would hold it for long.
  */
@@ -74,8 +81,12 @@ export class CronScheduler {
   /** Restart ticks whose wait the closing cut short: they are missed. */
   private readonly cutShort: DueTick[] = [];
   private readonly waits = new Set<{ timer: unknown; resolve: () => void }>();
-  /** Files changed before the first load finished: synced after it. */
-  private readonly early = new Set<string>();
+  /** DAGs resumed before the first load finished, and when: their ticks until then are not due. */
+  private readonly resumedEarly = new Map<string, number>();
+  /** Settled once every stored DAG is planned (or the scheduler closed first). */
+  private readonly planned: Promise<void>;
+  private markPlanned!: () => void;
+  private starting: Promise<void> | undefined;
   private phase: Phase = 'new';
   private refreshQueued = false;
   private saving: Promise<void> | undefined;
@@ -88,23 +99,44 @@ export class CronScheduler {
     this.log = options.log ?? ((line) => console.error(line));
     this.planner = new CronPlanner({ clock: this.clock, isSuspended: (fileName) => this.engine.isSuspended(fileName), timeZone: options.timeZone });
     this.ticker = new CronTicker({ planner: this.planner, clock: this.clock, timers: this.timers, onTicks: (ticks) => this.onTicks(ticks) });
+    this.planned = new Promise((resolve) => { this.markPlanned = resolve; });
   }
 
   /**
    * Plans every stored DAG, lists the ticks missed since the server last acted on ticks (a DAG
    * whose schedule is not the one stored then missed none), then acts on ticks as they fall.
+   * Never rejects: the server need not wait for it (what depends on the plan waits on `ready`).
    */
-  async start(): Promise<void> {
-    if (this.phase !== 'new') return;
-    this.phase = 'starting';
-    const startedAt = this.clock.now();
+  start(): Promise<void> {
+    if (this.phase === 'new') {
+      this.phase = 'starting';
+      this.starting = this.planAll(this.clock.now())
+        .catch((error: unknown) => this.log(`troupe: cron: cannot plan the schedules (${messageOf(error)}); DAGs are scheduled as the rescan reads them`))
+        .finally(() => {
+          if (this.phase === 'starting') this.run();
+          this.markPlanned();
+        });
+    }
+    return this.starting ?? Promise.resolve();
+  }
+
+  /**
+   * Settles once every stored DAG is planned and the ticks missed while the server was down are
+   * listed: `nextRun` and `missedRuns` are complete from then on.
+   */
+  ready(): Promise<void> {
+    return this.planned;
+  }
+
+  private async planAll(startedAt: number): Promise<void> {
     const saved = await this.options.state.read().catch((error: unknown) => {
       this.log(`troupe: cron: cannot read when ticks were last acted on (${messageOf(error)}); missed ticks cannot be told this time`);
       return undefined;
     });
     for (const [fileName, ticks] of Object.entries(saved?.missed ?? {})) this.missed.set(fileName, ticks);
     const fileNames = await this.engine.fileNames();
-    const loaded = await inBatches(fileNames, async (fileName) => [fileName, await this.loadDag(fileName)] as const);
+    // A close while the files are read leaves the rest unread.
+    const loaded = await inBatches(fileNames, async (fileName) => [fileName, this.phase === 'starting' ? await this.loadDag(fileName) : undefined] as const);
     if (this.phase !== 'starting') return;
     for (const [fileName, found] of loaded) {
       const dag = found?.dag;
@@ -113,14 +145,18 @@ export class CronScheduler {
       this.dags.set(fileName, { dag, key });
       this.planner.set(fileName, dag.schedule, saved && saved.schedules[fileName] === key ? saved.handedUpTo : startedAt);
     }
+    for (const [fileName, at] of this.resumedEarly) this.planner.skipUntil(fileName, at);
     const present = new Set(fileNames);
     for (const fileName of this.missed.keys()) if (!present.has(fileName)) this.missed.delete(fileName);
     if (saved) this.noteMissed(saved, startedAt, present);
+    this.run(startedAt);
+  }
+
+  private run(since?: number): void {
     this.phase = 'running';
-    this.ticker.start(startedAt);
+    this.resumedEarly.clear();
+    this.ticker.start(since);
     this.save();
-    for (const fileName of this.early) void this.dagChanged(fileName);
-    this.early.clear();
   }
 
   /** When the DAG's next scheduled run starts; undefined when it has none, cannot run, or is suspended. */
@@ -136,10 +172,8 @@ export class CronScheduler {
   /** A DAG file was added, edited or removed: read it again. Resolves once the planner has it. */
   dagChanged(fileName: string): Promise<void> {
     if (this.phase === 'closed') return Promise.resolve();
-    if (this.phase !== 'running') {
-      this.early.add(fileName);
-      return Promise.resolve();
-    }
+    // Changed before the first load finished: read again after it, and answered then.
+    if (this.phase !== 'running') return this.planned.then(() => this.dagChanged(fileName));
     const synced = (this.syncs.get(fileName) ?? Promise.resolve())
       .then(() => this.sync(fileName))
       .catch((error: unknown) => this.log(`troupe: cron: cannot read DAG ${fileName} (${messageOf(error)}); its schedule is unchanged`));
@@ -150,6 +184,7 @@ export class CronScheduler {
 
   /** Renamed through the API: its schedule, the ticks it missed and its place in time go with it. */
   async dagRenamed(from: string, to: string): Promise<void> {
+    if (this.phase !== 'running') await this.planned;
     if (this.phase !== 'running') return;
     const known = this.dags.get(from);
     if (known && !this.dags.has(to)) {
@@ -166,6 +201,11 @@ export class CronScheduler {
 
   /** Suspended or resumed through the API; a DAG resumed does not catch up the ticks it slept through. */
   suspendChanged(fileName: string, suspended: boolean): void {
+    if (this.phase === 'new' || this.phase === 'starting') {
+      if (suspended) this.resumedEarly.delete(fileName);
+      else this.resumedEarly.set(fileName, this.clock.now());
+      return;
+    }
     if (this.phase !== 'running') return;
     if (!suspended) this.planner.skipUntil(fileName);
     this.changed();
@@ -188,18 +228,19 @@ export class CronScheduler {
   /** No tick is acted on from here; the actions under way end (a restart's wait is cut short) and the state is stored. */
   async close(): Promise<void> {
     if (this.phase === 'closed') return;
-    const planned = this.phase === 'running';
+    const wasRunning = this.phase === 'running';
     this.phase = 'closed';
+    this.markPlanned();
     this.ticker.stop();
     for (const waiting of this.waits) {
       this.timers.clearTimeout(waiting.timer);
       waiting.resolve();
     }
     this.waits.clear();
-    await Promise.allSettled([...this.syncs.values(), ...this.acting.keys()]);
+    await Promise.allSettled([this.starting, ...this.syncs.values(), ...this.acting.keys()]);
     await this.saving;
     // Ticks that fall from here to the next start are the next start's missed ticks.
-    if (planned) await this.options.state.write(this.snapshot()).catch((error: unknown) => this.log(`troupe: cron: cannot store when ticks were last acted on: ${messageOf(error)}`));
+    if (wasRunning) await this.options.state.write(this.snapshot()).catch((error: unknown) => this.log(`troupe: cron: cannot store when ticks were last acted on: ${messageOf(error)}`));
   }
 
   private async loadDag(fileName: string): Promise<{ dag?: CronDag } | undefined> {
@@ -238,22 +279,28 @@ export class CronScheduler {
 
   /** Lists and logs the ticks the stopped server did not act on: those it was acting on, then those that fell while it was down. */
   private noteMissed(saved: CronState, startedAt: number, present: Set<string>): void {
-    const noticedAt = isoTime(startedAt);
-    const note = (tick: { fileName: string; kind: MissedTick['kind']; at: number; expression: string }, why: string) => {
-      this.log(`troupe: cron: DAG ${tick.fileName} missed its ${tick.kind} tick at ${isoTime(tick.at)} (${tick.expression}): ${why}; listed, not run`);
-      const list = [...(this.missed.get(tick.fileName) ?? []), { kind: tick.kind, scheduledAt: isoTime(tick.at), expression: tick.expression, noticedAt }];
-      this.missed.set(tick.fileName, list.slice(-MISSED_LISTED));
-    };
-    for (const tick of saved.unfinished) if (present.has(tick.fileName)) note(tick, 'the server stopped while acting on it');
+    for (const tick of saved.unfinished) if (present.has(tick.fileName)) this.listMissed(tick, startedAt, 'the server stopped while acting on it');
     const { ticks, truncated } = this.planner.due(saved.handedUpTo, startedAt, MISSED_LISTED);
-    for (const tick of ticks) note(tick, 'the server was not running');
+    for (const tick of ticks) this.listMissed(tick, startedAt, 'the server was not running');
     for (const fileName of truncated) this.log(`troupe: cron: DAG ${fileName} missed more than ${MISSED_LISTED} ticks; the first ${MISSED_LISTED} are listed`);
   }
 
+  private listMissed(tick: CronState['unfinished'][number], noticedAt: number, why: string): void {
+    this.log(`troupe: cron: DAG ${tick.fileName} missed its ${tick.kind} tick at ${isoTime(tick.at)} (${tick.expression}): ${why}; listed, not run`);
+    const list = [...(this.missed.get(tick.fileName) ?? []), { kind: tick.kind, scheduledAt: isoTime(tick.at), expression: tick.expression, noticedAt: isoTime(noticedAt) }];
+    this.missed.set(tick.fileName, list.slice(-MISSED_LISTED));
+  }
+
   private onTicks(ticks: DueTick[]): void {
+    const now = this.clock.now();
+    const late = new Map<string, DueTick[]>();
     for (const tick of ticks) {
       const planned = this.dags.get(tick.fileName);
       if (!planned) continue;
+      if (now - tick.at > LATE_TICK_MS) {
+        if (!late.get(tick.fileName)?.push(tick)) late.set(tick.fileName, [tick]);
+        continue;
+      }
       const acted: Promise<void> = this.act(tick, planned.dag)
         .catch((error: unknown) => this.log(`troupe: cron: the ${tick.kind} tick of DAG ${tick.fileName} at ${isoTime(tick.at)} failed: ${messageOf(error)}`))
         .finally(() => {
@@ -261,6 +308,11 @@ export class CronScheduler {
           this.save();
         });
       this.acting.set(acted, tick);
+    }
+    for (const [fileName, missed] of late) {
+      const listed = missed.slice(-MISSED_LISTED);
+      if (missed.length > listed.length) this.log(`troupe: cron: DAG ${fileName} missed ${missed.length} ticks while the server was paused or its clock jumped; the newest ${MISSED_LISTED} are listed`);
+      for (const tick of listed) this.listMissed(tick, now, 'the server was paused or its clock jumped');
     }
     this.save();
   }
