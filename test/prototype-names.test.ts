@@ -24,7 +24,7 @@ const spec = (name: string) => [
   `      key: ${name}`,
   '    preconditions:',
   `      - condition: "\${${name}}"`,
-  '        expected: "v=fromenv"',
+  '        expected: "v=fromrequest"',
   '',
 ].join('\n');
 
@@ -44,10 +44,10 @@ test('DAGs, steps, outputs, params, env and queues named like Object.prototype k
     assert.deepEqual(run.nodes.map((node: any) => node.step.name), [name, 'second']);
     const outputs = await server.call('GET', `/dag-runs/${name}/${started.body.dagRunId}/outputs`);
     assert.equal(outputs.status, 200, outputs.text);
-    // The DAG's env wins over params, and step 1's output over both (workflow-format 7.1).
+    // A param wins over the DAG's env (evaluated first, as in Dagu), the request's over the default, and step 1's output over all.
     const own = (record: object, key: string) => Object.getOwnPropertyDescriptor(record, key)?.value;
-    assert.equal(own(outputs.body.outputs, name), 'v=fromenv', outputs.text);
-    assert.deepEqual(new Set(Object.values(outputs.body.outputs)), new Set(['v=fromenv']), outputs.text);
+    assert.equal(own(outputs.body.outputs, name), 'v=fromrequest', outputs.text);
+    assert.deepEqual(new Set(Object.values(outputs.body.outputs)), new Set(['v=fromrequest']), outputs.text);
     assert.equal(own(JSON.parse(outputs.body.metadata.params), name), 'fromrequest', outputs.text);
     for (const path of [`/dags/${name}`, `/dags/${name}/spec`, `/dags/${name}/dag-runs`, `/dag-runs/${name}`,
       `/dag-runs/${name}/latest`, `/dag-runs/${name}/${started.body.dagRunId}/spec`, `/dag-runs?name=${name}`]) {

@@ -225,7 +225,6 @@ describeOnCarriers('API', (server) => {
     await server.writeDag('refs', [
       'params:',
       '  - NAME: troupe',
-      'env:',
       '  - SHORT: ${NAME:0:3}',
       'steps:',
       '  - id: make',

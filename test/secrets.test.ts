@@ -27,7 +27,8 @@ const MAIN = [
   '  - name: script',
   '    script: |',
   `      if [ "\${API_TOKEN}" = "${REBUILT}" ]; then echo SCRIPT_OK; fi`,
-  `      echo 'quoted: \${API_TOKEN}' "slice: \${API_TOKEN:0:6}"`,
+  // Not directly next to a single quote, which would leave it as written (as Dagu does).
+  `      echo 'quoted: \${API_TOKEN} end' "slice: \${API_TOKEN:0:6}"`,
   '      sleep 0.6',
   '  - name: guarded',
   '    preconditions:',
@@ -53,11 +54,11 @@ const MAIN = [
   'name: child',
   'params:',
   '  - TOKEN: ""',
-  // Run as the child starts, with its params: the command lasts long enough to be sampled.
-  'env:',
-  '  - TOKEN_LENGTH: "`sleep 0.3; printf %s ${TOKEN} | wc -c`"',
   'steps:',
   '  - name: check',
+  // Run as the step starts, with the child's params: the command lasts long enough to be sampled.
+  '    env:',
+  '      - TOKEN_LENGTH: "`sleep 0.3; printf %s ${TOKEN} | wc -c`"',
   `    command: '[ "\${TOKEN}" = "${REBUILT}" ] && echo CHILD_OK \${TOKEN_LENGTH}; echo child \${TOKEN}'`,
   '    output: CHILD_ECHO',
 ].join('\n');
@@ -210,7 +211,7 @@ for (const spawnMode of ['posix_spawn', 'child_process'] as const) test(`a secre
   const stdout = async (path: string) => (await server.call('GET', `${path}/log`)).body.content as string;
   assert.match(await stdout(`/dag-runs/secretflow/${dagRunId}/steps/command`), /COMMAND_OK\ndone \*{7}/);
   const script = await stdout(`/dag-runs/secretflow/${dagRunId}/steps/script`);
-  assert.match(script, /SCRIPT_OK\nquoted: \*{7} slice: tr0upe/, 'references inside single quotes and slices still expand');
+  assert.match(script, /SCRIPT_OK\nquoted: \*{7} end slice: tr0upe/, 'references inside single quotes and slices still expand');
   const node = (stepName: string) => run.nodes.find((candidate: any) => candidate.step.name === stepName);
   const call = node('call');
   assert.equal(call.subRuns.length, 1);

@@ -4,12 +4,12 @@
 // parent's, or a retry of the calling step) runs again as a new attempt of that run, its
 // succeeded steps kept, as Dagu does.
 import { AppError, RunStatus, type Dag, type ParamDef, type RunRecord } from '../core/index.ts';
-import { fieldsNotRunYet, mergeParams, paramsFromRequest } from '../spec/index.ts';
+import { fieldsNotRunYet, paramsFromRequest } from '../spec/index.ts';
 import type { Definitions } from './definitions.ts';
 import type { EngineDeps } from './engine.ts';
 import { rerunSelection, type PriorAttempt } from './run/attempt.ts';
 import { nestingProblem } from './run/nesting.ts';
-import { paramDefaultsWithCommands } from './run/substitution.ts';
+import { startingParams } from './run/substitution.ts';
 import type { RunStarter } from './run-starter.ts';
 import { runKey } from './run-writes.ts';
 import type { ChildStart, SubDagCall } from './step/sub-dag.ts';
@@ -41,9 +41,8 @@ export class ChildRuns {
       await starter.startAttempt({
         dag, name: dag.name, dagRunId, specText, fileName, inheritedSecrets: call.parent.secrets,
         ...(prior ? { prior: priorAttempt(dag, prior) } : {}),
-        params: async (variables, runCommand) => {
-          const env = { ...variables.dotenv, ...deps.systemEnv, DAG_NAME: dag.name, DAG_RUN_ID: dagRunId };
-          params = mergeParams(await paramDefaultsWithCommands(dag.params, env, runCommand), paramsFromRequest(child.params));
+        params: async (scope, run, secrets) => {
+          params = await startingParams(dag.params, paramsFromRequest(child.params))(scope, run, secrets);
           return params;
         },
         lineage: { root: call.parent.root, parent: { name: call.parent.name, dagRunId: call.parent.dagRunId }, callers: [...call.parent.callers, call.parent.name] },

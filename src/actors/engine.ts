@@ -5,7 +5,7 @@ import {
   type Clock, type Dag, type DagStore, type LogStore, type QueueStore, type RunRecord, type RunStore, type StepDispatcher,
 } from '../core/index.ts';
 import { fieldsNotRunYet, mergeParams, paramsFromRequest, type DefinitionParser } from '../spec/index.ts';
-import { paramDefaultsWithCommands } from './run/substitution.ts';
+import { startingParams } from './run/substitution.ts';
 import { Definitions } from './definitions.ts';
 import { usableDag } from './usable-dag.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';

@@ -7,7 +7,7 @@ import {
   type Dag, type RunRecord,
 } from '../core/index.ts';
 import { mergeParams, paramsFromRequest } from '../spec/index.ts';
-import { paramDefaultsWithCommands } from './run/substitution.ts';
+import { startingParams } from './run/substitution.ts';
 import type { Definitions } from './definitions.ts';
 import type { StartOptions } from './engine.ts';
 import { findRun } from './run-lookup.ts';
@@ -136,10 +136,7 @@ export class Queueing {
     const seed: AttemptSeed = {
       dag: entry.dag, name: run.name, dagRunId: run.dagRunId, specText: entry.specText, fileName: entry.fileName,
       reservedSlot: true, queue: run.queue, queued: entry.record,
-      params: async (variables, runCommand) => {
-        const env = { ...variables.dotenv, ...deps.systemEnv, DAG_NAME: run.name, DAG_RUN_ID: run.dagRunId };
-        return mergeParams(await paramDefaultsWithCommands(entry.dag.params, env, runCommand), requested);
-      },
+      params: startingParams(entry.dag.params, requested),
     };
     const giveUp = (reason: string) => {
       // Too late once its run actor has the slot: the run has started.

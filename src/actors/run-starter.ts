@@ -6,13 +6,13 @@ import {
   AppError, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, uuidv7,
   type Clock, type Dag, type ParamDef, type RunRecord,
 } from '../core/index.ts';
-import { fieldsNotRunYet, mergeParams, paramsFromRequest } from '../spec/index.ts';
+import { fieldsNotRunYet, paramsFromRequest } from '../spec/index.ts';
 import type { EngineDeps, StartOptions } from './engine.ts';
-import { planRun, positionalParams, runScope } from './run/plan.ts';
+import { planRun, runScope } from './run/plan.ts';
 import { attemptRecord, type Lineage, type PriorAttempt } from './run/attempt.ts';
-import { commandRunner, evaluateEnvWithCommands, paramDefaultsWithCommands, type RunCommand } from './run/substitution.ts';
+import { commandRunner, evaluateEnvWithCommands, startingParams, type StartingParams } from './run/substitution.ts';
 import { unmetDagPrecondition } from './run/conditions.ts';
-import { loadRunVariables, type RunVariables } from './run/variables.ts';
+import { loadRunVariables } from './run/variables.ts';
 import { ancestry } from './run/nesting.ts';
 import { runKey } from './run-writes.ts';
 import { admissionError } from './scheduler/admission.ts';
@@ -25,8 +25,8 @@ export interface AttemptSeed {
   dagRunId: string;
   specText: string;
   fileName?: string;
-  /** The run's params, given its variables and a way to run backtick commands. */
-  params: (variables: RunVariables, runCommand: RunCommand) => Promise<ParamDef[]>;
+  /** The run's params, given what its defaults see (the DAG's env on top) and a way to run backtick commands. */
+  params: StartingParams;
   prior?: PriorAttempt;
   lineage?: Lineage;
   /** A sub DAG run's: the values its parent masks. */
@@ -97,10 +97,7 @@ export class RunStarter {
     // The slot is the scheduler's from here; the run actor takes it over when it is admitted.
     this.host.scheduler.send({ type: 'run.reserve', name, dagRunId, queue });
     this.reserved.add(key);
-    const seed: AttemptSeed = { dag, name, dagRunId, specText, fileName, reservedSlot: true, queue, params: async (variables, runCommand) => {
-      const env = { ...variables.dotenv, ...this.host.deps.systemEnv, DAG_NAME: name, DAG_RUN_ID: dagRunId };
-      return mergeParams(await paramDefaultsWithCommands(dag.params, env, runCommand), requested);
-    } };
+    const seed: AttemptSeed = { dag, name, dagRunId, specText, fileName, reservedSlot: true, queue, params: startingParams(dag.params, requested) };
     try {
       // Reserved first: a refused start runs none of the definition's commands.
       return await this.startAttempt(seed);
@@ -120,16 +117,17 @@ export class RunStarter {
     const { dag, name, dagRunId } = seed;
     const variables = loadRunVariables(dag, deps.dags.dir, deps.processEnv ?? process.env);
     const runCommand = commandRunner(deps.dispatcher, dag.workingDir, dag.shell, dag.maxOutputSize);
-    const params = await seed.params(variables, runCommand);
+    const logPath = deps.logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
+    // The DAG's env first and without the params, then the param defaults, which see it (as in Dagu).
+    const secrets = { values: seed.inheritedSecrets ?? [], shell: dag.shell };
+    const scope = runScope({ dag, name, dagRunId, systemEnv: deps.systemEnv, variables, logPath });
+    const dagEnv = await evaluateEnvWithCommands(dag.env, scope, runCommand, secrets);
+    const params = await seed.params({ ...scope, ...dagEnv }, runCommand, secrets);
     try {
       deps.logs.prepare(name, dag.logDir);
     } catch (error) {
       throw new AppError('internal_error', `cannot create the log directory of DAG ${name}: ${(error as Error).message}`);
     }
-    const logPath = deps.logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
-    const dagEnv = dag.env.some(([, value]) => value.includes('`'))
-      ? await evaluateEnvWithCommands(dag.env, { ...runScope({ dag, name, dagRunId, params, systemEnv: deps.systemEnv, variables, logPath }), ...positionalParams(params) }, runCommand, { values: seed.inheritedSecrets ?? [], shell: dag.shell })
-      : undefined;
     const root = seed.lineage?.root ?? { name, dagRunId };
     // A retried sub DAG run learns its callers from the records above it, which are durable by then.
     const callers = seed.lineage?.callers ?? (seed.prior?.record.parentDAGRunId

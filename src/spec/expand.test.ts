@@ -1,11 +1,11 @@
 // Variable references of workflow-format 7.1, table-driven.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { evaluateEnv, expandVariables, type ExpandScope } from './expand.ts';
+import { evaluateEnv, expandShellCode, expandVariables, type ExpandScope } from './expand.ts';
 
 const values: Record<string, string> = {
   NAME: 'troupe', EMPTY: '', 1: 'first', 2: 'second',
-  CONFIG: '{"db": {"host": "h1", "port": 5432}, "tags": ["a", "b"], "on": true}',
+  CONFIG: '{"db": {"host": "h1", "port": 5432}, "tags": ["a", "b"], "on": true, "off": null}', NUMBER: '7',
 };
 const scope: ExpandScope = {
   get: (name) => values[name],
@@ -22,7 +22,9 @@ const cases: Array<[string, string]> = [
   ['${EMPTY:-fallback} ${MISSING:-the $NAME}', 'fallback the troupe'],
   ['${CONFIG.db.host}:${CONFIG.db.port}', 'h1:5432'],
   ['${CONFIG.tags.1} ${CONFIG.tags} ${CONFIG.on}', 'b ["a","b"] true'],
-  ['${CONFIG.nope} ${NAME.field}', '${CONFIG.nope} ${NAME.field}'],
+  // A JSON value with nothing at the path: <nil>, as Dagu; a value that is not JSON, or none: as written.
+  ['${CONFIG.nope} ${CONFIG.db.host.x} ${CONFIG.tags.5} ${CONFIG.off} ${NUMBER.x}', '<nil> <nil> <nil> <nil> <nil>'],
+  ['${NAME.field} ${UNSET.field}', '${NAME.field} ${UNSET.field}'],
   ['${build.exitCode} ${build.stdout} ${build.stderr}', '3 /logs/build.out /logs/build.err'],
   ['$UNKNOWN ${UNKNOWN} ${other.exitCode}', '$UNKNOWN ${UNKNOWN} ${other.exitCode}'],
   ['no references at all', 'no references at all'],
@@ -36,4 +38,26 @@ for (const [text, expected] of cases) {
 
 test('env entries are evaluated in order and see the earlier ones', () => {
   assert.deepEqual(evaluateEnv([['A', 'one'], ['B', '${A}-two'], ['C', '${B:0:3}${MISSING:-!}']], { BASE: 'b' }), { A: 'one', B: 'one-two', C: 'one!' });
+});
+
+const shellCases: Array<[string, string]> = [
+  // A single quote directly before or after: as written.
+  [`echo '$1' '\${NAME}' x'$NAME '$NAME'x`, `echo '$1' '\${NAME}' x'$NAME '$NAME'x`],
+  // Not directly next to one: the value.
+  [`echo 'a $NAME b'`, `echo 'a troupe b'`],
+  // Except step results and JSON paths, which Dagu resolves apart.
+  [`echo '\${build.exitCode}' '\${CONFIG.db.host}' '\${NAME:0:2}'`, `echo '3' 'h1' '\${NAME:0:2}'`],
+  // Braced, directly between double quotes: escaped for them; otherwise as it is.
+  ['echo "${CONFIG.db}" "$CONFIG" "x ${NAME}"', 'echo "{\\"host\\":\\"h1\\",\\"port\\":5432}" "{"db": {"host": "h1", "port": 5432}, "tags": ["a", "b"], "on": true, "off": null}" "x troupe"'],
+  ['"${ODD}"', '"a\\\\b \\$HOME \\`x\\` \\"q\\""'],
+];
+
+for (const [text, expected] of shellCases) {
+  test(`shell code ${JSON.stringify(text)}`, () => {
+    assert.equal(expandShellCode(text, { ...scope, get: (name) => (name === 'ODD' ? 'a\\b $HOME `x` "q"' : scope.get(name)) }), expected);
+  });
+}
+
+test('values are not shell code: quotes next to a reference change nothing', () => {
+  assert.equal(expandVariables(`'$NAME' "\${NAME}"`, scope), `'troupe' "troupe"`);
 });

@@ -14,7 +14,8 @@ export type Verdict = { holds: true } | { holds: false; message: string };
 
 /**
  * The first condition that does not hold decides; all hold: the step or run goes on. The message
- * names the condition with its values, the secrets among them masked.
+ * names the condition with its values, the secrets among them masked. `env`: what references name,
+ * positional params under "1", "2"... (commands get only the names a process environment can hold).
  */
 export async function checkConditions(conditions: Condition[], env: Record<string, string>, probe: ProbeCommand, secrets: SecretScope = NO_SECRETS): Promise<Verdict> {
   for (const condition of conditions) {
@@ -28,7 +29,7 @@ export async function checkConditions(conditions: Condition[], env: Record<strin
 export async function unmetDagPrecondition(dag: Dag, plan: RunPlan, dispatcher: StepDispatcher): Promise<string | undefined> {
   if (dag.preconditions.length === 0) return undefined;
   const probe = commandProbe(dispatcher, dag.workingDir, dag.shell, dag.maxOutputSize);
-  const verdict = await checkConditions(dag.preconditions, plan.baseEnv, probe, { values: plan.secrets, shell: dag.shell });
+  const verdict = await checkConditions(dag.preconditions, { ...plan.baseEnv, ...plan.positional }, probe, { values: plan.secrets, shell: dag.shell });
   return verdict.holds ? undefined : verdict.message;
 }
 

@@ -91,8 +91,9 @@ export interface PlanInput {
 export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, logs, variables, dagEnv, specText, root, callers, inheritedSecrets }: PlanInput): RunPlan {
   const logPath = logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
   const positional = positionalParams(params);
-  const scope = runScope({ dag, name, dagRunId, logPath, params, systemEnv, variables });
-  const baseEnv = { ...scope, ...(dagEnv ?? evaluateEnv(dag.env, { ...scope, ...positional })), ...variables?.secrets };
+  const scope = runScope({ dag, name, dagRunId, logPath, systemEnv, variables });
+  // The DAG's env is evaluated before the params and without them; a param wins over an env variable of its name, as in Dagu.
+  const baseEnv = { ...scope, ...(dagEnv ?? evaluateEnv(dag.env, scope)), ...namedParams(params), ...variables?.secrets };
   const indexOf = new Map(dag.steps.map((step, index) => [step.name, index]));
   const names = dependencyNames(dag.steps);
   return {
@@ -166,13 +167,17 @@ export function positionalParams(params: ParamDef[]): Record<string, string> {
 }
 
 /**
- * What the DAG's env is evaluated against: dotenv files < the allowed system variables <
- * built-ins and named params. The DAG's env and the secrets go on top, a step's own env last.
+ * What the DAG's env is evaluated against, then the param defaults with the env on top: dotenv files
+ * < the allowed system variables < built-ins. The params go on top of the env, the secrets on top of
+ * them, a step's own env last.
  */
-export function runScope(input: Pick<PlanInput, 'dag' | 'name' | 'dagRunId' | 'params' | 'systemEnv' | 'variables'> & { logPath: string }): Record<string, string> {
-  const named = Object.fromEntries(Object.entries(paramsRecord(input.params)).filter(([key]) => !/^[0-9]+$/.test(key)));
+export function runScope(input: Pick<PlanInput, 'dag' | 'name' | 'dagRunId' | 'systemEnv' | 'variables'> & { logPath: string }): Record<string, string> {
   const builtins = { DAG_NAME: input.name, DAG_RUN_ID: input.dagRunId, DAG_RUN_LOG_FILE: input.logPath };
-  return { ...input.variables?.dotenv, ...input.systemEnv, ...builtins, ...named };
+  return { ...input.variables?.dotenv, ...input.systemEnv, ...builtins };
+}
+
+function namedParams(params: ParamDef[]): Record<string, string> {
+  return Object.fromEntries(Object.entries(paramsRecord(params)).filter(([key]) => !/^[0-9]+$/.test(key)));
 }
 
 /** What reads a step's script: the command it is handed to, its shebang's program, or the shell (shell.executor.ts). */

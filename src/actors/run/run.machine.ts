@@ -126,7 +126,7 @@ function handlerLaunch(context: RunContext, which: HandlerKind | 'outcome', at: 
   const { record, line } = startHandler(context, kind, at);
   const status = kind === 'init' ? 'running' : runStatusLabel(context.outcome ?? RunStatus.Running);
   const input: StepInput = {
-    index: -1, handler: kind, preconditions: step.preconditions, timeoutSec: step.timeoutSec, retryPolicy: step.retryPolicy,
+    index: -1, handler: kind, preconditions: step.preconditions, positional: context.plan.positional, timeoutSec: step.timeoutSec, retryPolicy: step.retryPolicy,
     repeatPolicy: step.repeatPolicy,
     ...(step.call ? { call: { ...step.call, step: HANDLER_NODE_NAMES[kind], parent: callParent(context.plan) } } : {}),
     ...(needsCommands(step)
@@ -174,6 +174,7 @@ export const runMachine = effects.extend({
               },
             } : {}),
             preconditions: context.plan.steps[index].preconditions,
+            positional: context.plan.positional,
             timeoutSec: context.plan.steps[index].timeoutSec,
             retryPolicy: context.plan.steps[index].retryPolicy,
             retries: record.nodes[index].retryCount,

@@ -38,7 +38,21 @@ test('an interpreter that is not a POSIX shell gets the values (a documented lim
 });
 
 test('without secrets the code expands as before', () => {
-  assert.equal(new SecretReferences([], env).shellCode(`echo '$TOKEN'`, scope, ['sh']), `echo '${SECRET}'`);
+  assert.equal(new SecretReferences([], env).shellCode(`echo 'a $TOKEN b'`, scope, ['sh']), `echo 'a ${SECRET} b'`);
+});
+
+test('quote rules hold with and without secrets: next to a single quote as written, between double quotes escaped', () => {
+  const values = { ...env, DOC: '{"a": "$x"}' };
+  const lookup = { get: (name: string) => (values as Record<string, string>)[name] };
+  for (const secrets of [[], [SECRET]]) {
+    const references = new SecretReferences(secrets, values);
+    assert.equal(references.shellCode(`echo '$NAME' "\${DOC}" "\${TOKEN}" x\${DOC}'`, lookup, ['sh']),
+      `echo '$NAME' "{\\"a\\": \\"\\$x\\"}" "${secrets.length ? '${TOKEN}' : SECRET}" x\${DOC}'`);
+  }
+  // Another interpreter's double-quoted string: only its quote and backslash are escaped.
+  assert.equal(new SecretReferences([], values).shellCode('print("${DOC}")', lookup, ['python3']), 'print("{\\"a\\": \\"$x\\"}")');
+  // Backtick commands in values are expanded as values are: no quote rules.
+  assert.equal(new SecretReferences([], values).shellCode(`echo '$NAME'`, lookup, ['sh'], false), `echo 'world'`);
 });
 
 test('backtick commands get references carrying a secret through their environment', async () => {

@@ -4,8 +4,8 @@
 // is readable by every user of the machine (`ps`), a process's environment only by its owner.
 // Interpreters that are not POSIX shells cannot expand such references: they get the values.
 import { ownValue } from '../../core/index.ts';
-import { backtickCommands, backtickParts, expandVariables, substituteBackticks, type ExpandScope } from '../../spec/index.ts';
-import { isPosixShell, shellSegments, type ShellContext } from './shell-syntax.ts';
+import { backtickCommands, backtickParts, escapeForShell, expandShellCode, expandVariables, substituteBackticks, type ExpandScope } from '../../spec/index.ts';
+import { isPosixShell, shellContextAt, shellSegments, type ShellContext } from './shell-syntax.ts';
 
 /** `$NAME` or `${NAME}`: a reference the shell can expand as it is, when NAME holds the same value. */
 const PLAIN_REFERENCE = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$/;
@@ -27,6 +27,9 @@ export interface SecretScope {
 }
 
 export const NO_SECRETS: SecretScope = { values: [] };
+
+/** For the double-quoted string of another interpreter (Python, Node...): only the quote and the backslash. */
+const escapeForString = (value: string) => value.replace(/[\\"]/g, '\\$&');
 
 export class SecretReferences {
   /** What the process needs in its environment besides `exported`: the generated variables. */
@@ -62,19 +65,26 @@ export class SecretReferences {
     if (this.secrets.length > 0) {
       expandVariables(text, { ...scope, write: (reference, value) => {
         revealed ||= this.reveals(reference, value, scope);
-        return value;
+        return undefined;
       } });
     }
     return revealed;
   }
 
-  /** Shell code for `interpreter` with its references expanded, those revealing a secret left to the shell. */
-  shellCode(code: string, scope: ExpandScope, interpreter: readonly string[]): string {
-    if (this.secrets.length === 0 || !isPosixShell(interpreter)) return expandVariables(code, scope);
-    return shellSegments(code).map(({ text, context }) => expandVariables(text, {
+  /**
+   * Shell code for `interpreter` with its references expanded, those revealing a secret left to the
+   * shell. `quoteRules`: written as in a step's command (expandShellCode), else as in a value.
+   */
+  shellCode(code: string, scope: ExpandScope, interpreter: readonly string[], quoteRules = true): string {
+    const posix = isPosixShell(interpreter);
+    const expand = (text: string, references: ExpandScope) =>
+      (quoteRules ? expandShellCode(text, references, posix ? escapeForShell : escapeForString) : expandVariables(text, references));
+    if (this.secrets.length === 0 || !posix) return expand(code, scope);
+    const contextAt = shellContextAt(shellSegments(code));
+    return expand(code, {
       ...scope,
-      write: (reference, value) => (this.reveals(reference, value, scope) ? this.reference(reference, value, context) : value),
-    })).join('');
+      write: (reference, value, at) => (this.reveals(reference, value, scope) ? this.reference(reference, value, contextAt(at)) : undefined),
+    });
   }
 
   private reference(written: string, value: string, context: ShellContext): string {
@@ -116,7 +126,7 @@ export async function expandRunningCommands(template: string, scope: Record<stri
   let text = '';
   for (const part of backtickParts(template)) {
     if ('literal' in part) text += expandVariables(part.literal, lookup);
-    else text += await run(references.shellCode(part.command, { get: lookup }, secrets.shell ?? DEFAULT_SHELL), references.environment());
+    else text += await run(references.shellCode(part.command, { get: lookup }, secrets.shell ?? DEFAULT_SHELL, false), references.environment());
   }
   return text;
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isPosixShell, shebangOf, shellSegments, type ShellContext } from './shell-syntax.ts';
+import { isPosixShell, shebangOf, shellContextAt, shellSegments, type ShellContext } from './shell-syntax.ts';
 
 /** The segments as [context, text] pairs, for short assertions. */
 const cut = (code: string): Array<[ShellContext, string]> => shellSegments(code).map(({ context, text }) => [context, text]);
@@ -38,4 +38,11 @@ test('POSIX shells by name, path or through env; shebang lines as words', () => 
   assert.ok(!isPosixShell(['/usr/bin/env', 'node']));
   assert.deepEqual(shebangOf('#!/usr/bin/env python3\nprint(1)'), ['/usr/bin/env', 'python3']);
   assert.equal(shebangOf('echo hi'), undefined);
+});
+
+test('the context at an offset, looked up from left to right or again from the start', () => {
+  const code = `a 'b' "c" # d`;
+  const contextAt = shellContextAt(shellSegments(code));
+  assert.deepEqual([0, 3, 7, 11, 12].map(contextAt), ['code', 'single', 'double', 'literal', 'literal']);
+  assert.equal(contextAt(2), 'single');
 });

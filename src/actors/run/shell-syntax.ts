@@ -71,6 +71,21 @@ export function shellSegments(code: string): ShellSegment[] {
   return segments;
 }
 
+/** The context of the character at an offset of the code `segments` were cut from. */
+export function shellContextAt(segments: readonly ShellSegment[]): (at: number) => ShellContext {
+  // References are looked up from left to right: the search goes on from the last one's segment.
+  let index = 0;
+  let start = 0;
+  return (at) => {
+    if (at < start) [index, start] = [0, 0];
+    while (index < segments.length - 1 && at >= start + segments[index].text.length) {
+      start += segments[index].text.length;
+      index++;
+    }
+    return segments[index]?.context ?? 'code';
+  };
+}
+
 /** The here-document operator's word after `<<` (or `<<-`), and where the code goes on. */
 function hereDocumentAt(code: string, at: number): { document?: HereDocument; next: number } {
   let i = at;

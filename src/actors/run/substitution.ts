@@ -1,9 +1,9 @@
-// Backtick command substitution at run start: DAG env values and param defaults whose text holds
-// `command`s get the commands' trimmed output. The commands run as tasks on the pool, with the
-// variables defined so far; a command that fails refuses the run, naming it.
+// Evaluation at run start: DAG env values, then param defaults, get their references expanded and
+// their backtick `command`s replaced by the commands' trimmed output. The commands run as tasks on
+// the pool, with the variables defined so far; a command that fails refuses the run, naming it.
 import { AppError, setOwn, type ParamDef, type StepDispatcher, type StepResult } from '../../core/index.ts';
-import { backtickCommands } from '../../spec/index.ts';
-import { expandRunningCommands, NO_SECRETS, runBackticks, type RunCommand, type SecretScope } from './secret-references.ts';
+import { mergeParams } from '../../spec/index.ts';
+import { expandRunningCommands, NO_SECRETS, type RunCommand, type SecretScope } from './secret-references.ts';
 
 export type { RunCommand };
 
@@ -47,15 +47,30 @@ export async function evaluateEnvWithCommands(
   return result;
 }
 
-/** The definition's param defaults with their backtick commands run (request values are never run). */
-export async function paramDefaultsWithCommands(params: ParamDef[], env: Record<string, string>, run: RunCommand): Promise<ParamDef[]> {
+/**
+ * The definition's param defaults evaluated like env values: references to `scope` (the DAG's env,
+ * dotenv, system variables, built-ins) and to the earlier params, then backtick commands. Only the
+ * defaults: a request's values are never evaluated, and later defaults see the earlier defaults, as
+ * in Dagu.
+ */
+export async function paramDefaultsWithCommands(params: ParamDef[], scope: Record<string, string>, run: RunCommand, secrets: SecretScope = NO_SECRETS): Promise<ParamDef[]> {
+  const known = { ...scope };
   const out: ParamDef[] = [];
+  let position = 0;
   for (const param of params) {
-    const commands = backtickCommands(param.value);
-    const value = commands.length === 0 ? param.value : await runBackticks(param.value, commands, env, naming(run, `param ${param.name ?? param.value}`));
+    const value = await expandRunningCommands(param.value, known, secrets, naming(run, `param ${param.name ?? param.value}`));
+    setOwn(known, param.name ?? String(++position), value);
     out.push({ ...param, value });
   }
   return out;
+}
+
+/** How a run's params are made from what the defaults see (paramDefaultsWithCommands). */
+export type StartingParams = (scope: Record<string, string>, run: RunCommand, secrets: SecretScope) => Promise<ParamDef[]>;
+
+/** A start's params: the definition's defaults evaluated, the request's values on top as they are. */
+export function startingParams(defaults: ParamDef[], requested: ParamDef[]): StartingParams {
+  return async (scope, run, secrets) => mergeParams(await paramDefaultsWithCommands(defaults, scope, run, secrets), requested);
 }
 
 /** `run` with its errors naming what the command computes. */

@@ -26,6 +26,8 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock, subDags:
     const finish = (result: StepResult, repeatConditionHolds?: boolean) =>
       sendBack({ type: 'step.exited', result: maskResult(result, secretValues), at: clock.now(), ...(repeatConditionHolds === undefined ? {} : { repeatConditionHolds }) });
     const secretsOf = (task: StepTask): SecretScope => ({ values: task.secrets, shell: task.shell });
+    // Conditions see what the step's command sees: its env and the positional params.
+    const conditionScope = (task: StepTask) => (input.positional ? { ...task.env, ...input.positional } : task.env);
     const dispatch = (task: StepTask) => {
       // A sub DAG call runs child runs instead of a process (not a pool task: docs/architecture.md).
       handle = input.call
@@ -37,7 +39,7 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock, subDags:
         // repeatPolicy's condition is tested after each execution, with the step's variables.
         if (!input.repeatCondition || stopped) return finish(result);
         const probe = commandProbe(dispatcher, task.workingDir, task.shell, task.maxOutputSize);
-        const verdict = await checkConditions([{ ...input.repeatCondition, negate: false }], task.env, probe, secretsOf(task)).catch(() => ({ holds: false }));
+        const verdict = await checkConditions([{ ...input.repeatCondition, negate: false }], conditionScope(task), probe, secretsOf(task)).catch(() => ({ holds: false }));
         finish(result, verdict.holds);
       });
     };
@@ -49,7 +51,7 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock, subDags:
     const start = async (task: StepTask) => {
       if (input.preconditions.length > 0) {
         const probe = commandProbe(dispatcher, task.workingDir, task.shell, task.maxOutputSize);
-        const verdict = await checkConditions(input.preconditions, task.env, probe, secretsOf(task));
+        const verdict = await checkConditions(input.preconditions, conditionScope(task), probe, secretsOf(task));
         if (!verdict.holds) return finish({ kind: 'skipped', message: verdict.message });
       }
       if (stopped) return finish({ kind: 'error', code: 'stopped', message: 'stopped before its process started' });

@@ -14,6 +14,8 @@ export interface StepInput {
   handler?: HandlerKind;
   /** Checked before the first execution; one that does not hold skips the step. */
   preconditions: Condition[];
+  /** The run's positional params ("1", "2"...): conditions see them as commands do, though they are not exported. */
+  positional?: Record<string, string>;
   /** The task; absent while the step's env has backtick commands to run first (`pending`). */
   task?: StepTask;
   pending?: PendingTask;
@@ -78,6 +80,7 @@ export interface ExecutorInput {
   /** The parent run and the sub DAG this step calls, when it calls one. */
   call?: SubDagCall;
   preconditions: Condition[];
+  positional?: Record<string, string>;
   task?: StepTask;
   pending?: PendingTask;
   signalOnStop: string;
@@ -151,7 +154,7 @@ export const stepMachine = setup({
           preconditions: context.retries === 0 && context.executions === 0 ? context.preconditions : [],
           // Each execution of a repeated call has children of its own; a retry finds the same ones.
           ...(context.call ? { call: { ...context.call, execution: context.executions } } : {}),
-          task: context.task, pending: context.pending, signalOnStop: context.signalOnStop, cleanupMs: context.cleanupMs,
+          positional: context.positional, task: context.task, pending: context.pending, signalOnStop: context.signalOnStop, cleanupMs: context.cleanupMs,
           ...(context.repeatPolicy?.condition !== undefined
             ? { repeatCondition: { condition: context.repeatPolicy.condition, expected: context.repeatPolicy.expected } }
             : {}),
