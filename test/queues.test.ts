@@ -208,6 +208,26 @@ describe('queues', () => {
   });
 });
 
+describe('a run id being enqueued', () => {
+  let server: TestServer;
+  before(async () => { server = await startTestServer('uws', { queues: [{ name: 'one', maxConcurrency: 1 }] }); });
+  after(() => server.close());
+
+  test('is taken at once: a start or a retry under it before the queued record commits is already_exists', async () => {
+    await server.writeDag('taken', 'queue: one\nmaxActiveRuns: -1\nsteps:\n  - name: a\n    command: sleep 0.2\n');
+    assert.equal((await server.startAndWait('taken', { dagRunId: 'prior' })).status, 4);
+    assert.equal((await server.call('POST', '/dags/taken/enqueue', { dagRunId: 'busy' })).status, 200);
+    const engine = server.troupe.engine;
+    // The queue is full: each enqueue waits, and its record is not durable yet when the other call comes.
+    const others = { dup: () => engine.startDag('taken', { dagRunId: 'dup' }), dup2: () => engine.retry('taken', 'prior', { dagRunId: 'dup2' }) };
+    for (const [id, other] of Object.entries(others)) {
+      const results = await Promise.allSettled([engine.enqueueDag('taken', { dagRunId: id }), other()]);
+      assert.deepEqual(results.map((result) => result.status === 'fulfilled' ? 'ok' : (result.reason as { code: string }).code).sort(), ['already_exists', 'ok'], id);
+    }
+    for (const id of ['busy', 'dup', 'dup2']) assert.equal((await server.waitForRun('taken', id)).status, 4);
+  });
+});
+
 describe('queue limits under a storm of starts and enqueues', () => {
   let server: TestServer;
   before(async () => { server = await startTestServer('uws', { queues: [{ name: 'storm', maxConcurrency: 3 }] }); });

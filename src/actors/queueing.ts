@@ -73,7 +73,6 @@ export class Queueing {
     // From here to the scheduler's event nothing awaits: two requests never both pass the checks.
     const key = runKey(name, dagRunId);
     starter.refuseTaken(name, dagRunId);
-    if (this.waiting.has(key)) throw new AppError('already_exists', `dag-run ID ${dagRunId} already exists for DAG ${name}`);
     const context = scheduler.getSnapshot().context;
     if (options.singleton && admittedCount(context, name) + queuedCount(context, name) > 0) {
       const what = admittedCount(context, name) > 0 ? 'running' : 'queued';
