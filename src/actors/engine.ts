@@ -251,9 +251,7 @@ export class Engine {
     const idProblem = dagRunIdProblem(targetId);
     if (idProblem) throw new AppError('bad_request', idProblem);
     const key = runKey(prior.name, targetId);
-    if (targetId !== prior.dagRunId && (reserved.has(key) || this.deps.runs.get(prior.name, targetId))) {
-      throw new AppError('already_exists', `dag-run ID ${targetId} already exists for DAG ${prior.name}`);
-    }
+    if (targetId !== prior.dagRunId) this.starter.refuseTaken(prior.name, targetId);
     // `resume`: an attempt a crash interrupted goes on as recovery.ts chose.
     const attempt = resume ?? { record: prior, rerun: rerunSelection(dag, prior, options.stepName) };
     reserved.add(key);
