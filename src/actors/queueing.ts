@@ -17,6 +17,7 @@ import { runKey } from './run-writes.ts';
 import type { AttemptSeed, RunStarter, StarterHost } from './run-starter.ts';
 import type { QueuedRun, WaitReason } from './scheduler/dispatch.ts';
 import { waitKey } from './scheduler/dispatch.ts';
+import { admissionError } from './scheduler/admission.ts';
 import { admittedCount, findQueued, queuedCount, slotKey, waitReasons } from './scheduler/slots.ts';
 import { usableDag } from './usable-dag.ts';
 
@@ -74,10 +75,12 @@ export class Queueing {
     const key = runKey(name, dagRunId);
     starter.refuseTaken(name, dagRunId);
     const context = scheduler.getSnapshot().context;
-    if (options.singleton && admittedCount(context, name) + queuedCount(context, name) > 0) {
-      const what = admittedCount(context, name) > 0 ? 'running' : 'queued';
-      throw new AppError('max_run_reached', `DAG ${name} is already ${what} (singleton mode)`);
-    }
+    // Singleton alone: an enqueue waits for maxActiveRuns instead of being refused.
+    const refused = admissionError({
+      name, maxActiveRuns: -1, singleton: options.singleton === true, kind: 'inline',
+      active: admittedCount(context, name), queued: queuedCount(context, name),
+    });
+    if (refused) throw refused;
     const attemptId = newAttemptId();
     const log = deps.logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
     const record = queuedRecord({ dag, name, dagRunId, attemptId, log, params: mergeParams(dag.params, requested), now: clock.now(), fileName });
