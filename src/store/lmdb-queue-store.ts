@@ -1,5 +1,5 @@
 // QueueStore on LMDB, in the run store's environment: an item and its run's record change in one
-// transaction (LmdbRunStore.saveWith). Decides nothing: admission and dispatch are the scheduler's.
+// transaction (LmdbRunStore.saveAlongside). Decides nothing: admission and dispatch are the scheduler's.
 import type { Database } from 'lmdb';
 import {
   AppError, NodeStatus, RunStatus, dagRunIdProblem, dagNameProblem, isFinalRunStatus, queueNameProblem,
