@@ -95,6 +95,21 @@ describe('queues', () => {
     assert.equal((await server.call('GET', '/dag-runs/deq/waiting')).body.dagRun.status, 3, 'a dequeued run never starts');
   });
 
+  test('dequeue of latest takes out the DAG\'s newest run when it is queued', async () => {
+    const gate = join(scratch, 'g7');
+    await server.writeDag('deqlatest', gated(gate, join(scratch, 't7')));
+    await server.call('POST', '/dags/deqlatest/enqueue', { dagRunId: 'running' });
+    await server.waitForRun('deqlatest', 'running', (run) => run.status === 1);
+    await server.call('POST', '/dags/deqlatest/enqueue', { dagRunId: 'newest' });
+    const removed = await server.call('GET', '/dag-runs/deqlatest/latest/dequeue');
+    assert.equal(removed.status, 200, removed.text);
+    assert.equal((await server.call('GET', '/dag-runs/deqlatest/newest')).body.dagRun.status, 3);
+    const again = await server.call('GET', '/dag-runs/deqlatest/latest/dequeue');
+    assert.deepEqual([again.status, again.body.code], [404, 'not_found']);
+    await writeFile(gate, '');
+    assert.equal((await server.waitForRun('deqlatest', 'running')).status, 4);
+  });
+
   test('enqueue errors: singleton, taken id, bad names, unknown DAG, bad params, no spec', async () => {
     const gate = join(scratch, 'g4');
     await server.writeDag('errs', gated(gate, join(scratch, 't4')));

@@ -102,12 +102,12 @@ export class Queueing {
   }
 
   /** Takes a queued run out of its queue; it is recorded aborted. 404 when it is not queued. */
-  async dequeue(name: string, dagRunId: string): Promise<void> {
+  async dequeue(name: string, runId: string): Promise<void> {
     const { deps, scheduler, clock } = this.host;
-    if (!findQueued(scheduler.getSnapshot().context, name, dagRunId)) {
-      const record = findRun(deps.runs, name, dagRunId);
-      throw new AppError('not_found', `dag-run ${record.dagRunId} of DAG ${record.name} is not queued`);
-    }
+    const context = scheduler.getSnapshot().context;
+    // `latest` names the DAG's newest run, as in every run path.
+    const dagRunId = findQueued(context, name, runId) ? runId : findRun(deps.runs, name, runId).dagRunId;
+    if (!findQueued(context, name, dagRunId)) throw new AppError('not_found', `dag-run ${dagRunId} of DAG ${name} is not queued`);
     scheduler.send({ type: 'queue.remove', name, dagRunId });
     const key = runKey(name, dagRunId);
     const record = this.waiting.get(key)?.record ?? deps.runs.get(name, dagRunId)!;
