@@ -18,7 +18,7 @@ import type { AttemptSeed, RunStarter, StarterHost } from './run-starter.ts';
 import type { QueuedRun, WaitReason } from './scheduler/dispatch.ts';
 import { waitKey } from './scheduler/dispatch.ts';
 import { admissionError } from './scheduler/admission.ts';
-import { admittedCount, findQueued, queuedCount, slotKey, waitReasons } from './scheduler/slots.ts';
+import { admittedCount, findQueued, queuedCount, waitReasons } from './scheduler/slots.ts';
 import { usableDag } from './usable-dag.ts';
 
 /** workflow-format section 8: a dispatched run that is not active within this long leaves its queue failed. */
@@ -110,7 +110,7 @@ export class Queueing {
     if (!findQueued(context, name, dagRunId)) throw new AppError('not_found', `dag-run ${dagRunId} of DAG ${name} is not queued`);
     scheduler.send({ type: 'queue.remove', name, dagRunId });
     const key = runKey(name, dagRunId);
-    const record = this.waiting.get(key)?.record ?? deps.runs.get(name, dagRunId)!;
+    const { record } = this.waiting.get(key)!;
     this.waiting.delete(key);
     await deps.queue.dequeue({ ...record, status: RunStatus.Aborted, finishedAt: isoTime(clock.now()) });
   }
@@ -211,10 +211,11 @@ export class Queueing {
     const names = new Set([...context.queueLimits.keys(), ...context.queued.keys(), ...runningIn.keys()]);
     const now = clock.now();
     return [...names].sort().map((name) => {
+      // Every run the scheduler holds queued is waiting here: added before the scheduler hears of it.
       const queued = (context.queued.get(name) ?? []).map((run) => ({
-        record: this.waiting.get(slotKey(run.name, run.dagRunId))?.record ?? deps.runs.get(run.name, run.dagRunId)!,
+        record: this.waiting.get(runKey(run.name, run.dagRunId))!.record,
         waitingFor: reasons.get(waitKey(run)) ?? 'queue',
-      })).filter((entry) => entry.record !== undefined);
+      }));
       const limit = context.queueLimits.get(name);
       const oldest = queued[0] && Date.parse(queued[0].record.queuedAt);
       return {
