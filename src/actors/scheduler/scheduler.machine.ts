@@ -40,8 +40,6 @@ export function runActorId(name: string, dagRunId: string): string {
   return `run:${name}:${dagRunId}`;
 }
 
-export { admittedCount } from './slots.ts';
-
 export const schedulerMachine = setup({
   types: { context: {} as SchedulerContext, events: {} as SchedulerEvent, input: {} as SchedulerInput },
   actors: { run: runMachine },
