@@ -18,7 +18,6 @@ import { findRun, findSubRun, subRunsOf } from './run-lookup.ts';
 import { RunStarter } from './run-starter.ts';
 import { RunWrites, runKey } from './run-writes.ts';
 import { Queueing, type EnqueueOptions, type QueueListing } from './queueing.ts';
-import type { QueuedRun } from './scheduler/dispatch.ts';
 import { settleInterrupted } from './scheduler/recovery.ts';
 import { schedulerMachine } from './scheduler/scheduler.machine.ts';
 import { stepMachine } from './step/step.machine.ts';
@@ -105,7 +104,7 @@ export class Engine {
     });
     const input = {
       queueLimits: deps.queueLimits ?? new Map<string, number>(),
-      isSuspended: (queued: QueuedRun) => queued.fileName !== undefined && deps.runs.isSuspended(queued.fileName),
+      isSuspended: (fileName: string) => deps.runs.isSuspended(fileName),
     };
     this.scheduler = createActor(scheduler, { input, ...(deps.timers ? { clock: deps.timers } : {}) });
     this.events.attach(this.scheduler.system);

@@ -13,7 +13,7 @@ export type SchedulerContext = Slots;
 
 export interface SchedulerInput {
   queueLimits?: ReadonlyMap<string, number>;
-  isSuspended?: (run: QueuedRun) => boolean;
+  isSuspended?: (fileName: string) => boolean;
 }
 
 export type SchedulerEvent =

@@ -18,8 +18,8 @@ export interface Slots {
   queued: ReadonlyMap<string, readonly QueuedRun[]>;
   /** A custom queue's maxConcurrency; any other queue is a DAG's, limited by maxActiveRuns alone. */
   queueLimits: ReadonlyMap<string, number>;
-  /** Whether a queued run's DAG is suspended (its stored file's flag). */
-  isSuspended: (run: QueuedRun) => boolean;
+  /** Whether a stored DAG file is suspended. */
+  isSuspended: (fileName: string) => boolean;
   /** While the server shuts down, queued runs stay queued. */
   paused: boolean;
 }
