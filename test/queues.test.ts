@@ -95,6 +95,21 @@ describe('queues', () => {
     assert.equal((await server.call('GET', '/dag-runs/deq/waiting')).body.dagRun.status, 3, 'a dequeued run never starts');
   });
 
+  test('dequeue of latest takes out the DAG\'s newest run when it is queued', async () => {
+    const gate = join(scratch, 'g7');
+    await server.writeDag('deqlatest', gated(gate, join(scratch, 't7')));
+    await server.call('POST', '/dags/deqlatest/enqueue', { dagRunId: 'running' });
+    await server.waitForRun('deqlatest', 'running', (run) => run.status === 1);
+    await server.call('POST', '/dags/deqlatest/enqueue', { dagRunId: 'newest' });
+    const removed = await server.call('GET', '/dag-runs/deqlatest/latest/dequeue');
+    assert.equal(removed.status, 200, removed.text);
+    assert.equal((await server.call('GET', '/dag-runs/deqlatest/newest')).body.dagRun.status, 3);
+    const again = await server.call('GET', '/dag-runs/deqlatest/latest/dequeue');
+    assert.deepEqual([again.status, again.body.code], [404, 'not_found']);
+    await writeFile(gate, '');
+    assert.equal((await server.waitForRun('deqlatest', 'running')).status, 4);
+  });
+
   test('enqueue errors: singleton, taken id, bad names, unknown DAG, bad params, no spec', async () => {
     const gate = join(scratch, 'g4');
     await server.writeDag('errs', gated(gate, join(scratch, 't4')));
@@ -205,6 +220,26 @@ describe('queues', () => {
     assert.deepEqual([conflict.status, conflict.body.code], [409, 'max_run_reached']);
     await writeFile(gate, '');
     await server.waitForRun('busy', 'b1');
+  });
+});
+
+describe('a run id being enqueued', () => {
+  let server: TestServer;
+  before(async () => { server = await startTestServer('uws', { queues: [{ name: 'one', maxConcurrency: 1 }] }); });
+  after(() => server.close());
+
+  test('is taken at once: a start or a retry under it before the queued record commits is already_exists', async () => {
+    await server.writeDag('taken', 'queue: one\nmaxActiveRuns: -1\nsteps:\n  - name: a\n    command: sleep 0.2\n');
+    assert.equal((await server.startAndWait('taken', { dagRunId: 'prior' })).status, 4);
+    assert.equal((await server.call('POST', '/dags/taken/enqueue', { dagRunId: 'busy' })).status, 200);
+    const engine = server.troupe.engine;
+    // The queue is full: each enqueue waits, and its record is not durable yet when the other call comes.
+    const others = { dup: () => engine.startDag('taken', { dagRunId: 'dup' }), dup2: () => engine.retry('taken', 'prior', { dagRunId: 'dup2' }) };
+    for (const [id, other] of Object.entries(others)) {
+      const results = await Promise.allSettled([engine.enqueueDag('taken', { dagRunId: id }), other()]);
+      assert.deepEqual(results.map((result) => result.status === 'fulfilled' ? 'ok' : (result.reason as { code: string }).code).sort(), ['already_exists', 'ok'], id);
+    }
+    for (const id of ['busy', 'dup', 'dup2']) assert.equal((await server.waitForRun('taken', id)).status, 4);
   });
 });
 

@@ -18,7 +18,6 @@ import { findRun, findSubRun, subRunsOf } from './run-lookup.ts';
 import { RunStarter } from './run-starter.ts';
 import { RunWrites, runKey } from './run-writes.ts';
 import { Queueing, type EnqueueOptions, type QueueListing } from './queueing.ts';
-import type { QueuedRun } from './scheduler/dispatch.ts';
 import { settleInterrupted } from './scheduler/recovery.ts';
 import { schedulerMachine } from './scheduler/scheduler.machine.ts';
 import { stepMachine } from './step/step.machine.ts';
@@ -106,7 +105,7 @@ export class Engine {
     });
     const input = {
       queueLimits: deps.queueLimits ?? new Map<string, number>(),
-      isSuspended: (queued: QueuedRun) => queued.fileName !== undefined && deps.runs.isSuspended(queued.fileName),
+      isSuspended: (fileName: string) => deps.runs.isSuspended(fileName),
     };
     this.scheduler = createActor(scheduler, { input, ...(deps.timers ? { clock: deps.timers } : {}) });
     this.events.attach(this.scheduler.system);
@@ -254,9 +253,7 @@ export class Engine {
     const idProblem = dagRunIdProblem(targetId);
     if (idProblem) throw new AppError('bad_request', idProblem);
     const key = runKey(prior.name, targetId);
-    if (targetId !== prior.dagRunId && (reserved.has(key) || this.deps.runs.get(prior.name, targetId))) {
-      throw new AppError('already_exists', `dag-run ID ${targetId} already exists for DAG ${prior.name}`);
-    }
+    if (targetId !== prior.dagRunId) this.starter.refuseTaken(prior.name, targetId);
     // `resume`: an attempt a crash interrupted goes on as recovery.ts chose.
     const attempt = resume ?? { record: prior, rerun: rerunSelection(dag, prior, options.stepName) };
     reserved.add(key);

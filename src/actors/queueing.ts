@@ -17,7 +17,8 @@ import { runKey } from './run-writes.ts';
 import type { AttemptSeed, RunStarter, StarterHost } from './run-starter.ts';
 import type { QueuedRun, WaitReason } from './scheduler/dispatch.ts';
 import { waitKey } from './scheduler/dispatch.ts';
-import { admittedCount, findQueued, queuedCount, slotKey, waitReasons } from './scheduler/slots.ts';
+import { admissionError } from './scheduler/admission.ts';
+import { admittedCount, findQueued, queuedCount, waitReasons } from './scheduler/slots.ts';
 import { usableDag } from './usable-dag.ts';
 
 /** workflow-format section 8: a dispatched run that is not active within this long leaves its queue failed. */
@@ -75,12 +76,13 @@ export class Queueing {
     // From here to the scheduler's event nothing awaits: two requests never both pass the checks.
     const key = runKey(name, dagRunId);
     starter.refuseTaken(name, dagRunId);
-    if (this.waiting.has(key)) throw new AppError('already_exists', `dag-run ID ${dagRunId} already exists for DAG ${name}`);
     const context = scheduler.getSnapshot().context;
-    if (options.singleton && admittedCount(context, name) + queuedCount(context, name) > 0) {
-      const what = admittedCount(context, name) > 0 ? 'running' : 'queued';
-      throw new AppError('max_run_reached', `DAG ${name} is already ${what} (singleton mode)`);
-    }
+    // Singleton alone: an enqueue waits for maxActiveRuns instead of being refused.
+    const refused = admissionError({
+      name, maxActiveRuns: -1, singleton: options.singleton === true, kind: 'inline',
+      active: admittedCount(context, name), queued: queuedCount(context, name),
+    });
+    if (refused) throw refused;
     const attemptId = newAttemptId();
     const log = deps.logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
     const record = queuedRecord({ dag, name, dagRunId, attemptId, log, params: mergeParams(dag.params, requested), now: clock.now(), fileName });
@@ -103,15 +105,15 @@ export class Queueing {
   }
 
   /** Takes a queued run out of its queue; it is recorded aborted. 404 when it is not queued. */
-  async dequeue(name: string, dagRunId: string): Promise<void> {
+  async dequeue(name: string, runId: string): Promise<void> {
     const { deps, scheduler, clock } = this.host;
-    if (!findQueued(scheduler.getSnapshot().context, name, dagRunId)) {
-      const record = findRun(deps.runs, name, dagRunId);
-      throw new AppError('not_found', `dag-run ${record.dagRunId} of DAG ${record.name} is not queued`);
-    }
+    const context = scheduler.getSnapshot().context;
+    // `latest` names the DAG's newest run, as in every run path.
+    const dagRunId = findQueued(context, name, runId) ? runId : findRun(deps.runs, name, runId).dagRunId;
+    if (!findQueued(context, name, dagRunId)) throw new AppError('not_found', `dag-run ${dagRunId} of DAG ${name} is not queued`);
     scheduler.send({ type: 'queue.remove', name, dagRunId });
     const key = runKey(name, dagRunId);
-    const record = this.waiting.get(key)?.record ?? deps.runs.get(name, dagRunId)!;
+    const { record } = this.waiting.get(key)!;
     this.waiting.delete(key);
     const aborted = { ...record, status: RunStatus.Aborted, finishedAt: isoTime(clock.now()) };
     this.host.announce(aborted);
@@ -213,10 +215,11 @@ export class Queueing {
     const names = new Set([...context.queueLimits.keys(), ...context.queued.keys(), ...runningIn.keys()]);
     const now = clock.now();
     return [...names].sort().map((name) => {
+      // Every run the scheduler holds queued is waiting here: added before the scheduler hears of it.
       const queued = (context.queued.get(name) ?? []).map((run) => ({
-        record: this.waiting.get(slotKey(run.name, run.dagRunId))?.record ?? deps.runs.get(run.name, run.dagRunId)!,
+        record: this.waiting.get(runKey(run.name, run.dagRunId))!.record,
         waitingFor: reasons.get(waitKey(run)) ?? 'queue',
-      })).filter((entry) => entry.record !== undefined);
+      }));
       const limit = context.queueLimits.get(name);
       const oldest = queued[0] && Date.parse(queued[0].record.queuedAt);
       return {

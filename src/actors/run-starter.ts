@@ -72,9 +72,13 @@ export class RunStarter {
     return { name, dagRunId };
   }
 
-  /** Refuses a run whose id is taken: being started, active, stored, or queued. */
+  /**
+   * Refuses a run whose id is taken: being started, active, stored, or queued. The queue store's
+   * items count from the call: a queued record is not stored until its write commits.
+   */
   refuseTaken(name: string, dagRunId: string): void {
-    if (this.reserved.has(runKey(name, dagRunId)) || this.host.isActive(name, dagRunId) || this.host.deps.runs.get(name, dagRunId)) {
+    const { deps } = this.host;
+    if (this.reserved.has(runKey(name, dagRunId)) || this.host.isActive(name, dagRunId) || deps.queue.find(name, dagRunId) || deps.runs.get(name, dagRunId)) {
       throw new AppError('already_exists', `dag-run ID ${dagRunId} already exists for DAG ${name}`);
     }
   }

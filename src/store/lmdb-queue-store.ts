@@ -1,5 +1,5 @@
 // QueueStore on LMDB, in the run store's environment: an item and its run's record change in one
-// transaction (LmdbRunStore.saveWith). Decides nothing: admission and dispatch are the scheduler's.
+// transaction (LmdbRunStore.saveAlongside). Decides nothing: admission and dispatch are the scheduler's.
 import type { Database } from 'lmdb';
 import {
   AppError, NodeStatus, RunStatus, dagRunIdProblem, dagNameProblem, isFinalRunStatus, queueNameProblem,
@@ -16,8 +16,9 @@ export class LmdbQueueStore implements QueueStore {
   private readonly itemOf: Database<[string, number], Key>;
   private readonly meta: Database<number, Key>;
   /**
-   * The committed items by queue, each queue's in its order, so that reads cost no scan and no
-   * decode (Maps: queue names and run ids are input, never object keys).
+   * The items by queue, each queue's in its order, as of the last call (its writes may still be
+   * committing), so that reads cost no scan and no decode (Maps: queue names and run ids are input,
+   * never object keys).
    */
   private readonly lines = new Map<string, Map<string, QueueItem>>();
   private readonly byRun = new Map<string, QueueItem>();
@@ -80,14 +81,13 @@ export class LmdbQueueStore implements QueueStore {
 
   /**
    * The run's item removed and its record written in one transaction, if the run is still queued.
-   * Decided here and now, from the committed items: a second dispatch or dequeue of the run is
+   * Decided here and now, from the items in memory: a second dispatch or dequeue of the run is
    * not_found at once, and the writes go in call order with every other write (no child
    * transaction, whose callback could run after writes issued later: see docs/architecture.md).
    */
   private leave(record: RunRecord): Promise<QueueItem> {
     const { name, dagRunId } = record;
     const notQueued = () => new AppError('not_found', `dag-run ${dagRunId} of DAG ${name} is not queued`);
-    if (dagNameProblem(name) || dagRunIdProblem(dagRunId)) return Promise.reject(notQueued());
     const item = this.byRun.get(runKey(name, dagRunId));
     if (!item) return Promise.reject(notQueued());
     // The listing indexes are keyed by creation time: a record that moved it would be listed twice.
@@ -134,7 +134,8 @@ export class LmdbQueueStore implements QueueStore {
   }
 
   private add(item: QueueItem): void {
-    // Items arrive in sequence: loaded in key order, then as their commits settle, in call order.
+    // Items arrive in sequence: loaded in key order, then in call order (an item whose leaving
+    // failed comes back at the end).
     let line = this.lines.get(item.queue);
     if (!line) this.lines.set(item.queue, (line = new Map()));
     const key = runKey(item.name, item.dagRunId);

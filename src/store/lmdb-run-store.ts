@@ -1,9 +1,9 @@
 // RunStore on LMDB: run records, the listing indexes, run specs and DAG flags in one environment.
 // A run is stored as a summary, one entry per node and its step views (written once): a transition
 // writes the summary and the nodes it changed, not the whole run, and looks only at those.
-// The queue store shares the environment (its databases change with a run's record: saveWith).
+// The queue store shares the environment (its databases change with a run's record: saveAlongside).
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { AppError, RunStatus, dagRunIdProblem, isFinalRunStatus, isValidDagName, type NodeRecord, type RunFilter, type RunRecord, type RunStore, type StepView } from '../core/index.ts';
+import { RunStatus, dagRunIdProblem, isFinalRunStatus, isValidDagName, type NodeRecord, type RunFilter, type RunRecord, type RunStore, type StepView } from '../core/index.ts';
 import { keys } from './keys.ts';
 
 type Key = Array<string | number>;
@@ -228,39 +228,6 @@ export class LmdbRunStore implements RunStore {
     alongside();
     if (spec !== undefined) void this.specs.put(keys.spec(record.name, record.dagRunId), spec);
     return this.track(written).then(() => this.remember(id, record));
-  }
-
-  /**
-   * For the queue store, whose items change with their run's record: `alongside` (the item's
-   * writes), then `record` whole and its spec, in one child transaction, in call order with the
-   * other writes. It first checks the run as stored: `absent` (else already_exists) or `queued`
-   * (else not_found). Whatever throws in there rolls all of it back.
-   */
-  saveWith<T>(record: RunRecord, options: { expect: 'absent' | 'queued'; spec?: string }, alongside: () => T): Promise<T> {
-    const { name, dagRunId } = record;
-    const id = runKey(name, dagRunId);
-    setNewest(this.issued, id, record, ISSUED_CACHE_SIZE);
-    const write = this.root.childTransaction(() => {
-      const stored = this.runs.get(keys.run(name, dagRunId));
-      if (options.expect === 'absent' && stored) throw new AppError('already_exists', `dag-run ID ${dagRunId} already exists for DAG ${name}`);
-      if (options.expect === 'queued') {
-        if (stored?.status !== RunStatus.Queued) throw new AppError('not_found', `dag-run ${dagRunId} of DAG ${name} is not queued`);
-        // The listing indexes are keyed by creation time: a record that moved it would be listed twice.
-        if (stored.createdAtMs !== record.createdAtMs) throw new Error(`dag-run ${dagRunId} of DAG ${name} must keep the createdAtMs it was queued with`);
-      }
-      const result = alongside();
-      void this.putRecord(record, undefined, undefined);
-      if (options.spec !== undefined) void this.specs.put(keys.spec(name, dagRunId), options.spec);
-      return result;
-    });
-    return this.track(write).then(
-      (result) => { this.remember(id, record); return result; },
-      (error: unknown) => {
-        // The next write of the run must not be compared with a record that was never written.
-        if (this.issued.get(id) === record) this.issued.delete(id);
-        throw error;
-      },
-    );
   }
 
   saveSpec(name: string, dagRunId: string, spec: string): Promise<void> {

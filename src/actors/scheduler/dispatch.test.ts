@@ -41,10 +41,10 @@ test('runs already active through a queue count against it; -1 is unlimited', ()
 });
 
 test('a suspended DAG waits without holding back other DAGs or other queues', () => {
-  const held = item('shared', 'paused', 5);
+  const held = { ...item('shared', 'paused', 5), fileName: 'paused' };
   const next = item('shared', 'other', 5);
   const own = item('solo', 'solo', 1);
-  const decision = decideDispatch(state([held, next, own], { isSuspended: (run) => run.name === 'paused' }));
+  const decision = decideDispatch(state([held, next, own], { isSuspended: (fileName) => fileName === 'paused' }));
   assert.deepEqual(decision.start.map((run) => run.name), ['other', 'solo']);
   assert.deepEqual([...decision.waiting], [[waitKey(held), 'suspended']]);
 });

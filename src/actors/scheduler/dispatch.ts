@@ -28,7 +28,8 @@ export interface DispatchState {
   runningByName: ReadonlyMap<string, number>;
   /** A custom queue's maxConcurrency; queues not here are DAG queues, limited by maxActiveRuns alone. */
   queueLimits: ReadonlyMap<string, number>;
-  isSuspended: (run: QueuedRun) => boolean;
+  /** Whether a stored DAG file is suspended: asked once per file and decision (a read of the store). */
+  isSuspended: (fileName: string) => boolean;
 }
 
 /** What a queued run waits for: a slot of its queue, its DAG's maxActiveRuns, or its DAG's resume. */
@@ -50,6 +51,14 @@ export function decideDispatch(state: DispatchState): DispatchDecision {
   const byName = new Map(state.runningByName);
   const start: QueuedRun[] = [];
   const waiting = new Map<string, WaitReason>();
+  const suspended = new Map<string, boolean>();
+  const isSuspended = ({ fileName }: QueuedRun) => {
+    // An inline spec has no file to suspend.
+    if (fileName === undefined) return false;
+    let flag = suspended.get(fileName);
+    if (flag === undefined) suspended.set(fileName, (flag = state.isSuspended(fileName)));
+    return flag;
+  };
   for (const [queue, items] of state.queued) {
     const limit = state.queueLimits.get(queue);
     let running = state.runningByQueue.get(queue) ?? 0;
@@ -59,7 +68,7 @@ export function decideDispatch(state: DispatchState): DispatchDecision {
         waiting.set(waitKey(item), 'queue');
         continue;
       }
-      if (state.isSuspended(item)) {
+      if (isSuspended(item)) {
         waiting.set(waitKey(item), 'suspended');
         continue;
       }

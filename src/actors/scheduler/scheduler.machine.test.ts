@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createActor } from 'xstate';
 import type { QueuedRun } from './dispatch.ts';
-import { admittedCount, schedulerMachine } from './scheduler.machine.ts';
+import { schedulerMachine } from './scheduler.machine.ts';
+import { admittedCount } from './slots.ts';
 
 test('reserved slots count against a DAG name until released, and only against that name', () => {
   const scheduler = createActor(schedulerMachine, { input: {} }).start();

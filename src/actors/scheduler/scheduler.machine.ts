@@ -13,7 +13,7 @@ export type SchedulerContext = Slots;
 
 export interface SchedulerInput {
   queueLimits?: ReadonlyMap<string, number>;
-  isSuspended?: (run: QueuedRun) => boolean;
+  isSuspended?: (fileName: string) => boolean;
 }
 
 export type SchedulerEvent =
@@ -39,8 +39,6 @@ export type SchedulerEvent =
 export function runActorId(name: string, dagRunId: string): string {
   return `run:${name}:${dagRunId}`;
 }
-
-export { admittedCount } from './slots.ts';
 
 export const schedulerMachine = setup({
   types: { context: {} as SchedulerContext, events: {} as SchedulerEvent, input: {} as SchedulerInput },

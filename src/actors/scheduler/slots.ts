@@ -1,7 +1,7 @@
 // The scheduler's counts, as pure functions of its context: runs active or starting per DAG name
 // and per queue, the queued runs, and which of them start now. The scheduler actor applies them;
 // nothing else changes its context.
-import { decideDispatch, type QueuedRun, type WaitReason } from './dispatch.ts';
+import { decideDispatch, waitKey, type QueuedRun, type WaitReason } from './dispatch.ts';
 
 // Maps, not objects: DAG names and queue names come from requests, and a name such as
 // `constructor` or `__proto__` must not meet Object.prototype.
@@ -18,13 +18,11 @@ export interface Slots {
   queued: ReadonlyMap<string, readonly QueuedRun[]>;
   /** A custom queue's maxConcurrency; any other queue is a DAG's, limited by maxActiveRuns alone. */
   queueLimits: ReadonlyMap<string, number>;
-  /** Whether a queued run's DAG is suspended (its stored file's flag). */
-  isSuspended: (run: QueuedRun) => boolean;
+  /** Whether a stored DAG file is suspended. */
+  isSuspended: (fileName: string) => boolean;
   /** While the server shuts down, queued runs stay queued. */
   paused: boolean;
 }
-
-export const slotKey = (name: string, dagRunId: string) => `${name}\u0000${dagRunId}`;
 
 export function withCount(counts: ReadonlyMap<string, number>, key: string, delta: number): Map<string, number> {
   const next = new Map(counts);
@@ -57,12 +55,12 @@ export function findQueued(slots: Pick<Slots, 'queued'>, name: string, dagRunId:
 /** The run counts against `queue` (when it has one) from now on. */
 export function joinQueue(slots: Slots, name: string, dagRunId: string, queue: string | undefined): Partial<Slots> {
   if (queue === undefined) return {};
-  return { queueOf: new Map(slots.queueOf).set(slotKey(name, dagRunId), queue), byQueue: withCount(slots.byQueue, queue, 1) };
+  return { queueOf: new Map(slots.queueOf).set(waitKey({ name, dagRunId }), queue), byQueue: withCount(slots.byQueue, queue, 1) };
 }
 
 /** The run no longer counts against the queue it counted against, if any. */
 export function leaveQueue(slots: Slots, name: string, dagRunId: string): Partial<Slots> {
-  const key = slotKey(name, dagRunId);
+  const key = waitKey({ name, dagRunId });
   const queue = slots.queueOf.get(key);
   if (queue === undefined) return {};
   const queueOf = new Map(slots.queueOf);
