@@ -2,8 +2,8 @@
 // validate, create, edit and every start run) over shapes of 1 MiB specs, in process. One JSON
 // line; `node --import tsx bench/spec-parse.ts`. Not part of `npm run bench`: no server involved.
 import { loadavg } from 'node:os';
-import { parseDag } from '../src/spec/index.ts';
-import { readYaml } from '../src/spec/yaml-source.ts';
+import { parseDag } from '../src/definition/index.ts';
+import { readYaml } from '../src/definition/yaml-source.ts';
 import { MB, nearOneMb } from '../test/near-one-mb.ts';
 
 // As close to the limit as a spec gets (room for a short tail).

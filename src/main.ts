@@ -5,7 +5,7 @@ import { CronScheduler, DagsWatcher, Engine, RetentionSweeper, cronEngineOf, typ
 import { systemClock, type Clock } from './core/index.ts';
 import { PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { startServer, type Carrier, type RunningServer } from './http/index.ts';
-import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './spec/index.ts';
+import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
 import { CronStateFile, DagFiles, LmdbQueueStore, LmdbRunStore, LogFiles, RunHistory } from './store/index.ts';
 
 export interface TroupeConfig {

@@ -9,16 +9,16 @@ const src = resolve(import.meta.dirname, '..', 'src');
 /** Folders each folder may import from (besides itself). The root files (main.ts, index.ts) may import anything. */
 const allowed: Record<string, string[]> = {
   core: [],
-  spec: ['core'],
+  definition: ['core'],
   store: ['core'],
   executors: ['core'],
-  actors: ['core', 'spec'],
-  http: ['core', 'spec', 'actors'],
-  cli: ['core', 'spec', '(root)'],
+  actors: ['core', 'definition'],
+  http: ['core', 'definition', 'actors'],
+  cli: ['core', 'definition', '(root)'],
 };
 
 /** Each third-party package belongs to one folder. */
-const owners: Record<string, string> = { lmdb: 'store', xstate: 'actors', piscina: 'executors', 'jq-wasm': 'executors', 'uWebSockets.js': 'http', yaml: 'spec', croner: 'spec' };
+const owners: Record<string, string> = { lmdb: 'store', xstate: 'actors', piscina: 'executors', 'jq-wasm': 'executors', 'uWebSockets.js': 'http', yaml: 'definition', croner: 'definition' };
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { parseDag } from '../src/spec/index.ts';
+import { parseDag } from '../src/definition/index.ts';
 import { nearOneMb } from './near-one-mb.ts';
 import { startTestServer, type TestServer } from './helpers.ts';
 

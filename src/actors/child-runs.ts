@@ -4,7 +4,7 @@
 // parent's, or a retry of the calling step) runs again as a new attempt of that run, its
 // succeeded steps kept, as Dagu does.
 import { AppError, RunStatus, type Dag, type ParamDef, type RunRecord } from '../core/index.ts';
-import { fieldsNotRunYet, paramsFromRequest } from '../spec/index.ts';
+import { fieldsNotRunYet, paramsFromRequest } from '../definition/index.ts';
 import type { Definitions } from './definitions.ts';
 import type { EngineDeps } from './engine.ts';
 import { rerunSelection, type PriorAttempt } from './run/attempt.ts';

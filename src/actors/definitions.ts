@@ -4,7 +4,7 @@
 // async, and the check that needs the DAG files (call cycles) runs on this thread after it.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { dagNameProblem, type Dag, type DagFile, type DagStore } from '../core/index.ts';
-import { DefinitionParser, callCycles, callTargets, type ParseResult, type ParsedFile } from '../spec/index.ts';
+import { DefinitionParser, callCycles, callTargets, type ParseResult, type ParsedFile } from '../definition/index.ts';
 
 export interface LoadedDag {
   dag?: Dag;

@@ -4,7 +4,7 @@ import {
   AppError, MASK, NodeStatus, RunStatus, dagNameProblem, dagRunIdProblem, systemClock, uuidv7,
   type Clock, type Dag, type DagStore, type LogStore, type QueueStore, type RunRecord, type RunStore, type StepDispatcher,
 } from '../core/index.ts';
-import { fieldsNotRunYet, mergeParams, paramsFromRequest, type DefinitionParser } from '../spec/index.ts';
+import { fieldsNotRunYet, mergeParams, paramsFromRequest, type DefinitionParser } from '../definition/index.ts';
 import { startingParams } from './run/substitution.ts';
 import { Definitions } from './definitions.ts';
 import { usableDag } from './usable-dag.ts';

@@ -6,7 +6,7 @@ import {
   AppError, RunStatus, attemptId as newAttemptId, isoTime, queueNameProblem,
   type Dag, type RunRecord,
 } from '../core/index.ts';
-import { mergeParams, paramsFromRequest } from '../spec/index.ts';
+import { mergeParams, paramsFromRequest } from '../definition/index.ts';
 import { startingParams } from './run/substitution.ts';
 import type { Definitions } from './definitions.ts';
 import type { StartOptions } from './engine.ts';

@@ -6,7 +6,7 @@ import {
   AppError, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, uuidv7,
   type Clock, type Dag, type ParamDef, type RunRecord,
 } from '../core/index.ts';
-import { fieldsNotRunYet, paramsFromRequest } from '../spec/index.ts';
+import { fieldsNotRunYet, paramsFromRequest } from '../definition/index.ts';
 import type { EngineDeps, StartOptions } from './engine.ts';
 import { planRun, runScope } from './run/plan.ts';
 import { attemptRecord, type Lineage, type PriorAttempt } from './run/attempt.ts';

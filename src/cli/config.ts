@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AppError, queueNameProblem } from '../core/index.ts';
-import { parseYamlMap } from '../spec/index.ts';
+import { parseYamlMap } from '../definition/index.ts';
 import type { QueueConfig, TroupeConfig } from '../main.ts';
 
 export interface ResolvedConfig extends TroupeConfig {

@@ -1,6 +1,6 @@
 // Records and models -> the API's JSON shapes (docs/api.md).
 import { RunStatus, isoTime, nodeStatusLabel, runStatusLabel, type Dag, type HandlerNodeName, type NodeRecord, type RunRecord } from '../core/index.ts';
-import { conditionView, paramsJson, paramsList, stepView, type ParseResult } from '../spec/index.ts';
+import { conditionView, paramsJson, paramsList, stepView, type ParseResult } from '../definition/index.ts';
 import type { QueueListing } from '../actors/index.ts';
 
 export function runSummary(record: RunRecord) {

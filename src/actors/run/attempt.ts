@@ -1,6 +1,6 @@
 // The first record of a run's attempt, and which nodes a retry runs again. Pure.
 import { AppError, HANDLER_NODE_NAMES, NodeStatus, RunStatus, isoTime, type Dag, type HandlerKind, type NodeRecord, type ParamDef, type RunRecord, type Step } from '../../core/index.ts';
-import { dependencyNames, paramsJson, stepView } from '../../spec/index.ts';
+import { dependencyNames, paramsJson, stepView } from '../../definition/index.ts';
 import { maskParams } from './masking.ts';
 import type { RunPlan } from './plan.ts';
 import { downstreamOf } from './progress.ts';

@@ -3,7 +3,7 @@
 // pool) and compared with `expected` (`re:` for a regular expression), or, without `expected`, run
 // as a command. `negate` inverts the outcome.
 import { ownValue, type Condition, type Dag, type StepDispatcher } from '../../core/index.ts';
-import { expandVariables } from '../../spec/index.ts';
+import { expandVariables } from '../../definition/index.ts';
 import { matches } from './continue-on.ts';
 import { maskText } from './masking.ts';
 import { DEFAULT_SHELL, expandRunningCommands, NO_SECRETS, SecretReferences, type SecretScope } from './secret-references.ts';

@@ -1,6 +1,6 @@
 // A run's plan: the DAG resolved for one run (params, env, log paths), as plain data for the actor.
 import { HANDLER_NODE_NAMES, ownValue, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepTask } from '../../core/index.ts';
-import { dependencyNames, evaluateEnv, paramsRecord, splitWords, type ExpandScope } from '../../spec/index.ts';
+import { dependencyNames, evaluateEnv, paramsRecord, splitWords, type ExpandScope } from '../../definition/index.ts';
 import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
 import { DEFAULT_SHELL, SecretReferences } from './secret-references.ts';
 import { shebangOf } from './shell-syntax.ts';

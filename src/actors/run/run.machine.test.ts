@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createActor, fromCallback, setup, type AnyActorRef } from 'xstate';
 import { NodeStatus, RunStatus, type LogStore, type RunRecord, type StepResult } from '../../core/index.ts';
-import { parseDag } from '../../spec/index.ts';
+import { parseDag } from '../../definition/index.ts';
 import { stepMachine, type ExecutorInput } from '../step/step.machine.ts';
 import { attemptRecord } from './attempt.ts';
 import { planRun } from './plan.ts';

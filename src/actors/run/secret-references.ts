@@ -4,7 +4,7 @@
 // is readable by every user of the machine (`ps`), a process's environment only by its owner.
 // Interpreters that are not POSIX shells cannot expand such references: they get the values.
 import { ownValue } from '../../core/index.ts';
-import { backtickCommands, backtickParts, escapeForShell, expandShellCode, expandVariables, substituteBackticks, type ExpandScope } from '../../spec/index.ts';
+import { backtickCommands, backtickParts, escapeForShell, expandShellCode, expandVariables, substituteBackticks, type ExpandScope } from '../../definition/index.ts';
 import { isPosixShell, shellContextAt, shellSegments, type ShellContext } from './shell-syntax.ts';
 
 /** `$NAME` or `${NAME}`: a reference the shell can expand as it is, when NAME holds the same value. */

@@ -2,7 +2,7 @@
 // unquoted, inside double quotes (or an unquoted here-document), inside single quotes, or where it
 // never expands (a comment, a here-document with a quoted delimiter). And which interpreters are
 // POSIX shells at all. Not a parser: `$(...)` and backticks are read as the text around them.
-import { splitWords } from '../../spec/index.ts';
+import { splitWords } from '../../definition/index.ts';
 
 export type ShellContext = 'code' | 'double' | 'single' | 'literal';
 

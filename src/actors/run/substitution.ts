@@ -2,7 +2,7 @@
 // their backtick `command`s replaced by the commands' trimmed output. The commands run as tasks on
 // the pool, with the variables defined so far; a command that fails refuses the run, naming it.
 import { AppError, setOwn, type ParamDef, type StepDispatcher, type StepResult } from '../../core/index.ts';
-import { mergeParams } from '../../spec/index.ts';
+import { mergeParams } from '../../definition/index.ts';
 import { expandRunningCommands, NO_SECRETS, type RunCommand, type SecretScope } from './secret-references.ts';
 
 export type { RunCommand };

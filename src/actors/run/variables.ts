@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { AppError, ownValue, setOwn, type Dag } from '../../core/index.ts';
-import { parseDotenv } from '../../spec/index.ts';
+import { parseDotenv } from '../../definition/index.ts';
 
 export interface RunVariables {
   /** From the dotenv files in order: later files override earlier ones. */

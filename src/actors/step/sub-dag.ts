@@ -3,7 +3,7 @@
 // output is the child's result JSON, so that ${VAR.outputs.key} reads the child's outputs.
 import type { ParamDef, RunRecord, StepHandle, StepResult } from '../../core/index.ts';
 import { derivedRunId, ownValue, runStatusLabel, RunStatus } from '../../core/index.ts';
-import { expandVariables } from '../../spec/index.ts';
+import { expandVariables } from '../../definition/index.ts';
 import { maskText } from '../run/masking.ts';
 
 export interface SubDagCall {

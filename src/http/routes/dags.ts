@@ -1,6 +1,6 @@
 // /dags: definitions (list, create, read, edit, validate, rename, delete, suspend, search, tags).
 import { AppError, dagNameProblem, type DagFile } from '../../core/index.ts';
-import { minimalSpec, type ParseResult } from '../../spec/index.ts';
+import { minimalSpec, type ParseResult } from '../../definition/index.ts';
 import { dagDetails, dagSummary, emptyRunSummary, localDagsOf, nextRunView, runDetails, runSummary } from '../present.ts';
 import { intParam, stringParam } from '../query.ts';
 import { CreateDagBody, RenameBody, SpecBody, SuspendBody, ValidateBody, parseBody } from '../schemas.ts';

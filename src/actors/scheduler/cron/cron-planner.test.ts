@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Schedule } from '../../../core/index.ts';
-import { parseDag } from '../../../spec/index.ts';
+import { parseDag } from '../../../definition/index.ts';
 import { CronPlanner } from './cron-planner.ts';
 
 function scheduleOf(yaml: string): Schedule {

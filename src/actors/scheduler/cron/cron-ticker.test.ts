@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock, type Schedule } from '../../../core/index.ts';
-import { parseDag } from '../../../spec/index.ts';
+import { parseDag } from '../../../definition/index.ts';
 import { CronPlanner } from './cron-planner.ts';
 import { CronTicker } from './cron-ticker.ts';
 

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Schedule } from '../../../core/index.ts';
-import { parseDag } from '../../../spec/index.ts';
+import { parseDag } from '../../../definition/index.ts';
 import { compileSchedule, nextTick, nextTicks, previousTick, ticksBetween } from './ticks.ts';
 
 function scheduleOf(yaml: string): Schedule {
