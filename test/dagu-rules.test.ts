@@ -262,5 +262,75 @@ describe('Dagu 1.30.2 forms and rules', () => {
     assert.match(bad.body.errors.join('\n'), /must not be empty/);
     assert.match(bad.body.errors.join('\n'), /runs with the shell executor, not jq/);
   });
+
+  test('generated step names, as the API shows them: executor, fan-out, call, script, command', async () => {
+    const spec = [
+      'steps:',
+      '  - executor: jq',
+      '    command: .a',
+      `    script: '{"a": 1}'`,
+      '  - call: inner',
+      '    parallel: [a, b]',
+      '  - call: inner',
+      '  - script: echo s',
+      '  - command: |',
+      '      echo one',
+      '      echo two',
+      '  - echo plain',
+      '---',
+      'name: inner',
+      'steps:',
+      '  - echo inner',
+    ].join('\n') + '\n';
+    assert.equal((await server.call('POST', '/dags', { name: 'named', spec })).status, 201);
+    const steps = (await server.call('GET', '/dags/named')).body.dag.steps.map((step: any) => step.name);
+    assert.deepEqual(steps, ['jq_1', 'parallel_2', 'dag_3', 'script_4', 'script_5', 'cmd_6']);
+    const run = await server.startAndWait('named');
+    assert.deepEqual(run.nodes.map((node: any) => [node.step.name, node.statusLabel]),
+      [['jq_1', 'succeeded'], ['parallel_2', 'succeeded'], ['dag_3', 'succeeded'], ['script_4', 'succeeded'], ['script_5', 'succeeded'], ['cmd_6', 'succeeded']]);
+  });
+
+  test('the forms and rules hold in a local DAG run as a sub DAG run, and in its handlers', async () => {
+    await server.writeDag('outer', [
+      'steps:',
+      '  - name: call',
+      '    call: inner',
+      '    params: "WHO=outer"',
+      '---',
+      'name: inner',
+      'params:',
+      '  WHO: nobody',
+      'precondition: "test -n $WHO"',
+      'handlerOn:',
+      '  init:',
+      '    command: exit 1',
+      '    precondition: "test 1 -eq 2"',
+      '  success:',
+      '    command: echo "success sees $SOFT"',
+      'steps:',
+      '  - name: lines',
+      '    command:',
+      '      - echo "hello $WHO"',
+      '      - echo second',
+      '  - name: soft',
+      `    script: ${JSON.stringify('#!/bin/sh\necho soft-out; exit 1\n')}`,
+      '    output: SOFT',
+      '    continueOn: failed',
+      '    precondition:',
+      '      condition: "$WHO"',
+      '      expected: outer',
+    ].join('\n') + '\n');
+    const run = await server.startAndWait('outer');
+    const [sub] = (await server.call('GET', `/dag-runs/outer/${run.dagRunId}/sub-dag-runs`)).body.subRuns;
+    const child = (await server.call('GET', `/dag-runs/outer/${run.dagRunId}/sub-dag-runs/${sub.dagRunId}`)).body.dagRunDetails;
+    assert.deepEqual(
+      [child.statusLabel, child.onInit.statusLabel, child.nodes.map((node: any) => [node.statusLabel, node.doneCount]), child.onSuccess.statusLabel],
+      ['partially_succeeded', 'skipped', [['succeeded', 1], ['failed', 1]], 'succeeded'],
+    );
+    assert.deepEqual([run.statusLabel, run.nodes[0].statusLabel], ['partially_succeeded', 'partially_succeeded']);
+    const log = (step: string) => server.call('GET', `/dag-runs/outer/${run.dagRunId}/sub-dag-runs/${sub.dagRunId}/steps/${step}/log`).then((answer) => answer.body.content.trim());
+    assert.equal(await log('lines'), 'hello outer\nsecond');
+    assert.equal(await log('onSuccess'), 'success sees soft-out');
+  });
 });
 
