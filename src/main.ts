@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { CronScheduler, DagsWatcher, Engine, RetentionSweeper, cronEngineOf, type CronTimers } from './actors/index.ts';
 import { systemClock, type Clock } from './core/index.ts';
 import { PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
+import { HomeLock } from './home-lock.ts';
 import { startServer, type Carrier, type RunningServer } from './http/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
 import { CronStateFile, DagFiles, LmdbQueueStore, LmdbRunStore, LogFiles, RunHistory } from './store/index.ts';
@@ -78,10 +79,21 @@ export async function readVersion(): Promise<string> {
 export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): Promise<EngineHandle> {
   const firstStart = !(await exists(config.dataDir));
   await Promise.all([config.dagsDir, config.dataDir, config.logDir].map((dir) => mkdir(dir, { recursive: true })));
-  const dags = new DagFiles(config.dagsDir);
-  if (config.writeExample && firstStart && (await readdir(config.dagsDir)).length === 0) {
-    await dags.write('example', exampleSpec(), 'create');
+  // Before anything of the home is opened or changed: a second process on it stops here.
+  const lock = HomeLock.acquire(config.dataDir);
+  try {
+    const dags = new DagFiles(config.dagsDir);
+    if (config.writeExample && firstStart && (await readdir(config.dagsDir)).length === 0) {
+      await dags.write('example', exampleSpec(), 'create');
+    }
+    return await openLocked(config, dags, lock);
+  } catch (error) {
+    lock.release();
+    throw error;
   }
+}
+
+async function openLocked(config: Omit<TroupeConfig, 'host' | 'port'>, dags: DagFiles, lock: HomeLock): Promise<EngineHandle> {
   const runs = new LmdbRunStore(config.dataDir);
   const logs = new LogFiles(config.logDir);
   const spawnMode = config.spawnMode ?? spawnMethod;
@@ -119,6 +131,7 @@ export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): P
     await dispatcher.close();
     await parsePool.close();
     await runs.close();
+    lock.release();
   })());
   return { engine, runs, dags, logs, retention, cron, spawnMethod: spawnMode, close };
 }

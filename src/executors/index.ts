@@ -3,3 +3,4 @@ export { spawnMethod } from './shell/spawner.ts';
 export type { SpawnMode } from './protocol.ts';
 export { TaskPool } from './task-pool.ts';
 export { endOrphanSteps } from './orphans.ts';
+export { isSameProcess, processStat } from './step-registry.ts';

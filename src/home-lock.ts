@@ -1,0 +1,81 @@
+// One process owns a home: a lock file in its data folder, taken before the store opens, released
+// at close, and taken over when the process that holds it is gone (a crash, kill -9). The server,
+// the command line and embedders all take it (openEngine), so two of them never share LMDB, the
+// step registry or the queues.
+import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { isSameProcess, processStat } from './executors/index.ts';
+
+interface Holder {
+  pid: number;
+  /** The holder's start time (/proc), so that a pid reused by another process is not taken for it. */
+  startTime: number;
+  host: string;
+  startedAt: string;
+}
+
+export class HomeInUseError extends Error {}
+
+export class HomeLock {
+  private constructor(private readonly path: string, private readonly holder: Holder) {}
+
+  /** Takes the lock of the home whose data folder is `dataDir`; throws HomeInUseError naming the holder. */
+  static acquire(dataDir: string): HomeLock {
+    const path = join(dataDir, 'troupe.lock');
+    const holder: Holder = { pid: process.pid, startTime: processStat(process.pid)?.startTime ?? 0, host: hostname(), startedAt: new Date().toISOString() };
+    // Twice at most: a lock left by a process that is gone is removed, then taken.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      let fd: number;
+      try {
+        fd = openSync(path, 'wx', 0o644);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const current = readHolder(path);
+        if (current && holds(current)) {
+          throw new HomeInUseError(`the home of ${dataDir} is in use by troupe process ${current.pid} on ${current.host}, running since ${current.startedAt}: stop it, or give this one another --home`);
+        }
+        unlinkQuietly(path);
+        continue;
+      }
+      try {
+        writeSync(fd, `${JSON.stringify(holder)}\n`);
+      } finally {
+        closeSync(fd);
+      }
+      return new HomeLock(path, holder);
+    }
+    throw new HomeInUseError(`the home of ${dataDir} was taken by another troupe process while this one started`);
+  }
+
+  /** Gives the lock up, if it is still this process's. */
+  release(): void {
+    const current = readHolder(this.path);
+    if (current?.pid === this.holder.pid && current.startTime === this.holder.startTime) unlinkQuietly(this.path);
+  }
+}
+
+function readHolder(path: string): Holder | undefined {
+  try {
+    const value = JSON.parse(readFileSync(path, 'utf8')) as Partial<Holder>;
+    return typeof value.pid === 'number' && typeof value.startTime === 'number' ? (value as Holder) : undefined;
+  } catch {
+    // Unreadable or half-written (its writer died between create and write): nobody holds it.
+    return undefined;
+  }
+}
+
+/** Whether the holder still runs: this machine's process with that pid and start time. */
+function holds(holder: Holder): boolean {
+  if (holder.host !== hostname()) return true;
+  if (holder.pid === process.pid) return true;
+  return isSameProcess(holder.pid, holder.startTime);
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Gone already.
+  }
+}
