@@ -33,7 +33,7 @@ export class HomeLock {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const current = readHolder(path);
         if (current && holds(current)) {
-          throw new HomeInUseError(`the home of ${dataDir} is in use by troupe process ${current.pid} on ${current.host}, running since ${current.startedAt}: stop it, or give this one another --home`);
+          throw new HomeInUseError(`the home whose data is ${dataDir} is in use by troupe process ${current.pid} on ${current.host}, running since ${current.startedAt}: stop it, or give this one another --home`);
         }
         unlinkQuietly(path);
         continue;
@@ -45,7 +45,7 @@ export class HomeLock {
       }
       return new HomeLock(path, holder);
     }
-    throw new HomeInUseError(`the home of ${dataDir} was taken by another troupe process while this one started`);
+    throw new HomeInUseError(`the home whose data is ${dataDir} was taken by another troupe process while this one started`);
   }
 
   /** Gives the lock up, if it is still this process's. */

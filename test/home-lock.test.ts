@@ -28,7 +28,7 @@ test('a second server or embedder on a home in use refuses to start, naming the 
   child.stderr!.on('data', (chunk) => { output += chunk; });
   const code = await new Promise((resolvePromise) => child.once('exit', resolvePromise));
   assert.equal(code, 1);
-  assert.match(output, new RegExp(`^troupe: the home of .* is in use by troupe process ${process.pid} on .*: stop it, or give this one another --home\\n$`));
+  assert.match(output, new RegExp(`^troupe: the home whose data is .* is in use by troupe process ${process.pid} on .*: stop it, or give this one another --home\\n$`));
 
   await first.troupe.close();
   assert.equal(existsSync(join(home, 'data', 'troupe.lock')), false, 'a clean close releases the lock');
