@@ -20,6 +20,7 @@ import { RunWrites, runKey } from './run-writes.ts';
 import { Queueing, type EnqueueOptions, type QueueListing } from './queueing.ts';
 import { settleInterrupted } from './scheduler/recovery.ts';
 import { schedulerMachine } from './scheduler/scheduler.machine.ts';
+import { customQueueBusy } from './scheduler/slots.ts';
 import { stepMachine } from './step/step.machine.ts';
 
 export interface EngineDeps {
@@ -170,8 +171,9 @@ export class Engine {
     return this.queueing.dequeue(name, dagRunId);
   }
 
-  queues(): QueueListing[] {
-    return this.queueing.list();
+  /** The queues as `GET /queues` lists them; `only` that one (none when it has nothing to show). */
+  queues(only?: string): QueueListing[] {
+    return this.queueing.list(only);
   }
 
   /**
@@ -187,11 +189,7 @@ export class Engine {
     if (specText === undefined) throw new AppError('not_found', `no definition stored for dag-run ${prior.dagRunId}`);
     const dag = usableDag(await this.definitions.parse(specText, { nameOverride: prior.name, fileName: prior.fileName }));
     const start = { params: prior.params, dagRunId: options.dagRunId || undefined, dagName: options.dagName ?? prior.name, singleton: true };
-    const context = this.scheduler.getSnapshot().context;
-    const queue = dag.queue ?? start.dagName;
-    const limit = context.queueLimits.get(queue);
-    const full = limit !== undefined && limit >= 0 && ((context.byQueue.get(queue) ?? 0) >= limit || context.queued.has(queue));
-    if (full) return { ...(await this.queueing.enqueue(dag, specText, start, prior.fileName)), queued: true };
+    if (customQueueBusy(this.scheduler.getSnapshot().context, dag.queue ?? start.dagName)) return { ...(await this.queueing.enqueue(dag, specText, start, prior.fileName)), queued: true };
     return { ...(await this.starter.launch(dag, specText, start, 'inline', prior.fileName)), queued: false };
   }
 

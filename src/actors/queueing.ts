@@ -200,21 +200,24 @@ export class Queueing {
     }
   }
 
-  /** Every custom queue, and every other queue with a run running or waiting (docs/api.md, Queues). */
-  list(): QueueListing[] {
+  /** Every custom queue, and every other queue with a run running or waiting (docs/api.md, Queues); `only` that one. */
+  list(only?: string): QueueListing[] {
     const { deps, scheduler, clock } = this.host;
     const context = scheduler.getSnapshot().context;
     const reasons = waitReasons(context);
     const runningIn = new Map<string, RunRecord[]>();
     for (const [key, queue] of context.queueOf) {
+      if (only !== undefined && queue !== only) continue;
       const [name, dagRunId] = key.split('\u0000');
       const record = deps.runs.get(name, dagRunId);
       if (record?.status !== RunStatus.Running) continue;
-      runningIn.set(queue, [...(runningIn.get(queue) ?? []), record]);
+      let records = runningIn.get(queue);
+      if (!records) runningIn.set(queue, (records = []));
+      records.push(record);
     }
-    const names = new Set([...context.queueLimits.keys(), ...context.queued.keys(), ...runningIn.keys()]);
+    const names = [...new Set([...context.queueLimits.keys(), ...context.queued.keys(), ...runningIn.keys()])].filter((name) => only === undefined || name === only);
     const now = clock.now();
-    return [...names].sort().map((name) => {
+    return names.sort().map((name) => {
       // Every run the scheduler holds queued is waiting here: added before the scheduler hears of it.
       const queued = (context.queued.get(name) ?? []).map((run) => ({
         record: this.waiting.get(runKey(run.name, run.dagRunId))!.record,

@@ -55,3 +55,13 @@ test('queue and DAG names that are Object.prototype keys are ordinary names', ()
   assert.deepEqual(decision.start.map((run) => run.dagRunId), [items[0].dagRunId]);
   assert.equal(decision.waiting.get(waitKey(items[1])), 'maxActiveRuns');
 });
+
+test('a dispatch without reasons starts the same runs, stops at a full queue, and reports none waiting', () => {
+  const items = [item('shared', 'a', 5), item('shared', 'b', 5), item('shared', 'c', 5), item('other', 'd', 1)];
+  const at = state(items, { queueLimits: new Map([['shared', 1]]) });
+  const full = decideDispatch(at);
+  const fast = decideDispatch(at, { withReasons: false });
+  assert.deepEqual(fast.start, full.start);
+  assert.equal(fast.waiting.size, 0);
+  assert.equal(full.waiting.size, 2);
+});

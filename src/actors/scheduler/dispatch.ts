@@ -47,7 +47,11 @@ const unlimited = (limit: number) => limit < 0;
 /** A waiting run's key: ids are unique per DAG name only. */
 export const waitKey = (run: { name: string; dagRunId: string }) => `${run.name}\u0000${run.dagRunId}`;
 
-export function decideDispatch(state: DispatchState): DispatchDecision {
+/**
+ * `withReasons: false` (a dispatch, which needs only what starts) leaves `waiting` empty and skips
+ * the rest of a custom queue once it is full: the cost of an event does not grow with a long queue.
+ */
+export function decideDispatch(state: DispatchState, { withReasons = true } = {}): DispatchDecision {
   const byName = new Map(state.runningByName);
   const start: QueuedRun[] = [];
   const waiting = new Map<string, WaitReason>();
@@ -65,17 +69,18 @@ export function decideDispatch(state: DispatchState): DispatchDecision {
     for (const item of items) {
       const queueFull = limit !== undefined && !unlimited(limit) && running >= limit;
       if (queueFull) {
+        if (!withReasons) break;
         waiting.set(waitKey(item), 'queue');
         continue;
       }
       if (isSuspended(item)) {
-        waiting.set(waitKey(item), 'suspended');
+        if (withReasons) waiting.set(waitKey(item), 'suspended');
         continue;
       }
       const active = byName.get(item.name) ?? 0;
       if (!unlimited(item.maxActiveRuns) && active >= item.maxActiveRuns) {
         // A DAG's own queue is full exactly when its DAG is: say the limit the operator can change.
-        waiting.set(waitKey(item), 'maxActiveRuns');
+        if (withReasons) waiting.set(waitKey(item), 'maxActiveRuns');
         continue;
       }
       start.push(item);

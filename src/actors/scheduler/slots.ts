@@ -1,7 +1,7 @@
 // The scheduler's counts, as pure functions of its context: runs active or starting per DAG name
 // and per queue, the queued runs, and which of them start now. The scheduler actor applies them;
 // nothing else changes its context.
-import { decideDispatch, waitKey, type QueuedRun, type WaitReason } from './dispatch.ts';
+import { decideDispatch, waitKey, type DispatchState, type QueuedRun, type WaitReason } from './dispatch.ts';
 
 // Maps, not objects: DAG names and queue names come from requests, and a name such as
 // `constructor` or `__proto__` must not meet Object.prototype.
@@ -89,16 +89,26 @@ function runningByName(slots: Slots): Map<string, number> {
   return counts;
 }
 
+function dispatchState(slots: Slots): DispatchState {
+  return {
+    queued: slots.queued, runningByQueue: slots.byQueue, runningByName: runningByName(slots),
+    queueLimits: slots.queueLimits, isSuspended: slots.isSuspended,
+  };
+}
+
+/** Whether a run enqueued to `queue` now would wait for a slot of it (a custom queue, full or with runs waiting). */
+export function customQueueBusy(slots: Slots, queue: string): boolean {
+  const limit = slots.queueLimits.get(queue);
+  return limit !== undefined && ((slots.byQueue.get(queue) ?? 0) >= limit || slots.queued.has(queue));
+}
+
 /**
  * The queued runs that start now, taken out of their queues and counted as starting (reserved
  * for their DAG, counted against their queue), so that no later decision counts them twice.
  */
 export function dispatch(slots: Slots): { slots: Slots; start: QueuedRun[] } {
   if (slots.queued.size === 0 || slots.paused) return { slots, start: [] };
-  const { start } = decideDispatch({
-    queued: slots.queued, runningByQueue: slots.byQueue, runningByName: runningByName(slots),
-    queueLimits: slots.queueLimits, isSuspended: slots.isSuspended,
-  });
+  const { start } = decideDispatch(dispatchState(slots), { withReasons: false });
   if (start.length === 0) return { slots, start };
   const starting = new Set(start);
   const queued = new Map<string, readonly QueuedRun[]>();
@@ -115,9 +125,6 @@ export function dispatch(slots: Slots): { slots: Slots; start: QueuedRun[] } {
 
 /** What each queued run waits for, by run key. */
 export function waitReasons(slots: Slots): Map<string, WaitReason> {
-  const { waiting } = decideDispatch({
-    queued: slots.queued, runningByQueue: slots.byQueue, runningByName: runningByName(slots),
-    queueLimits: slots.queueLimits, isSuspended: slots.isSuspended,
-  });
+  const { waiting } = decideDispatch(dispatchState(slots));
   return waiting;
 }

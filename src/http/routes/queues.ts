@@ -34,7 +34,7 @@ function listQueues(_request: HttpRequest, deps: ApiDeps) {
 async function setQueueLimit(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(QueueLimitBody, request.body);
   deps.engine.setQueueLimit(request.params.queue, body.maxConcurrency);
-  const queue = deps.engine.queues().find((listed) => listed.name === request.params.queue)!;
+  const [queue] = deps.engine.queues(request.params.queue);
   return json(queueView(queue));
 }
 
