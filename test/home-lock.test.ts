@@ -6,11 +6,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startTestServer } from './helpers.ts';
+import { cli } from './cli-process.ts';
 import { createEngine } from '../src/index.ts';
 
-const cli = resolve(import.meta.dirname, '..', 'src', 'cli', 'main.ts');
 
 test('a second server or embedder on a home in use refuses to start, naming the first; the lock goes with a clean close', async (t) => {
   const home = await mkdtemp(join(tmpdir(), 'troupe-lock-'));

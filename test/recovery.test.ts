@@ -3,49 +3,14 @@
 // retryPolicy (the run resumes, its finished steps keeping their results).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { waitUntil } from './helpers.ts';
+import { exited, startCli, type CliServer } from './cli-process.ts';
 
-const cli = resolve(import.meta.dirname, '..', 'src', 'cli', 'main.ts');
 const INTERRUPTED = 'the server stopped while the run was active';
-
-interface Server {
-  child: ChildProcess;
-  base: string;
-  output: () => string;
-}
-
-/** `troupe start-all` in a process group of its own, so that the test can kill the whole group. */
-function startServer(home: string, env: Record<string, string>): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'start-all', '--home', home, '--port', '0'], {
-    env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk) => { output += chunk; });
-  child.stderr!.on('data', (chunk) => { output += chunk; });
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`troupe did not start: ${output}`)), 30_000);
-    child.stdout!.on('data', () => {
-      const match = /listening on (http:\/\/[^ ]+\/api\/v2)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolvePromise({ child, base: match[1], output: () => output });
-      }
-    });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`troupe exited with ${code}: ${output}`)); });
-  });
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  return new Promise((resolvePromise) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolvePromise();
-    else child.once('exit', () => resolvePromise());
-  });
-}
 
 async function call(base: string, method: string, path: string, body?: unknown): Promise<any> {
   const response = await fetch(`${base}${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -72,14 +37,14 @@ for (const spawnMode of ['posix_spawn', 'child_process'] as const) {
   test(`kill -9 of the server and its process group: the restarted server ends the orphaned steps, then settles or resumes every run (steps started with ${spawnMode})`, async (t) => {
     const home = await mkdtemp(join(tmpdir(), 'troupe-recovery-'));
     const env: Record<string, string> = spawnMode === 'child_process' ? { TROUPE_SPAWN: 'child_process' } : {};
-    const servers: Server[] = [];
+    const servers: CliServer[] = [];
     const pids: number[] = [];
     t.after(async () => {
       for (const { child } of servers) if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
       for (const pid of pids) if (running(pid)) process.kill(pid, 'SIGKILL');
       await rm(home, { recursive: true, force: true });
     });
-    const first = await startServer(home, env);
+    const first = await startCli(['--home', home, '--port', '0'], env, { detached: true });
     servers.push(first);
     assert.match(first.output(), new RegExp(`steps start with ${spawnMode}`));
     const pidOf = (name: string) => join(home, `${name}.pid`);
@@ -119,7 +84,7 @@ for (const spawnMode of ['posix_spawn', 'child_process'] as const) {
     await exited(first.child);
     for (const pid of pids) assert.ok(running(pid), `step process ${pid} outlives the server and its process group`);
 
-    const second = await startServer(home, env);
+    const second = await startCli(['--home', home, '--port', '0'], env, { detached: true });
     servers.push(second);
     for (const pid of pids) assert.ok(await waitUntil(() => !running(pid), 20_000), `step process ${pid} was ended`);
     assert.match(second.output(), /ending step process group \d+ \(run retried\/[^,]+, step wait\)/);

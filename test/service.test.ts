@@ -1,42 +1,17 @@
 // The troupe command as users run it: start-all, an example DAG on first start, SIGTERM shutdown.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { waitUntil } from './helpers.ts';
-
-const cli = resolve(import.meta.dirname, '..', 'src', 'cli', 'main.ts');
-
-function startCli(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; base: string; output: () => string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'start-all', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (chunk) => { output += chunk; });
-  child.stderr!.on('data', (chunk) => { output += chunk; });
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`troupe did not start: ${output}`)), 20_000);
-    child.stdout!.on('data', () => {
-      const match = /listening on (http:\/\/[^ ]+\/api\/v2)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolvePromise({ child, base: match[1], output: () => output });
-      }
-    });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`troupe exited with ${code}: ${output}`)); });
-  });
-}
+import { cli, exited, startCli } from './cli-process.ts';
 
 async function getJson(url: string, init?: RequestInit): Promise<any> {
   return (await fetch(url, init)).json();
 }
 
-function exited(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolvePromise) => {
-    if (child.exitCode !== null) resolvePromise(child.exitCode);
-    else child.once('exit', (code) => resolvePromise(code));
-  });
-}
 
 test('start-all writes an example on first start, and SIGTERM stops runs, records them aborted and exits 0', async (t) => {
   const home = await mkdtemp(join(tmpdir(), 'troupe-cli-'));
