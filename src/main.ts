@@ -1,8 +1,8 @@
 // The composition root: the one place that wires the ports to their implementations.
 import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CronScheduler, DagsWatcher, Engine, RetentionSweeper, cronEngineOf, type CronTimers } from './actors/index.ts';
-import { systemClock, type Clock } from './core/index.ts';
+import { CronScheduler, DagsWatcher, Engine, RetentionSweeper, cronEngineOf } from './actors/index.ts';
+import { systemClock, type Clock, type Timers } from './core/index.ts';
 import { PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { HomeLock } from './home-lock.ts';
 import { startServer, type Carrier, type RunningServer } from './http/index.ts';
@@ -39,7 +39,7 @@ export interface TroupeConfig {
    * What the cron scheduler waits on (the next tick, `restartWaitSec`); Node's timers by default.
    * Tests pass a ManualClock as both `clock` and `cronTimers`, and move time.
    */
-  cronTimers?: CronTimers;
+  cronTimers?: Timers;
   /** The zone of schedule expressions without `CRON_TZ=`; the server's (TZ) by default. */
   timeZone?: string;
   /** Custom queues (config.yaml `queues.config`); every other queue is a DAG's own. */

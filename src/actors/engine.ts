@@ -2,7 +2,7 @@
 import { createActor, type Actor } from 'xstate';
 import {
   AppError, MASK, NodeStatus, RunStatus, dagNameProblem, dagRunIdProblem, systemClock, uuidv7,
-  type Clock, type Dag, type DagStore, type LogStore, type QueueStore, type RunRecord, type RunStore, type StepDispatcher,
+  type Clock, type Dag, type DagStore, type LogStore, type QueueStore, type RunRecord, type RunStore, type StepDispatcher, type Timers,
 } from '../core/index.ts';
 import { fieldsNotRunYet, mergeParams, paramsFromRequest, type DefinitionParser } from '../definition/index.ts';
 import { startingParams } from './run/substitution.ts';
@@ -43,7 +43,7 @@ export interface EngineDeps {
    * What the actors' timers (delaySec, timeouts, retry and repeat waits) run on; Node's timers by
    * default. Tests pass XState's SimulatedClock (with `clock` reading the same time) and never sleep.
    */
-  timers?: { setTimeout(fn: (...args: unknown[]) => void, ms: number): unknown; clearTimeout(id: unknown): void };
+  timers?: Timers;
   /** Called when a write to the store fails; the default prints to stderr. */
   onStoreError?: (error: unknown) => void;
   /** Reads definitions, large ones off the main thread; inline by default. */

@@ -3,7 +3,6 @@ export type { EngineEvent, EngineListener } from './engine-events.ts';
 export { Definitions } from './definitions.ts';
 export { RetentionSweeper } from './scheduler/retention.ts';
 export { CronScheduler } from './scheduler/cron/cron-scheduler.ts';
-export type { CronTimers } from './scheduler/cron/cron-ticker.ts';
 export { cronEngineOf } from './scheduler/cron/cron-engine.ts';
 export { DagsWatcher } from './scheduler/cron/dags-watcher.ts';
 export type { EnqueueOptions, QueueListing } from './queueing.ts';

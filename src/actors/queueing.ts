@@ -3,7 +3,7 @@
 // Decisions (which run starts, when) are the scheduler actor's; this keeps each queued run's
 // definition until it starts, and its records.
 import {
-  AppError, RunStatus, attemptId as newAttemptId, isoTime, queueNameProblem,
+  AppError, RunStatus, attemptId as newAttemptId, isoTime, queueNameProblem, systemTimers,
   type Dag, type RunRecord,
 } from '../core/index.ts';
 import { mergeParams, paramsFromRequest } from '../definition/index.ts';
@@ -55,8 +55,6 @@ export interface QueueingHost extends StarterHost {
   /** Tells subscribers of a status change no run actor makes (engine-events.ts). */
   announce: (record: RunRecord) => void;
 }
-
-const globalTimers = { setTimeout: (fn: () => void, ms: number): unknown => setTimeout(fn, ms), clearTimeout: (id: unknown) => clearTimeout(id as NodeJS.Timeout) };
 
 export class Queueing {
   /** Queued runs by run key, with what their start needs: a dispatch parses nothing. */
@@ -150,7 +148,7 @@ export class Queueing {
       if (this.host.shuttingDown().draining) return;
       this.recordFailed(entry.record, entry.dag, reason);
     };
-    const timers = deps.timers ?? globalTimers;
+    const timers = deps.timers ?? systemTimers;
     const deadlineMs = deps.queuedStartDeadlineMs ?? QUEUED_START_DEADLINE_MS;
     const deadline = timers.setTimeout(() => giveUp(`it did not become active within ${deadlineMs / 1000} seconds`), deadlineMs);
     starter.reserved.add(key);

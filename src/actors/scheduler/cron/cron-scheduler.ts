@@ -3,9 +3,9 @@
 // It keeps the planner in step with the DAG files and stores when ticks were last acted on, so
 // that the ticks that fell while the server was down are logged and listed, never lost silently.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { RunStatus, isoTime, systemClock, type Clock, type CronState, type CronStateStore, type MissedTick, type Schedule } from '../../../core/index.ts';
+import { RunStatus, isoTime, systemClock, systemTimers, type Clock, type Timers, type CronState, type CronStateStore, type MissedTick, type Schedule } from '../../../core/index.ts';
 import { CronPlanner, type DueTick } from './cron-planner.ts';
-import { CronTicker, type CronTimers } from './cron-ticker.ts';
+import { CronTicker } from './cron-ticker.ts';
 
 /** What the scheduler reads of a stored DAG. */
 export interface CronDag {
@@ -34,7 +34,7 @@ export interface CronSchedulerOptions {
   state: CronStateStore;
   clock?: Clock;
   /** What ticks and `restartWaitSec` wait on; Node's timers by default (they keep no process alive). */
-  timers?: CronTimers;
+  timers?: Timers;
   /** The zone of expressions without `CRON_TZ=`; absent: the server's. */
   timeZone?: string;
   /** One line for each thing an operator should hear of (missed, skipped or failed ticks); stderr by default. */
@@ -57,17 +57,13 @@ export const LATE_TICK_MS = 60_000;
  */
 const FILES_PER_TURN = 64;
 
-const nodeTimers: CronTimers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
-  clearTimeout: (id) => clearTimeout(id as NodeJS.Timeout),
-};
 
 type Phase = 'new' | 'starting' | 'running' | 'closed';
 
 export class CronScheduler {
   private readonly engine: CronEngine;
   private readonly clock: Clock;
-  private readonly timers: CronTimers;
+  private readonly timers: Timers;
   private readonly log: (line: string) => void;
   private readonly planner: CronPlanner;
   private readonly ticker: CronTicker;
@@ -95,7 +91,7 @@ export class CronScheduler {
   constructor(private readonly options: CronSchedulerOptions) {
     this.engine = options.engine;
     this.clock = options.clock ?? systemClock;
-    this.timers = options.timers ?? nodeTimers;
+    this.timers = options.timers ?? systemTimers;
     this.log = options.log ?? ((line) => console.error(line));
     this.planner = new CronPlanner({ clock: this.clock, isSuspended: (fileName) => this.engine.isSuspended(fileName), timeZone: options.timeZone });
     this.ticker = new CronTicker({ planner: this.planner, clock: this.clock, timers: this.timers, onTicks: (ticks) => this.onTicks(ticks) });

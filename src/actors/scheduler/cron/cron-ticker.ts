@@ -1,17 +1,12 @@
 // Hands the planner's due ticks to a callback when they fall: one timer, armed for the soonest
 // tick. It acts on nothing itself; what a tick does (enqueue, stop, restart) is the callback's.
-import type { Clock } from '../../../core/index.ts';
+import type { Clock, Timers } from '../../../core/index.ts';
 import type { CronPlanner, DueTick } from './cron-planner.ts';
-
-export interface CronTimers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(id: unknown): void;
-}
 
 export interface CronTickerOptions {
   planner: CronPlanner;
   clock: Clock;
-  timers: CronTimers;
+  timers: Timers;
   /** The ticks due since the previous call, oldest first; `truncated` names DAGs with more than were handed. */
   onTicks: (ticks: DueTick[], truncated: string[]) => void;
 }
