@@ -1,5 +1,6 @@
 // The interfaces the runtime and the HTTP layer depend on; store/ and executors/ implement them.
 import type { RunFilter, RunRecord } from './run.ts';
+import type { SmtpSpec } from './model.ts';
 
 export interface RunStore {
   get(name: string, dagRunId: string): RunRecord | undefined;
@@ -166,6 +167,12 @@ export interface StepTask {
   maxOutputSize: number;
   /** Values to mask as ******* in logs and captured output. */
   secrets: string[];
+  /** DAG-level settings a step's executor needs. */
+  services?: StepServices;
+}
+
+export interface StepServices {
+  smtp?: SmtpSpec;
 }
 
 export type StepResult =

@@ -1,5 +1,5 @@
 // A run's plan: the DAG resolved for one run (params, env, log paths), as plain data for the actor.
-import { HANDLER_NODE_NAMES, ownValue, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepTask } from '../../core/index.ts';
+import { HANDLER_NODE_NAMES, ownValue, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepTask, type SmtpSpec } from '../../core/index.ts';
 import { dependencyNames, evaluateEnv, paramsRecord, splitWords, type ExpandScope } from '../../definition/index.ts';
 import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
 import { DEFAULT_SHELL, SecretReferences } from './secret-references.ts';
@@ -67,6 +67,7 @@ export interface RunPlan {
   steps: PlannedStep[];
   /** The lifecycle handlers the definition has (section 6). */
   handlers: Partial<Record<HandlerKind, PlannedStep>>;
+  smtp?: SmtpSpec;
 }
 
 export interface PlanInput {
@@ -106,6 +107,7 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
     timeoutSec: dag.timeoutSec,
     delaySec: dag.delaySec,
     maxOutputSize: dag.maxOutputSize,
+    ...(dag.smtp !== undefined ? { smtp: dag.smtp } : {}),
     baseEnv,
     positional,
     secrets: [...new Set([...Object.values(variables?.secrets ?? {}), ...inheritedSecrets ?? []])].filter((value) => value !== ''),
@@ -282,5 +284,6 @@ function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scop
     captureOutput: step.output !== undefined || (step.continueOn?.output.length ?? 0) > 0,
     maxOutputSize: plan.maxOutputSize,
     secrets: plan.secrets,
+    ...(plan.smtp !== undefined ? { services: { smtp: plan.smtp } } : {}),
   };
 }
