@@ -85,8 +85,8 @@ describe('issue 17, item 5: the mail executor', () => {
     const [html] = receivedBy('html report');
     assert.ok(html, 'the html message arrived');
     assert.deepEqual(html.to, ['a@example.com', 'b@example.com']);
-    assert.equal(html.mail.html, '<h1>Report</h1><p>fine</p>');
-    assert.match(html.mail.headers.get('content-type') ? JSON.stringify(html.mail.headers.get('content-type')) : '', /text\/html/);
+    assert.equal((html.mail.html as string).trimEnd(), '<h1>Report</h1><p>fine</p>');
+    assert.equal((html.mail.headers.get('content-type') as { value: string }).value, 'text/html');
     assert.match(await server.stepLog('mail_deliver', dagRun.dagRunId, 'html'), /^sent to: a@example\.com, b@example\.com$/m);
   });
 
@@ -235,4 +235,111 @@ test('with its certificate in NODE_EXTRA_CA_CERTS, a STARTTLS server gets the me
   assert.equal(tlsServer.received.length, 1);
   assert.deepEqual([tlsServer.received[0].secure, tlsServer.received[0].user, tlsServer.received[0].mail.text?.trimEnd()], [true, SMTP_USER, 'secret stuff']);
   assert.ok(!JSON.stringify(dagRun).includes(SMTP_PASSWORD));
+});
+
+describe('issue 17, item 5: run notifications (mailOn, errorMail, infoMail, mailOnError)', () => {
+  let server: TestServer;
+  let smtp: SmtpFixture;
+  before(async () => {
+    server = await startTestServer();
+    smtp = await startSmtp();
+  });
+  after(async () => {
+    await server.close();
+    await smtp.close();
+  });
+
+  const mailRoot = (password?: string) => [
+    smtp.root(password).trimEnd(),
+    'mailOn:',
+    '  failure: true',
+    '  success: true',
+    'errorMail:',
+    '  from: troupe@example.com',
+    '  to: [oncall@example.com, lead@example.com]',
+    '  prefix: "[ERR]"',
+    '  attachLogs: true',
+    'infoMail:',
+    '  from: troupe@example.com',
+    '  to: team@example.com',
+    '  prefix: "[INFO]"',
+  ].join('\n');
+  const run = async (name: string, spec: string) => {
+    const created = await server.call('POST', '/dags', { name, spec });
+    assert.equal(created.status, 201, created.text);
+    return server.startAndWait(name);
+  };
+  const mailsFor = (name: string) => smtp.received.filter((message) => message.mail.subject?.includes(` ${name} (`));
+
+  test('a failed run sends errorMail: prefix, DAG name and status in the subject, an HTML report of the run, and its logs attached', async () => {
+    const spec = [mailRoot(), 'steps:', '  - name: hello', '    command: echo hello', '  - name: broken', '    command: echo oops >&2; exit 3'].join('\n');
+    const dagRun = await run('notify_failure', spec);
+    assert.equal(dagRun.statusLabel, 'failed');
+    assert.ok(await waitUntil(() => mailsFor('notify_failure').length > 0), 'the error mail arrived');
+    const [mail] = mailsFor('notify_failure');
+    assert.equal(mail.mail.subject, '[ERR] notify_failure (failed)');
+    assert.deepEqual([mail.from, mail.to], ['troupe@example.com', ['oncall@example.com', 'lead@example.com']]);
+    const html = mail.mail.html as string;
+    for (const text of ['notify_failure', dagRun.dagRunId, 'FAILED', '<td>hello</td>', '<td>broken</td>', 'echo oops &gt;&amp;2; exit 3', 'exit status 3']) {
+      assert.ok(html.includes(text), `the report shows ${text}`);
+    }
+    const attached = new Map(mail.mail.attachments.map((a) => [a.filename, a.content.toString()]));
+    // The run log is the one whose lines name the run.
+    assert.ok([...attached.values()].some((content) => content.includes(dagRun.dagRunId)), `the run log is attached: ${[...attached.keys()]}`);
+    assert.ok([...attached.values()].includes('hello\n'), 'the first step\'s stdout log is attached');
+    assert.ok([...attached.values()].includes('oops\n'), 'the failed step\'s stderr log is attached');
+    // No infoMail for a failed run.
+    assert.equal(mailsFor('notify_failure').length, 1);
+  });
+
+  test('a successful run sends infoMail, without logs when attachLogs is not set', async () => {
+    const dagRun = await run('notify_success', [mailRoot(), 'steps:', '  - name: hello', '    command: echo hello'].join('\n'));
+    assert.equal(dagRun.statusLabel, 'succeeded');
+    assert.ok(await waitUntil(() => mailsFor('notify_success').length > 0), 'the info mail arrived');
+    const [mail] = mailsFor('notify_success');
+    assert.equal(mail.mail.subject, '[INFO] notify_success (succeeded)');
+    assert.deepEqual(mail.to, ['team@example.com']);
+    assert.ok((mail.mail.html as string).includes('SUCCEEDED'));
+    assert.equal(mail.mail.attachments.length, 0);
+  });
+
+  test('mailOnError: a failing step sends errorMail when it fails, while the run is still running', async () => {
+    const spec = [
+      smtp.root().trimEnd(),
+      'errorMail:',
+      '  from: troupe@example.com',
+      '  to: oncall@example.com',
+      '  prefix: "[STEP]"',
+      'steps:',
+      '  - name: flaky',
+      '    command: exit 4',
+      '    mailOnError: true',
+      '    continueOn:',
+      '      failure: true',
+      '  - name: after',
+      '    command: echo after',
+    ].join('\n');
+    const dagRun = await run('notify_step', spec);
+    assert.deepEqual(dagRun.nodes.map((n: any) => n.statusLabel), ['failed', 'succeeded']);
+    assert.ok(await waitUntil(() => mailsFor('notify_step').length > 0), 'the step\'s error mail arrived');
+    const [mail] = mailsFor('notify_step');
+    assert.equal(mail.mail.subject, '[STEP] notify_step (running)');
+    assert.ok((mail.mail.html as string).includes('exit status 4'));
+    // mailOn is not set: the run's end sends nothing more.
+    assert.equal(mailsFor('notify_step').length, 1);
+  });
+
+  test('a notification that cannot be sent says why in the run log, the password masked', async () => {
+    const wrong = 'notify-wrong-Pa55-31f0';
+    const dagRun = await run('notify_unsent', [mailRoot(wrong), 'steps:', '  - name: hello', '    command: echo hello'].join('\n'));
+    assert.equal(dagRun.statusLabel, 'succeeded');
+    let runLog = '';
+    assert.ok(await waitUntil(async () => {
+      runLog = (await server.call('GET', `/dag-runs/notify_unsent/${dagRun.dagRunId}/log`)).body.content;
+      return runLog.includes('notification mail was not sent');
+    }), runLog);
+    assert.match(runLog, /535 Invalid username or password/);
+    assert.ok(!runLog.includes(wrong));
+    assert.equal(mailsFor('notify_unsent').length, 0);
+  });
 });
