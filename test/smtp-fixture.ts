@@ -1,6 +1,8 @@
 // A real SMTP server (smtp-server) on a loopback port for the mail tests: AUTH LOGIN required, each
 // message parsed with mailparser and kept. Recipients whose local part is "nobody" are refused
-// with 550. With `tls`, it offers STARTTLS with a certificate made for 127.0.0.1 by openssl.
+// with 550; a message whose subject starts with "REJECT " is refused with 554 and the rest of the
+// subject; a message to hold@... is held (no answer to its DATA) until the server closes. With
+// `tls`, it offers STARTTLS with a certificate made for 127.0.0.1 by openssl.
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -66,11 +68,12 @@ export async function startSmtp(options: SmtpOptions = {}): Promise<SmtpFixture>
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
-        if (options.holdData) {
+        if (options.holdData || session.envelope.rcptTo.some((rcpt) => rcpt.address.startsWith('hold@'))) {
           held.push(() => callback(new Error('closing')));
           return;
         }
         simpleParser(Buffer.concat(chunks)).then((mail) => {
+          if (mail.subject?.startsWith('REJECT ')) return callback(Object.assign(new Error(mail.subject.slice('REJECT '.length)), { responseCode: 554 }));
           received.push({
             from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
             to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
