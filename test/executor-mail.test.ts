@@ -126,6 +126,24 @@ describe('issue 17, item 5: the mail executor', () => {
     for (const text of responses) assert.ok(!text.includes(wrong), `the password leaked: ${text}`);
   });
 
+  test('the smtp password may come from a secret: the mail is sent, and the password is masked wherever the step writes', async () => {
+    process.env.MAIL_TEST_SMTP_PASSWORD = SMTP_PASSWORD;
+    try {
+      const spec = [smtp.root('${SMTP_PASS}'), 'secrets:', '  - name: SMTP_PASS', '    provider: env', '    key: MAIL_TEST_SMTP_PASSWORD',
+        'steps:', '  - name: send', '    executor:', '      type: mail',
+        '      config: {from: troupe@example.com, to: ops@example.com, subject: "from a secret ${SMTP_PASS}", message: x}', '    output: SENT'].join('\n');
+      const dagRun = await run('mail_secret', spec);
+      assert.equal(dagRun.status, 4, JSON.stringify(dagRun.nodes[0].error));
+      assert.equal(receivedBy(`from a secret ${SMTP_PASSWORD}`).length, 1);
+      const log = await server.stepLog('mail_secret', dagRun.dagRunId, 'send');
+      assert.match(log, /^subject: from a secret \*{7}$/m);
+      const outputs = await server.call('GET', `/dag-runs/mail_secret/${dagRun.dagRunId}/outputs`);
+      for (const text of [log, outputs.text, JSON.stringify(dagRun)]) assert.ok(!text.includes(SMTP_PASSWORD), text);
+    } finally {
+      delete process.env.MAIL_TEST_SMTP_PASSWORD;
+    }
+  });
+
   test('a rejected recipient fails the step with the server\'s answer; the accepted ones get the message', async () => {
     const spec = [smtp.root(), 'steps:', '  - name: send', '    executor:', '      type: mail',
       '      config: {from: troupe@example.com, to: [ok@example.com, nobody@example.com], subject: one refused, message: x}',
@@ -262,7 +280,9 @@ describe('issue 17, item 5: run notifications (mailOn, errorMail, infoMail, mail
     'infoMail:',
     '  from: troupe@example.com',
     '  to: team@example.com',
-    '  prefix: "[INFO]"',
+    '  prefix: "[${STAGE}]"',
+    'env:',
+    '  - STAGE: INFO',
   ].join('\n');
   const run = async (name: string, spec: string) => {
     const created = await server.call('POST', '/dags', { name, spec });
@@ -292,7 +312,7 @@ describe('issue 17, item 5: run notifications (mailOn, errorMail, infoMail, mail
     assert.equal(mailsFor('notify_failure').length, 1);
   });
 
-  test('a successful run sends infoMail, without logs when attachLogs is not set', async () => {
+  test('a successful run sends infoMail (its prefix expanded), without logs when attachLogs is not set', async () => {
     const dagRun = await run('notify_success', [mailRoot(), 'steps:', '  - name: hello', '    command: echo hello'].join('\n'));
     assert.equal(dagRun.statusLabel, 'succeeded');
     assert.ok(await waitUntil(() => mailsFor('notify_success').length > 0), 'the info mail arrived');
