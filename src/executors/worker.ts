@@ -8,6 +8,7 @@ import type { StepResult } from '../core/index.ts';
 import { HostClient } from './host-client.ts';
 import type { ExecutorFn, SpawnMode, WorkerTask } from './protocol.ts';
 import { runJq } from './jq/jq.executor.ts';
+import { runMail } from './mail/mail.executor.ts';
 import { runShell } from './shell/shell.executor.ts';
 import { spawnMethod } from './shell/spawner.ts';
 import { runWorkflowAction } from './workflow-action/workflow-action.executor.ts';
@@ -27,6 +28,7 @@ const executors: Record<string, ExecutorFn> = {
   shell,
   command: shell,
   jq: runJq,
+  mail: runMail,
   'workflow-action': runWorkflowAction,
   'github-action': runWorkflowAction,
   github_action: runWorkflowAction,

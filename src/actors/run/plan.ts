@@ -112,7 +112,7 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
   const indexOf = new Map(dag.steps.map((step, index) => [step.name, index]));
   const names = dependencyNames(dag.steps);
   const services = runServices(dag, name, attemptId, baseEnv);
-  const mail = runMail(dag);
+  const mail = runMail(dag, baseEnv);
   return {
     ...(services ? { services } : {}),
     ...(mail ? { mail } : {}),
@@ -215,10 +215,16 @@ function hostPathResolved(volume: string, workingDir: string, home: string | und
   return [resolved, ...rest].join(':');
 }
 
-function runMail(dag: Dag): RunMailPlan | undefined {
+/** The run's mail settings, their references expanded (a prefix may name the environment, as in Dagu). */
+function runMail(dag: Dag, env: Record<string, string>): RunMailPlan | undefined {
   const stepMails = dag.steps.some((step) => step.mailOnError);
   if (!dag.mailOn.failure && !dag.mailOn.success && !stepMails) return undefined;
-  return { mailOn: dag.mailOn, ...(dag.errorMail ? { errorMail: dag.errorMail } : {}), ...(dag.infoMail ? { infoMail: dag.infoMail } : {}) };
+  const scope: ExpandScope = { get: (key) => ownValue(env, key) };
+  return {
+    mailOn: dag.mailOn,
+    ...(dag.errorMail ? { errorMail: expandStrings(dag.errorMail, scope) } : {}),
+    ...(dag.infoMail ? { infoMail: expandStrings(dag.infoMail, scope) } : {}),
+  };
 }
 
 /** Every string in a value of the definition, its references expanded (no shell reads them). */
