@@ -62,7 +62,6 @@ function repeatPolicyView(policy: RepeatPolicy): RepeatPolicyView {
 export function fieldsNotRunYet(dag: Dag): string[] {
   const root: Array<[string, boolean]> = [
     ['container', dag.container !== undefined],
-    ['ssh', dag.ssh !== undefined],
     ['mailOn', dag.mailOn.failure || dag.mailOn.success],
     ['otel', dag.otel?.enabled === true],
   ];
@@ -73,7 +72,7 @@ export function fieldsNotRunYet(dag: Dag): string[] {
       ['shellPackages', step.shellPackages.length > 0],
     ];
     for (const [name, isUsed] of used) if (isUsed) fields.push(`steps.${step.name}.${name}`);
-    if (!['shell', 'command', 'dag', 'jq'].includes(step.executor.type)) fields.push(`steps.${step.name}.executor (${step.executor.type})`);
+    if (!['shell', 'command', 'dag', 'jq', 'ssh'].includes(step.executor.type)) fields.push(`steps.${step.name}.executor (${step.executor.type})`);
   }
   return fields;
 }

@@ -9,6 +9,7 @@ import { HostClient } from './host-client.ts';
 import type { ExecutorFn, SpawnMode, WorkerTask } from './protocol.ts';
 import { runJq } from './jq/jq.executor.ts';
 import { runShell } from './shell/shell.executor.ts';
+import { runSsh } from './ssh/ssh.executor.ts';
 import { spawnMethod } from './shell/spawner.ts';
 
 const data = workerData as { spawnMode?: SpawnMode; stepRegistryDir?: string } | undefined;
@@ -26,6 +27,7 @@ const executors: Record<string, ExecutorFn> = {
   shell,
   command: shell,
   jq: runJq,
+  ssh: runSsh,
 };
 
 export default async function runTask(task: WorkerTask & { port: { close(): void } }): Promise<StepResult> {

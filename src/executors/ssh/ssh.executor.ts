@@ -1,0 +1,160 @@
+// The ssh executor (workflow-format 2.4, 5.2): runs the step's command, commands or script on a
+// remote host through ssh2, its output streamed to the step's logs as a local step's is. A stop is
+// sent to the remote command as a signal over the channel (sshd delivers it to the command's
+// process group), then SIGKILL after the cleanup time, then the connection is closed.
+import { constants as osConstants } from 'node:os';
+import { appendFile, mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { ClientChannel } from 'ssh2';
+import { createMasker, type SshSpec, type StepResult } from '../../core/index.ts';
+import type { ControlMessage, WorkerTask } from '../protocol.ts';
+import { forwardOutputs } from '../shell/shell.executor.ts';
+import { remoteProgram } from './remote-program.ts';
+import { connect } from './ssh-connection.ts';
+import { sshSettings } from './ssh-settings.ts';
+
+/** After the exit status, the output streams get this long to close (as a local step's pipes do). */
+const STREAM_GRACE_MS = 100;
+
+type SshTask = WorkerTask & { services?: { ssh?: SshSpec } };
+
+export async function runSsh(task: SshTask): Promise<StepResult> {
+  const stops = new StopRequests(task.port);
+  try {
+    return await run(task, stops);
+  } finally {
+    stops.detach();
+  }
+}
+
+async function run(task: SshTask, stops: StopRequests): Promise<StepResult> {
+  const resolved = sshSettings(task.executor.config, task.services?.ssh, task.workingDir);
+  if (resolved.kind === 'invalid') return failed(task, resolved.message);
+  const { settings } = resolved;
+  // A password written in the definition is masked like a secret, should the remote side echo it.
+  const masked: WorkerTask = settings.password === undefined ? task : { ...task, secrets: [...task.secrets, settings.password] };
+  const pending = connect(settings);
+  stops.handle(() => pending.cancel());
+  const connection = await pending.connection;
+  if (connection.kind === 'cancelled') return stoppedResult(stops.first?.signal);
+  if (connection.kind === 'failed') return failed(masked, connection.message);
+  const { client } = connection;
+  let connectionError: string | undefined;
+  client.on('error', (error) => (connectionError ??= error.message));
+  try {
+    const program = remoteProgram(task, process.env);
+    const channel = await new Promise<ClientChannel | Error>((resolve) => {
+      client.exec(program.command, (error, opened) => resolve(error ?? opened));
+    });
+    if (channel instanceof Error) return failed(masked, `ssh ${settings.host}: cannot start the remote command: ${channel.message}`);
+    return await execute(masked, channel, program.stdin, stops, () => client.end(), () => connectionError);
+  } finally {
+    client.end();
+  }
+}
+
+interface Exit {
+  code: number | null;
+  signal?: string;
+}
+
+async function execute(task: WorkerTask, channel: ClientChannel, stdin: string, stops: StopRequests, disconnect: () => void, connectionError: () => string | undefined): Promise<StepResult> {
+  let exit: Exit | undefined;
+  channel.on('exit', (code: number | null, signal?: string) => (exit = { code, ...(signal !== undefined ? { signal } : {}) }));
+  const closed = new Promise<void>((resolve) => channel.once('close', () => resolve()));
+  const output = forwardOutputs({ stdout: channel, stderr: channel.stderr }, task);
+  // The program ends by redirecting the step from /dev/null and exiting: its stdin is never ended,
+  // since ssh2 sends a signal only while the channel is writable.
+  channel.write(stdin);
+  let stopSignal: string | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
+  stops.handle((message) => {
+    stopSignal ??= message.signal;
+    sendSignal(channel, message.signal);
+    // A server that ignores signal requests (OpenSSH before 7.9) loses the connection instead.
+    killTimer ??= setTimeout(() => {
+      sendSignal(channel, 'SIGKILL');
+      disconnect();
+    }, message.cleanupMs);
+  });
+  await closed;
+  clearTimeout(killTimer);
+  const { text, overflow } = await output.settled(STREAM_GRACE_MS);
+  if (exit === undefined && stopSignal === undefined) {
+    const reason = connectionError();
+    return failed(task, `ssh: the connection closed before the remote command reported its exit status${reason ? `: ${reason}` : ''}`);
+  }
+  const result = exitResult(exit, stopSignal);
+  if (overflow) result.error = `output exceeded maxOutputSize (${task.maxOutputSize} bytes)`;
+  else if (task.captureOutput) result.output = text.trim();
+  return result;
+}
+
+/** As the shell executor records a process's end: a signal is 128 + its number. */
+function exitResult(exit: Exit | undefined, stopSignal: string | undefined): StepResult & { kind: 'ok' } {
+  if (exit?.code !== undefined && exit.code !== null) {
+    return exit.code === 0 ? { kind: 'ok', exitCode: 0 } : { kind: 'ok', exitCode: exit.code, error: `exit status ${exit.code}` };
+  }
+  return stoppedResult(exit?.signal ?? stopSignal);
+}
+
+function stoppedResult(signal = 'SIGTERM'): StepResult & { kind: 'ok' } {
+  return { kind: 'ok', exitCode: 128 + (osConstants.signals[signal as NodeJS.Signals] ?? 0), signal, error: `signal: ${signal}` };
+}
+
+function sendSignal(channel: ClientChannel, signal: string): void {
+  try {
+    channel.signal(signal.replace(/^SIG/, ''));
+  } catch {
+    // ssh2 refuses a signal the protocol does not name (RFC 4254 6.10): the kill timer still ends the step.
+  }
+}
+
+/** The stop messages of one step: the first is kept, and each goes to the current handler. */
+class StopRequests {
+  first: ControlMessage | undefined;
+  private handler: ((message: ControlMessage) => void) | undefined;
+  private readonly listener = (message: ControlMessage) => {
+    if (message.type !== 'stop') return;
+    this.first ??= message;
+    this.handler?.(message);
+  };
+
+  constructor(private readonly port: WorkerTask['port']) {
+    port.on('message', this.listener);
+  }
+
+  /** `handler` gets every stop from now on, and at once the one that came before, if any. */
+  handle(handler: (message: ControlMessage) => void): void {
+    this.handler = handler;
+    if (this.first) handler(this.first);
+  }
+
+  detach(): void {
+    this.handler = undefined;
+    this.port.off('message', this.listener);
+  }
+}
+
+/** The failure's message goes to the step's stderr log and becomes the step's error. */
+async function failed(task: WorkerTask, message: string): Promise<StepResult> {
+  const text = mask(task, message);
+  await writeLogs(`${text}\n`, task.stderrPath, task.stderrCopy);
+  return { kind: 'ok', exitCode: 1, error: text };
+}
+
+function mask(task: WorkerTask, text: string): string {
+  return task.secrets.length > 0 ? createMasker(task.secrets)(text) : text;
+}
+
+async function writeLogs(text: string, ...paths: Array<string | undefined>): Promise<void> {
+  for (const path of paths) {
+    if (path === undefined) continue;
+    try {
+      await mkdir(dirname(path), { recursive: true });
+      await appendFile(path, text);
+    } catch (error) {
+      console.error(`troupe: cannot write step log ${path}: ${(error as Error).message}`);
+    }
+  }
+}
