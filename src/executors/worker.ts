@@ -11,6 +11,7 @@ import { runJq } from './jq/jq.executor.ts';
 import { runShell } from './shell/shell.executor.ts';
 import { runSsh } from './ssh/ssh.executor.ts';
 import { spawnMethod } from './shell/spawner.ts';
+import { runWorkflowAction } from './workflow-action/workflow-action.executor.ts';
 
 const data = workerData as { spawnMode?: SpawnMode; stepRegistryDir?: string } | undefined;
 const mode: SpawnMode = data?.spawnMode ?? spawnMethod;
@@ -28,6 +29,10 @@ const executors: Record<string, ExecutorFn> = {
   command: shell,
   jq: runJq,
   ssh: runSsh,
+  'workflow-action': runWorkflowAction,
+  'github-action': runWorkflowAction,
+  github_action: runWorkflowAction,
+  gha: runWorkflowAction,
 };
 
 export default async function runTask(task: WorkerTask & { port: { close(): void } }): Promise<StepResult> {
