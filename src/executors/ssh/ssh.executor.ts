@@ -6,7 +6,7 @@ import { constants as osConstants } from 'node:os';
 import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { ClientChannel } from 'ssh2';
-import { createMasker, type SshSpec, type StepResult } from '../../core/index.ts';
+import { createMasker, type StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
 import { forwardOutputs } from '../shell/shell.executor.ts';
 import { remoteProgram } from './remote-program.ts';
@@ -16,9 +16,7 @@ import { sshSettings } from './ssh-settings.ts';
 /** After the exit status, the output streams get this long to close (as a local step's pipes do). */
 const STREAM_GRACE_MS = 100;
 
-type SshTask = WorkerTask & { services?: { ssh?: SshSpec } };
-
-export async function runSsh(task: SshTask): Promise<StepResult> {
+export async function runSsh(task: WorkerTask): Promise<StepResult> {
   const stops = new StopRequests(task.port);
   try {
     return await run(task, stops);
@@ -27,7 +25,7 @@ export async function runSsh(task: SshTask): Promise<StepResult> {
   }
 }
 
-async function run(task: SshTask, stops: StopRequests): Promise<StepResult> {
+async function run(task: WorkerTask, stops: StopRequests): Promise<StepResult> {
   const resolved = sshSettings(task.executor.config, task.services?.ssh, task.workingDir);
   if (resolved.kind === 'invalid') return failed(task, resolved.message);
   const { settings } = resolved;
