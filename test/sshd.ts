@@ -27,6 +27,8 @@ export interface Sshd {
   knownHosts: string;
   /** The host key line's `type base64` part. */
   hostKey: string;
+  /** What sshd wrote to stderr so far (its log, with -e). */
+  log(): string;
   stop(): Promise<void>;
 }
 
@@ -56,7 +58,7 @@ export async function startSshd(): Promise<Sshd> {
     'UsePAM no',
     // The temp dir sits under the world-writable /tmp, which StrictModes refuses for authorized_keys.
     'StrictModes no',
-    'LogLevel VERBOSE',
+    `LogLevel ${process.env.TROUPE_SSHD_LOG_LEVEL ?? 'VERBOSE'}`,
     '',
   ].join('\n'));
   const child = spawn(SSHD, ['-D', '-e', '-f', join(dir, 'sshd_config')], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -67,6 +69,7 @@ export async function startSshd(): Promise<Sshd> {
     port, dir, hostKey,
     clientKey: join(dir, 'client_ed25519'),
     knownHosts: join(dir, 'known_hosts'),
+    log: () => log,
     async stop() {
       if (child.exitCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));

@@ -1,9 +1,9 @@
 // The step object shown inside run nodes and DAG details (API spec 2.3).
-import type { Condition, ConditionView, Dag, RepeatPolicy, RepeatPolicyView, Step, StepView } from '../core/index.ts';
+import { MASK, type Condition, type ConditionView, type Dag, type RepeatPolicy, type RepeatPolicyView, type Step, type StepView } from '../core/index.ts';
 import { splitWords } from './command.ts';
 
 export function stepView(step: Step): StepView {
-  const view: StepView = { name: step.name, executorConfig: { type: step.executor.type, config: step.executor.config } };
+  const view: StepView = { name: step.name, executorConfig: { type: step.executor.type, config: passwordMasked(step.executor.config) } };
   if (step.id) view.id = step.id;
   if (step.description) view.description = step.description;
   view.dir = step.dir;
@@ -56,6 +56,16 @@ function repeatPolicyView(policy: RepeatPolicy): RepeatPolicyView {
   }
   if (policy.exitCode.length > 0) view.exitCode = policy.exitCode;
   return view;
+}
+
+/**
+ * A password written into an executor's config (ssh) is shown masked, as a secret's value is; a
+ * reference to a variable (`${SSH_PASS}`) reveals nothing and stays as written.
+ */
+function passwordMasked(config: Record<string, unknown>): Record<string, unknown> {
+  const password = config.password;
+  if (typeof password !== 'string' || password === '' || /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(password)) return config;
+  return { ...config, password: MASK };
 }
 
 /** The executors this build runs; a run of a DAG that uses another is refused at its start. */

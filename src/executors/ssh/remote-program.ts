@@ -28,12 +28,47 @@ export function remoteProgram(task: Pick<StepTask, 'shell' | 'command' | 'comman
     .filter(([name, value]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !(isLocal(name) && serverEnv[name] === value))
     .map(([name, value]) => `export ${name}=${quote(value)}\n`)
     .join('');
-  // Wrapped in a function, the whole program is read before any of it runs: a command that reads
-  // its standard input does not swallow the lines after it.
-  // `:` keeps an empty function valid shell. The step reads /dev/null, so that
-  // the channel's stdin can stay open: ssh2 sends signals only on a writable channel.
-  const stdin = `__troupe_step() {\n${exports}${body(task) || ':\n'}}\n__troupe_step </dev/null\nexit $?\n`;
-  return { command: `exec ${shell.map(quote).join(' ')}`, stdin };
+  // `:` keeps an empty function valid shell.
+  const step = `__troupe_step() {\n${exports}${body(task) || ':\n'}}\n`;
+  return { command: `exec ${shell.map(quote).join(' ')}`, stdin: step + SUPERVISOR };
+}
+
+/**
+ * Runs the step and, beside it, a watcher of the channel's stdin: each line sent later names a
+ * signal for the step's process group (stopLine), and the end of input (the connection lost) sends
+ * SIGHUP, as a terminal's hangup would. sshd's own signal requests are not used: OpenSSH refuses
+ * them for a root login ("session signalling requires privilege separation").
+ * Everything is inside functions, so the shell has read the whole program before any of it runs, and
+ * the watcher alone reads what follows. The step reads /dev/null, as a local step does; in a subshell,
+ * an `exit` in it still lets the watcher be ended.
+ */
+const SUPERVISOR = [
+  '__troupe_watch() {',
+  // It outlives the stop signals it sends, so that SIGKILL still follows a step that traps them.
+  "  trap '' HUP INT QUIT TERM USR1 USR2 ALRM",
+  '  while IFS= read -r __troupe_signal; do kill -s "$__troupe_signal" 0; done',
+  '  kill -s HUP 0',
+  '}',
+  '__troupe_main() {',
+  '  __troupe_watch <&3 >/dev/null 2>&1 &',
+  '  __troupe_watcher=$!',
+  '  exec 3<&-',
+  '  ( __troupe_step ) </dev/null',
+  '  __troupe_status=$?',
+  '  kill -s KILL "$__troupe_watcher" 2>/dev/null',
+  '  exit "$__troupe_status"',
+  '}',
+  // An asynchronous command of a non-interactive shell reads /dev/null unless told otherwise: the
+  // watcher gets the channel through fd 3.
+  'exec 3<&0',
+  '__troupe_main',
+  '',
+].join('\n');
+
+/** The line that makes the watcher send `signal` (SIGTERM, TERM...) to the step's process group. */
+export function stopLine(signal: string): string | undefined {
+  const name = signal.toUpperCase().replace(/^SIG/, '');
+  return /^[A-Z0-9]+$/.test(name) ? `${name}\n` : undefined;
 }
 
 function body(task: Pick<StepTask, 'shell' | 'command' | 'commands' | 'script'>): string {

@@ -1,7 +1,7 @@
 // The ssh executor (workflow-format 2.4, 5.2): runs the step's command, commands or script on a
-// remote host through ssh2, its output streamed to the step's logs as a local step's is. A stop is
-// sent to the remote command as a signal over the channel (sshd delivers it to the command's
-// process group), then SIGKILL after the cleanup time, then the connection is closed.
+// remote host through ssh2, its output streamed to the step's logs as a local step's is. A stop
+// sends its signal to the remote command's process group (through the watcher of remote-program.ts),
+// then SIGKILL after the cleanup time, when the connection is closed too.
 import { constants as osConstants } from 'node:os';
 import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -9,7 +9,7 @@ import type { ClientChannel } from 'ssh2';
 import { createMasker, type StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
 import { forwardOutputs } from '../shell/shell.executor.ts';
-import { remoteProgram } from './remote-program.ts';
+import { remoteProgram, stopLine } from './remote-program.ts';
 import { connect } from './ssh-connection.ts';
 import { sshSettings } from './ssh-settings.ts';
 
@@ -61,15 +61,14 @@ async function execute(task: WorkerTask, channel: ClientChannel, stdin: string, 
   channel.on('exit', (code: number | null, signal?: string) => (exit = { code, ...(signal !== undefined ? { signal } : {}) }));
   const closed = new Promise<void>((resolve) => channel.once('close', () => resolve()));
   const output = forwardOutputs({ stdout: channel, stderr: channel.stderr }, task);
-  // The program ends by redirecting the step from /dev/null and exiting: its stdin is never ended,
-  // since ssh2 sends a signal only while the channel is writable.
+  // Stdin stays open: stop signals are sent on it later (remote-program.ts).
   channel.write(stdin);
   let stopSignal: string | undefined;
   let killTimer: NodeJS.Timeout | undefined;
   stops.handle((message) => {
     stopSignal ??= message.signal;
     sendSignal(channel, message.signal);
-    // A server that ignores signal requests (OpenSSH before 7.9) loses the connection instead.
+    // Closing the connection makes the watcher hang up the step, if SIGKILL did not reach it.
     killTimer ??= setTimeout(() => {
       sendSignal(channel, 'SIGKILL');
       disconnect();
@@ -101,11 +100,8 @@ function stoppedResult(signal = 'SIGTERM'): StepResult & { kind: 'ok' } {
 }
 
 function sendSignal(channel: ClientChannel, signal: string): void {
-  try {
-    channel.signal(signal.replace(/^SIG/, ''));
-  } catch {
-    // ssh2 refuses a signal the protocol does not name (RFC 4254 6.10): the kill timer still ends the step.
-  }
+  const line = stopLine(signal);
+  if (line !== undefined && channel.writable) channel.write(line);
 }
 
 /** The stop messages of one step: the first is kept, and each goes to the current handler. */
