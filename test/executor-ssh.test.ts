@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile, copyFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
@@ -16,6 +17,15 @@ const missing = sshdMissing();
 const skip = missing !== undefined && !process.env.CI ? missing : false;
 
 const PASSWORD = 'pw-S3CRET-4f1a9c27';
+
+/** A loopback port nothing listens on (it was free a moment ago). */
+async function unusedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
 const PASSWORD_ENV = 'SSH_TEST_PASSWORD_SECRET';
 
 describe('the ssh executor', { skip }, () => {
@@ -187,6 +197,7 @@ describe('the ssh executor', { skip }, () => {
   });
 
   test('a step\'s ssh config replaces the DAG-level one whole: its user and port win, and the DAG\'s key and strictHostKey do not leak into it', async () => {
+    const closedPort = await unusedPort();
     const wrongKnownHosts = join(sshd.dir, 'known_hosts_wrong_for_replace');
     keygen(join(sshd.dir, 'replace_other_key'));
     await writeFile(wrongKnownHosts, `[127.0.0.1]:${sshd.port} ${execFileSync('ssh-keygen', ['-y', '-f', join(sshd.dir, 'replace_other_key')], { encoding: 'utf8' }).trim()}\n`);
@@ -195,8 +206,8 @@ describe('the ssh executor', { skip }, () => {
       'ssh:',
       '  user: root',
       '  host: 127.0.0.1',
-      // Nothing listens on port 1: a step that borrowed the DAG's port would fail to connect.
-      '  port: "1"',
+      // Nothing listens there: a step that borrowed the DAG's port would fail to connect.
+      `  port: "${closedPort}"`,
       `  key: ${sshd.clientKey}`,
       '  strictHostKey: false',
       'secrets:',
@@ -239,7 +250,7 @@ describe('the ssh executor', { skip }, () => {
     const dagRun = await run('ssh_replace', spec);
     const label = (step: string) => node(dagRun, step).statusLabel;
     assert.deepEqual(['inherits', 'own', 'nokey', 'strict'].map(label), ['failed', 'succeeded', 'failed', 'failed'], errors(dagRun));
-    assert.match(node(dagRun, 'inherits').error, /ssh root@127\.0\.0\.1:1: connect ECONNREFUSED 127\.0\.0\.1:1/);
+    assert.match(node(dagRun, 'inherits').error, new RegExp(`ssh root@127\\.0\\.0\\.1:${closedPort}: connect ECONNREFUSED 127\\.0\\.0\\.1:${closedPort}`));
     assert.equal(await log('ssh_replace', dagRun.dagRunId, 'own'), PASSWORD_USER);
     assert.match(node(dagRun, 'nokey').error, /no key and no password to log in with/);
     assert.match(node(dagRun, 'strict').error, /host key verification failed: .* does not match/);
@@ -339,5 +350,50 @@ describe('the ssh executor', { skip }, () => {
     assert.ok(await waitUntil(() => remote().length === 0), `still running: ${remote().join('; ')}`);
     assert.equal(await log('ssh_stop', body.dagRunId, 'long'), '');
     assert.equal(stopped.nodes[0].error, 'signal: SIGTERM');
+  });
+
+  test('signalOnStop reaches the remote command; one that ignores it gets SIGKILL after maxCleanUpTimeSec', async () => {
+    const marker = 3000 + Math.floor(Math.random() * 900);
+    const spec = [
+      'type: graph',
+      'maxCleanUpTimeSec: 1',
+      'maxActiveSteps: 2',
+      'steps:',
+      ...sshStep('interrupted'), '    signalOnStop: SIGINT', `    command: sleep ${marker}.25`,
+      ...sshStep('stubborn'), `    command: trap '' TERM; sleep ${marker}.75`,
+    ].join('\n');
+    assert.equal((await server.call('POST', '/dags', { name: 'ssh_stop_signals', spec })).status, 201);
+    const { body } = await server.call('POST', '/dags/ssh_stop_signals/start', {});
+    const remote = () => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((line) => line.includes(`sleep ${marker}.`));
+    assert.ok(await waitUntil(() => remote().length === 2), 'both remote sleeps started');
+    assert.equal((await server.call('POST', `/dag-runs/ssh_stop_signals/${body.dagRunId}/stop`)).status, 200);
+    const stopped = await server.waitForRun('ssh_stop_signals', body.dagRunId);
+    assert.equal(stopped.statusLabel, 'aborted');
+    assert.equal(node(stopped, 'interrupted').error, 'signal: SIGINT');
+    assert.equal(node(stopped, 'stubborn').error, 'signal: SIGKILL');
+    assert.ok(await waitUntil(() => remote().length === 0), `still running: ${remote().join('; ')}`);
+  });
+
+  test('a host that accepts the connection and never answers fails the step within the handshake timeout, with the library\'s message', async () => {
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const spec = ['steps:', ...sshStep('silent', { port }), '    command: echo never'].join('\n');
+      assert.equal((await server.call('POST', '/dags', { name: 'ssh_silent', spec })).status, 201);
+      const { body } = await server.call('POST', '/dags/ssh_silent/start', {});
+      let dagRun: any;
+      // ssh2's readyTimeout (20 s) bounds the wait: longer than the helper's own deadline.
+      for (let polls = 0; polls < 300; polls++) {
+        dagRun = (await server.call('GET', `/dag-runs/ssh_silent/${body.dagRunId}`)).body.dagRun;
+        if (![0, 1, 5].includes(dagRun.status)) break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      assert.equal(dagRun.statusLabel, 'failed');
+      assert.equal(node(dagRun, 'silent').error, `ssh root@127.0.0.1:${port}: Timed out while waiting for handshake`);
+      assert.match(await log('ssh_silent', body.dagRunId, 'silent', 'stderr'), /Timed out while waiting for handshake/);
+    } finally {
+      silent.close();
+    }
   });
 });

@@ -39,8 +39,9 @@ export function remoteProgram(task: Pick<StepTask, 'shell' | 'command' | 'comman
  * SIGHUP, as a terminal's hangup would. sshd's own signal requests are not used: OpenSSH refuses
  * them for a root login ("session signalling requires privilege separation").
  * Everything is inside functions, so the shell has read the whole program before any of it runs, and
- * the watcher alone reads what follows. The step reads /dev/null, as a local step does; in a subshell,
- * an `exit` in it still lets the watcher be ended.
+ * the watcher alone reads what follows. The step runs in the session's shell itself, as in `sh -c`
+ * locally (its traps and exit status are that shell's), reading /dev/null; the EXIT trap ends the
+ * watcher however the step exits.
  */
 const SUPERVISOR = [
   '__troupe_watch() {',
@@ -53,10 +54,9 @@ const SUPERVISOR = [
   '  __troupe_watch <&3 >/dev/null 2>&1 &',
   '  __troupe_watcher=$!',
   '  exec 3<&-',
-  '  ( __troupe_step ) </dev/null',
-  '  __troupe_status=$?',
-  '  kill -s KILL "$__troupe_watcher" 2>/dev/null',
-  '  exit "$__troupe_status"',
+  `  trap 'kill -s KILL "$__troupe_watcher" 2>/dev/null' EXIT`,
+  '  __troupe_step </dev/null',
+  '  exit $?',
   '}',
   // An asynchronous command of a non-interactive shell reads /dev/null unless told otherwise: the
   // watcher gets the channel through fd 3.

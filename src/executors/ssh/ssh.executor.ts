@@ -15,6 +15,8 @@ import { sshSettings } from './ssh-settings.ts';
 
 /** After the exit status, the output streams get this long to close (as a local step's pipes do). */
 const STREAM_GRACE_MS = 100;
+/** How long after SIGKILL the remote side has to report the end before the connection is closed. */
+const KILL_GRACE_MS = 2_000;
 
 export async function runSsh(task: WorkerTask): Promise<StepResult> {
   const stops = new StopRequests(task.port);
@@ -64,24 +66,29 @@ async function execute(task: WorkerTask, channel: ClientChannel, stdin: string, 
   // Stdin stays open: stop signals are sent on it later (remote-program.ts).
   channel.write(stdin);
   let stopSignal: string | undefined;
+  let killed = false;
   let killTimer: NodeJS.Timeout | undefined;
+  let hangUpTimer: NodeJS.Timeout | undefined;
   stops.handle((message) => {
     stopSignal ??= message.signal;
     sendSignal(channel, message.signal);
-    // Closing the connection makes the watcher hang up the step, if SIGKILL did not reach it.
     killTimer ??= setTimeout(() => {
+      killed = true;
       sendSignal(channel, 'SIGKILL');
-      disconnect();
+      // A host that does not act on it (the watcher gone, the host unreachable) is left: closing
+      // the connection makes a live watcher hang up the step.
+      hangUpTimer = setTimeout(disconnect, KILL_GRACE_MS);
     }, message.cleanupMs);
   });
   await closed;
   clearTimeout(killTimer);
+  clearTimeout(hangUpTimer);
   const { text, overflow } = await output.settled(STREAM_GRACE_MS);
   if (exit === undefined && stopSignal === undefined) {
     const reason = connectionError();
     return failed(task, `ssh: the connection closed before the remote command reported its exit status${reason ? `: ${reason}` : ''}`);
   }
-  const result = exitResult(exit, stopSignal);
+  const result = exitResult(exit, killed ? 'SIGKILL' : stopSignal);
   if (overflow) result.error = `output exceeded maxOutputSize (${task.maxOutputSize} bytes)`;
   else if (task.captureOutput) result.output = text.trim();
   return result;
