@@ -174,7 +174,7 @@ describe('the ssh executor', { skip }, () => {
     assert.match(node(dagRun, 'nofile').error, /strictHostKey is on and the known hosts file cannot be read: ENOENT/);
   });
 
-  test('a DAG-level ssh runs the plain command steps and executor: ssh steps without config on its host', async () => {
+  test('a DAG-level ssh runs the plain command and script steps and executor: ssh steps without config on its host', async () => {
     const spec = [
       'ssh:',
       '  user: root',
@@ -188,12 +188,17 @@ describe('the ssh executor', { skip }, () => {
       '  - name: typed',
       '    executor: ssh',
       '    command: echo typed',
+      '  - name: script',
+      '    script: |',
+      '      for word in script on; do printf "%s " "$word"; done',
+      '      printenv SSH_CONNECTION | cut -d" " -f4',
     ].join('\n');
     const dagRun = await run('ssh_dag_level', spec);
     assert.equal(dagRun.status, 4, errors(dagRun));
     // SSH_CONNECTION is set by sshd: the command ran in an ssh session.
     assert.match(await log('ssh_dag_level', dagRun.dagRunId, 'plain'), new RegExp(`^plain root 127\\.0\\.0\\.1 \\d+ 127\\.0\\.0\\.1 ${sshd.port}$`));
     assert.equal(await log('ssh_dag_level', dagRun.dagRunId, 'typed'), 'typed');
+    assert.equal(await log('ssh_dag_level', dagRun.dagRunId, 'script'), `script on ${sshd.port}`);
   });
 
   test('a step\'s ssh config replaces the DAG-level one whole: its user and port win, and the DAG\'s key and strictHostKey do not leak into it', async () => {
