@@ -44,9 +44,18 @@ async function run(task: WorkerTask, stops: StopRequests): Promise<StepResult> {
   try {
     const program = remoteProgram(task, process.env);
     const channel = await new Promise<ClientChannel | Error>((resolve) => {
-      client.exec(program.command, (error, opened) => resolve(error ?? opened));
+      try {
+        client.exec(program.command, (error, opened) => resolve(error ?? opened));
+      } catch (error) {
+        // ssh2 throws when the connection ended meanwhile.
+        resolve(error as Error);
+      }
     });
-    if (channel instanceof Error) return failed(masked, `ssh ${settings.host}: cannot start the remote command: ${channel.message}`);
+    if (channel instanceof Error) {
+      // A stop while the session opened destroys the connection, which fails the exec.
+      if (stops.first) return stoppedResult(stops.first.signal);
+      return failed(masked, `ssh ${settings.user}@${settings.host}:${settings.port}: cannot start the remote command: ${connectionError ?? channel.message}`);
+    }
     return await execute(masked, channel, program.stdin, stops, () => client.end(), () => connectionError);
   } finally {
     client.end();
