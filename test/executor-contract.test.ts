@@ -9,8 +9,9 @@ import type { ContractCase } from './contract/contract-case.ts';
 import { shellCase } from './contract/shell.ts';
 import { jqCase } from './contract/jq.ts';
 import { mailCase } from './contract/mail.ts';
+import { sshCase } from './contract/ssh.ts';
 
-const CASES: ContractCase[] = [shellCase, jqCase, mailCase];
+const CASES: ContractCase[] = [shellCase, jqCase, mailCase, sshCase];
 
 const SECRET = 'contract-S3CRET-5be1';
 const SECRET_ENV = 'CONTRACT_TEST_TOKEN';

@@ -10,6 +10,7 @@ import type { ExecutorFn, SpawnMode, WorkerTask } from './protocol.ts';
 import { runJq } from './jq/jq.executor.ts';
 import { runMail } from './mail/mail.executor.ts';
 import { runShell } from './shell/shell.executor.ts';
+import { runSsh } from './ssh/ssh.executor.ts';
 import { spawnMethod } from './shell/spawner.ts';
 import { runWorkflowAction } from './workflow-action/workflow-action.executor.ts';
 
@@ -29,6 +30,7 @@ const executors: Record<string, ExecutorFn> = {
   command: shell,
   jq: runJq,
   mail: runMail,
+  ssh: runSsh,
   'workflow-action': runWorkflowAction,
   'github-action': runWorkflowAction,
   github_action: runWorkflowAction,
