@@ -73,7 +73,7 @@ export function fieldsNotRunYet(dag: Dag): string[] {
       ['shellPackages', step.shellPackages.length > 0],
     ];
     for (const [name, isUsed] of used) if (isUsed) fields.push(`steps.${step.name}.${name}`);
-    if (!['shell', 'command', 'dag', 'jq'].includes(step.executor.type)) fields.push(`steps.${step.name}.executor (${step.executor.type})`);
+    if (!['shell', 'command', 'dag', 'jq', 'http', 'archive'].includes(step.executor.type)) fields.push(`steps.${step.name}.executor (${step.executor.type})`);
   }
   return fields;
 }

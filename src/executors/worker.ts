@@ -7,6 +7,8 @@ import { workerData } from 'node:worker_threads';
 import type { StepResult } from '../core/index.ts';
 import { HostClient } from './host-client.ts';
 import type { ExecutorFn, SpawnMode, WorkerTask } from './protocol.ts';
+import { runArchive } from './archive/archive.executor.ts';
+import { runHttp } from './http/http.executor.ts';
 import { runJq } from './jq/jq.executor.ts';
 import { runShell } from './shell/shell.executor.ts';
 import { spawnMethod } from './shell/spawner.ts';
@@ -26,6 +28,8 @@ const executors: Record<string, ExecutorFn> = {
   shell,
   command: shell,
   jq: runJq,
+  http: runHttp,
+  archive: runArchive,
 };
 
 export default async function runTask(task: WorkerTask & { port: { close(): void } }): Promise<StepResult> {
