@@ -12,6 +12,7 @@ import { runHttp } from './http/http.executor.ts';
 import { runJq } from './jq/jq.executor.ts';
 import { runShell } from './shell/shell.executor.ts';
 import { spawnMethod } from './shell/spawner.ts';
+import { runWorkflowAction } from './workflow-action/workflow-action.executor.ts';
 
 const data = workerData as { spawnMode?: SpawnMode; stepRegistryDir?: string } | undefined;
 const mode: SpawnMode = data?.spawnMode ?? spawnMethod;
@@ -30,6 +31,10 @@ const executors: Record<string, ExecutorFn> = {
   jq: runJq,
   http: runHttp,
   archive: runArchive,
+  'workflow-action': runWorkflowAction,
+  'github-action': runWorkflowAction,
+  github_action: runWorkflowAction,
+  gha: runWorkflowAction,
 };
 
 export default async function runTask(task: WorkerTask & { port: { close(): void } }): Promise<StepResult> {
