@@ -8,8 +8,10 @@ import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
 import type { ContractCase } from './contract/contract-case.ts';
 import { shellCase } from './contract/shell.ts';
 import { jqCase } from './contract/jq.ts';
+import { httpCase } from './contract/http.ts';
+import { archiveCase } from './contract/archive.ts';
 
-const CASES: ContractCase[] = [shellCase, jqCase];
+const CASES: ContractCase[] = [shellCase, jqCase, httpCase, archiveCase];
 
 const SECRET = 'contract-S3CRET-5be1';
 const SECRET_ENV = 'CONTRACT_TEST_TOKEN';

@@ -140,7 +140,7 @@ describe('issue 17: the http executor', () => {
     assert.equal((await outputs('http_post', dagRun.dagRunId)).echo, body);
   });
 
-  test('a status other than 2xx fails the step with exit code 1 and the status in its error; the response is printed even when silent', async () => {
+  test('a status other than 2xx fails the step with exit code 1 and the status line in its error; the response is printed even when silent', async () => {
     const spec = [
       'steps:',
       '  - name: missing',
@@ -155,10 +155,10 @@ describe('issue 17: the http executor', () => {
     ].join('\n');
     const dagRun = await run('http_404', spec);
     const missing = node(dagRun, 'missing');
-    assert.deepEqual([missing.statusLabel, missing.error], ['failed', 'http status code not 2xx: 404']);
+    assert.deepEqual([missing.statusLabel, missing.error], ['failed', 'http status code not 2xx: 404 Not Found']);
     assert.equal(await troupe.stepLog('http_404', dagRun.dagRunId, 'report'), 'exit 1');
     assert.equal(await troupe.stepLog('http_404', dagRun.dagRunId, 'missing'), '404 Not Found\nConnection: close\r\nContent-Length: 4\r\nnope');
-    assert.equal(await stderrLog('http_404', dagRun.dagRunId, 'missing'), 'http status code not 2xx: 404');
+    assert.equal(await stderrLog('http_404', dagRun.dagRunId, 'missing'), 'http status code not 2xx: 404 Not Found');
   });
 
   test('a refused connection fails the step with undici\'s message, in its error and its stderr log', async () => {

@@ -38,7 +38,8 @@ async function send(spec: HttpRequestSpec, output: StepOutput): Promise<{ exitCo
     // Dagu prints the head of a failed response even when silent: it says why the step failed.
     if (!spec.silent || !success) output.stdout(responseHead(response.statusCode, response.statusText, response.headers));
     for await (const chunk of response.body) output.stdout(chunk as Buffer);
-    return success ? undefined : { exitCode: 1, error: `http status code not 2xx: ${response.statusCode}` };
+    // Dagu's message, then the server's reason phrase: its own word on why.
+    return success ? undefined : { exitCode: 1, error: `http status code not 2xx: ${`${response.statusCode} ${response.statusText ?? ''}`.trim()}` };
   } catch (error) {
     if (output.stopped) return undefined;
     if (timedOut) return { exitCode: 1, error: `${target}: timed out after ${spec.timeoutMs / 1000} s (config timeout)` };
