@@ -188,7 +188,7 @@ describe('issue 17: the archive executor', () => {
     assert.equal(await readFile(join(slip, 'dest-dotdot_tar', 'fine.txt'), 'utf8'), 'fine');
   });
 
-  test('a damaged archive fails with exit code 12; with verifyIntegrity nothing is extracted; listing a zip without it reads only the directory', async () => {
+  test('a damaged or truncated archive fails with exit code 12, leaving no damaged file; with verifyIntegrity nothing is extracted; listing a zip without it reads only the directory', async () => {
     const damaged = join(work, 'damaged');
     await mkdir(damaged);
     const zip = await craftedZip('note.txt', 'original text', true);
@@ -196,6 +196,7 @@ describe('issue 17: the archive executor', () => {
     await writeFile(join(damaged, 'crc.zip'), zip);
     const good = craftedTar([{ path: 'one.txt', type: 'File', data: 'one' }]);
     await writeFile(join(damaged, 'cut.tar.gz'), gzipSync(good).subarray(0, 20));
+    await writeFile(join(damaged, 'short.tar'), craftedTar([{ path: 'big.txt', type: 'File', data: 'y'.repeat(5000) }]).subarray(0, 700));
     const spec = [
       'type: graph',
       `workingDir: ${damaged}`,
@@ -205,6 +206,7 @@ describe('issue 17: the archive executor', () => {
       ...archiveStep('listed', 'list', 'source: crc.zip'),
       ...archiveStep('verified', 'list', 'source: crc.zip', 'verifyIntegrity: true'), ...exitCodeOf('verified'),
       ...archiveStep('cut', 'list', 'source: cut.tar.gz'), ...exitCodeOf('cut'),
+      ...archiveStep('short', 'extract', 'source: short.tar', 'destination: short'), ...exitCodeOf('short'),
     ].join('\n');
     const dagRun = await run('archive_damaged', spec);
     for (const step of ['checked', 'unchecked', 'verified']) {
@@ -216,6 +218,10 @@ describe('issue 17: the archive executor', () => {
     assert.equal(existsSync(join(damaged, 'unchecked', 'note.txt')), false);
     assert.equal(node(dagRun, 'listed').statusLabel, 'succeeded');
     assert.match(node(dagRun, 'cut').error, /^archive: corrupted archive: zlib: unexpected end of file/);
+    // A truncated tar: the entry it cuts short is not left behind.
+    assert.equal(node(dagRun, 'short').error, 'archive: corrupted archive: entry "big.txt": 188 of its 5000 bytes in the archive');
+    assert.equal(await troupe.stepLog('archive_damaged', dagRun.dagRunId, 'short_code'), '12');
+    assert.equal(existsSync(join(damaged, 'short', 'big.txt')), false);
   });
 
   test('the format comes from the name; an archive to read with another name is known by its first bytes; a name without a format cannot be created', async () => {

@@ -78,6 +78,8 @@ async function* readTar(path: string, signal: AbortSignal): AsyncGenerator<Archi
   parser.on('error', fail);
   input.on('error', fail);
   const onAbort = () => fail(signal.reason as Error);
+  // A stop that came while the source was being opened counts too.
+  if (signal.aborted) onAbort();
   signal.addEventListener('abort', onAbort);
   input.pipe(parser);
   let current: ReadEntry | undefined;
@@ -146,9 +148,11 @@ async function* readZip(path: string, signal: AbortSignal): AsyncGenerator<Archi
   zip.on('end', () => next?.(undefined));
   zip.on('error', (error: Error) => { failure ??= error; next?.(undefined); });
   const onAbort = () => { failure ??= signal.reason as Error; next?.(undefined); };
+  if (signal.aborted) onAbort();
   signal.addEventListener('abort', onAbort);
   try {
     for (;;) {
+      if (failure) throw signal.aborted ? failure : ArchiveError.from('corrupted', failure);
       const entry = await new Promise<yauzl.Entry | undefined>((resolve) => { next = resolve; zip.readEntry(); });
       next = undefined;
       if (failure) throw signal.aborted ? failure : ArchiveError.from('corrupted', failure);

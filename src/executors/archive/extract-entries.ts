@@ -133,6 +133,8 @@ async function writeFile(root: string, path: string, entry: ArchiveEntry): Promi
       await file.write(chunk);
       written += chunk.length;
     }
+    // A truncated tar ends its last entry's data early, and tells so only afterwards.
+    if (written !== entry.size) throw new ArchiveError('corrupted', `entry "${entry.name}": ${written} of its ${entry.size} bytes in the archive`);
   } catch (error) {
     // A damaged entry (its CRC or size found wrong at its end) is not left behind half written.
     await file.close();
