@@ -1,7 +1,6 @@
 // The http executor (workflow-format 5.3): `METHOD URL` sent with undici. A 2xx status succeeds;
 // any other fails the step (exit 1) after the response is printed. The body streams to the
 // stdout log, after Dagu's status line and headers unless `silent` (and the status is 2xx).
-import { Agent, request } from 'undici';
 import type { StepResult } from '../../core/index.ts';
 import type { WorkerTask } from '../protocol.ts';
 import { StepOutput } from '../step-output.ts';
@@ -16,6 +15,8 @@ export async function runHttp(task: WorkerTask): Promise<StepResult> {
 }
 
 async function send(spec: HttpRequestSpec, output: StepOutput): Promise<{ exitCode: number; error: string } | undefined> {
+  // undici is loaded with the first http step: it takes ~100 ms, on every pool thread that loads it.
+  const { Agent, request } = await import('undici');
   if (output.stopped) return undefined;
   // The step's own pool of connections: no socket outlives the step or carries its TLS setting
   // over to another step. Header and body timeouts are off: `timeout` bounds the whole request.
