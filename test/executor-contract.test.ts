@@ -10,8 +10,10 @@ import { shellCase } from './contract/shell.ts';
 import { jqCase } from './contract/jq.ts';
 import { mailCase } from './contract/mail.ts';
 import { sshCase } from './contract/ssh.ts';
+import { httpCase } from './contract/http.ts';
+import { archiveCase } from './contract/archive.ts';
 
-const CASES: ContractCase[] = [shellCase, jqCase, mailCase, sshCase];
+const CASES: ContractCase[] = [shellCase, jqCase, mailCase, sshCase, httpCase, archiveCase];
 
 const SECRET = 'contract-S3CRET-5be1';
 const SECRET_ENV = 'CONTRACT_TEST_TOKEN';

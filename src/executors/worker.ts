@@ -7,6 +7,8 @@ import { workerData } from 'node:worker_threads';
 import type { StepResult } from '../core/index.ts';
 import { HostClient } from './host-client.ts';
 import type { ExecutorFn, SpawnMode, WorkerTask } from './protocol.ts';
+import { runArchive } from './archive/archive.executor.ts';
+import { runHttp } from './http/http.executor.ts';
 import { runJq } from './jq/jq.executor.ts';
 import { runMail } from './mail/mail.executor.ts';
 import { runShell } from './shell/shell.executor.ts';
@@ -31,6 +33,8 @@ const executors: Record<string, ExecutorFn> = {
   jq: runJq,
   mail: runMail,
   ssh: runSsh,
+  http: runHttp,
+  archive: runArchive,
   'workflow-action': runWorkflowAction,
   'github-action': runWorkflowAction,
   github_action: runWorkflowAction,

@@ -9,6 +9,7 @@ import { shebangOf } from './shell-syntax.ts';
 
 /** The interpreter of a step that no shell runs: its references are expanded to their values. */
 const NO_SHELL: readonly string[] = [];
+const EXECUTORS_WITHOUT_SHELL = new Set(['jq', 'http', 'archive']);
 
 export interface PlannedStep {
   name: string;
@@ -345,8 +346,8 @@ function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scop
   };
   // Secrets reach the process through its environment, never its command line or script file.
   const secretReferences = new SecretReferences(plan.secrets, env);
-  // jq reads its filter and input itself: no shell would expand a secret's reference there.
-  const noShell = step.executor.type === 'jq' ? NO_SHELL : undefined;
+  // jq, http and archive read their command and input themselves: no shell would expand a secret's reference there.
+  const noShell = EXECUTORS_WITHOUT_SHELL.has(step.executor.type) ? NO_SHELL : undefined;
   const shell = noShell ?? step.shell ?? DEFAULT_SHELL;
   const config = step.executor.config;
   return {
