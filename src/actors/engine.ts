@@ -14,6 +14,7 @@ import { executeStepOn } from './step/execute-step.ts';
 import type { SubDagRunner } from './step/sub-dag.ts';
 import { ChildRuns } from './child-runs.ts';
 import { runMachine } from './run/run.machine.ts';
+import { runServices } from './run-services.ts';
 import { findRun, findSubRun, subRunsOf } from './run-lookup.ts';
 import { RunStarter } from './run-starter.ts';
 import { RunWrites, runKey } from './run-writes.ts';
@@ -89,11 +90,14 @@ export class Engine {
       },
     };
     const executeStep = executeStepOn(deps.dispatcher, this.clock, subDags);
+    const services = runServices(deps.dispatcher, deps.logs, () => this.clock.now());
     const run = runMachine.provide({
-      actors: { step: stepMachine.provide({ actors: { executeStep } }) },
+      actors: { step: stepMachine.provide({ actors: { executeStep } }), prepareServices: services.prepareServices, releaseServices: services.releaseServices },
       actions: {
         persist: (_, { record, changed }) => this.writes.persist(record, changed),
         appendLog: (_, { path, line }) => deps.logs.appendRunLog(path, line),
+        mailRunEnd: services.mailRunEnd,
+        mailStepError: services.mailStepError,
       },
     });
     const scheduler = schedulerMachine.provide({

@@ -1,4 +1,5 @@
 // The interfaces the runtime and the HTTP layer depend on; store/ and executors/ implement them.
+import type { ContainerSpec, SmtpSpec, SshSpec } from './model.ts';
 import type { RunFilter, RunRecord } from './run.ts';
 
 export interface RunStore {
@@ -166,6 +167,22 @@ export interface StepTask {
   maxOutputSize: number;
   /** Values to mask as ******* in logs and captured output. */
   secrets: string[];
+  /** What the DAG's root fields give the step's executor; absent when the DAG sets none of them. */
+  services?: StepServices;
+}
+
+/**
+ * The DAG-level settings a step's executor may need (workflow-format 2.1, 2.3, 2.4), with their
+ * variables expanded when the run starts.
+ */
+export interface StepServices {
+  /** The DAG-level container: steps run in it by exec; `name` is the container's, one per run. */
+  container?: { spec: ContainerSpec; name: string };
+  /** The DAG-level ssh settings; a step's own ssh config replaces them whole. */
+  ssh?: SshSpec;
+  smtp?: SmtpSpec;
+  /** Credentials for pulling images, by registry host. */
+  registryAuths?: Record<string, { username?: string; password?: string }>;
 }
 
 export type StepResult =

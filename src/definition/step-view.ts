@@ -58,6 +58,9 @@ function repeatPolicyView(policy: RepeatPolicy): RepeatPolicyView {
   return view;
 }
 
+/** The executors this build runs; a run of a DAG that uses another is refused at its start. */
+const RUNNABLE_EXECUTORS = new Set(['shell', 'command', 'dag', 'jq', 'workflow-action', 'github-action', 'github_action', 'gha']);
+
 /** Fields a run of this DAG would need that the runtime does not carry out yet. */
 export function fieldsNotRunYet(dag: Dag): string[] {
   const root: Array<[string, boolean]> = [
@@ -73,7 +76,7 @@ export function fieldsNotRunYet(dag: Dag): string[] {
       ['shellPackages', step.shellPackages.length > 0],
     ];
     for (const [name, isUsed] of used) if (isUsed) fields.push(`steps.${step.name}.${name}`);
-    if (!['shell', 'command', 'dag', 'jq'].includes(step.executor.type)) fields.push(`steps.${step.name}.executor (${step.executor.type})`);
+    if (!RUNNABLE_EXECUTORS.has(step.executor.type)) fields.push(`steps.${step.name}.executor (${step.executor.type})`);
   }
   return fields;
 }

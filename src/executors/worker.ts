@@ -10,6 +10,7 @@ import type { ExecutorFn, SpawnMode, WorkerTask } from './protocol.ts';
 import { runJq } from './jq/jq.executor.ts';
 import { runShell } from './shell/shell.executor.ts';
 import { spawnMethod } from './shell/spawner.ts';
+import { runWorkflowAction } from './workflow-action/workflow-action.executor.ts';
 
 const data = workerData as { spawnMode?: SpawnMode; stepRegistryDir?: string } | undefined;
 const mode: SpawnMode = data?.spawnMode ?? spawnMethod;
@@ -26,6 +27,10 @@ const executors: Record<string, ExecutorFn> = {
   shell,
   command: shell,
   jq: runJq,
+  'workflow-action': runWorkflowAction,
+  'github-action': runWorkflowAction,
+  github_action: runWorkflowAction,
+  gha: runWorkflowAction,
 };
 
 export default async function runTask(task: WorkerTask & { port: { close(): void } }): Promise<StepResult> {

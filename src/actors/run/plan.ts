@@ -1,6 +1,8 @@
 // A run's plan: the DAG resolved for one run (params, env, log paths), as plain data for the actor.
-import { HANDLER_NODE_NAMES, ownValue, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepTask } from '../../core/index.ts';
-import { dependencyNames, evaluateEnv, paramsRecord, splitWords, type ExpandScope } from '../../definition/index.ts';
+import { join, resolve } from 'node:path';
+import { HANDLER_NODE_NAMES, ownValue, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepServices, type StepTask } from '../../core/index.ts';
+import type { MailSpec } from '../../core/index.ts';
+import { dependencyNames, evaluateEnv, expandVariables, paramsRecord, splitWords, type ExpandScope } from '../../definition/index.ts';
 import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
 import { DEFAULT_SHELL, SecretReferences } from './secret-references.ts';
 import { shebangOf } from './shell-syntax.ts';
@@ -38,6 +40,15 @@ export interface PlannedStep {
   /** The definition's `stdout`/`stderr` files. */
   stdoutCopy?: string;
   stderrCopy?: string;
+  /** Mail the DAG's errorMail when the step fails (`mailOnError`). */
+  mailOnError?: boolean;
+}
+
+/** The run's notification mail (workflow-format 2.1): when it goes and to whom. */
+export interface RunMailPlan {
+  mailOn: { failure: boolean; success: boolean };
+  errorMail?: MailSpec;
+  infoMail?: MailSpec;
 }
 
 export interface RunPlan {
@@ -67,6 +78,10 @@ export interface RunPlan {
   steps: PlannedStep[];
   /** The lifecycle handlers the definition has (section 6). */
   handlers: Partial<Record<HandlerKind, PlannedStep>>;
+  /** The DAG-level container, ssh, smtp and registry settings, expanded; absent when it has none. */
+  services?: StepServices;
+  /** Absent when the DAG sends no mail. */
+  mail?: RunMailPlan;
 }
 
 export interface PlanInput {
@@ -96,7 +111,11 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
   const baseEnv = { ...scope, ...(dagEnv ?? evaluateEnv(dag.env, scope)), ...namedParams(params), ...variables?.secrets };
   const indexOf = new Map(dag.steps.map((step, index) => [step.name, index]));
   const names = dependencyNames(dag.steps);
+  const services = runServices(dag, name, attemptId, baseEnv);
+  const mail = runMail(dag);
   return {
+    ...(services ? { services } : {}),
+    ...(mail ? { mail } : {}),
     name, dagRunId, attemptId, logPath,
     root: root ?? { name, dagRunId },
     callers: callers ?? [],
@@ -145,13 +164,71 @@ function planStep(step: Step, dag: Dag, paths: StepLogPaths, depends: string[] |
     repeatPolicy: step.repeatPolicy,
     ...(subDagOf(step) ? { call: subDagOf(step) } : {}),
     signalOnStop: step.signalOnStop,
-    executor: step.executor,
+    executor: executorOf(step, dag),
     stdout: paths.stdout,
     stderr: paths.stderr,
     scriptPath: paths.script,
     ...(step.stdout !== undefined ? { stdoutCopy: step.stdout } : {}),
     ...(step.stderr !== undefined ? { stderrCopy: step.stderr } : {}),
+    ...(step.mailOnError ? { mailOnError: true } : {}),
   };
+}
+
+/** A DAG-level container or ssh runs the steps the shell would run (workflow-format 2.3, 2.4). */
+function executorOf(step: Step, dag: Dag): PlannedStep['executor'] {
+  if (step.executor.type !== 'shell' && step.executor.type !== 'command') return step.executor;
+  if (dag.container) return { type: 'docker', config: {} };
+  if (dag.ssh) return { type: 'ssh', config: {} };
+  return step.executor;
+}
+
+/**
+ * The root fields executors read, with their references expanded against the run's variables.
+ * The DAG-level container is named after the run's attempt: one container per attempt, its name
+ * valid for Docker ([a-zA-Z0-9][a-zA-Z0-9_.-]*).
+ */
+function runServices(dag: Dag, name: string, attemptId: string, env: Record<string, string>): StepServices | undefined {
+  const hasAuths = Object.keys(dag.registryAuths).length > 0;
+  if (!dag.container && !dag.ssh && !dag.smtp && !hasAuths) return undefined;
+  const scope: ExpandScope = { get: (key) => ownValue(env, key) };
+  const services: StepServices = {};
+  if (dag.container) {
+    const containerName = `troupe-${name}-${attemptId}`.replace(/[^a-zA-Z0-9_.-]/g, '-').slice(0, 120);
+    const spec = expandStrings(dag.container, scope);
+    services.container = { spec: { ...spec, volumes: spec.volumes.map((volume) => hostPathResolved(volume, dag.workingDir, env.HOME)) }, name: containerName };
+  }
+  if (dag.ssh) services.ssh = expandStrings(dag.ssh, scope);
+  if (dag.smtp) services.smtp = expandStrings(dag.smtp, scope);
+  if (hasAuths) services.registryAuths = expandStrings(dag.registryAuths, scope);
+  return services;
+}
+
+/**
+ * A volume `host:container[:mode]` whose host side is a relative path (`./data`, `../x`, `~/y`)
+ * with that path resolved; a bare name is a named volume, and an absolute path stays as it is.
+ */
+function hostPathResolved(volume: string, workingDir: string, home: string | undefined): string {
+  const [host, ...rest] = volume.split(':');
+  let resolved = host;
+  if (host === '~' || host.startsWith('~/')) resolved = home ? join(home, host.slice(1)) : host;
+  else if (host === '.' || host === '..' || host.startsWith('./') || host.startsWith('../')) resolved = resolve(workingDir, host);
+  return [resolved, ...rest].join(':');
+}
+
+function runMail(dag: Dag): RunMailPlan | undefined {
+  const stepMails = dag.steps.some((step) => step.mailOnError);
+  if (!dag.mailOn.failure && !dag.mailOn.success && !stepMails) return undefined;
+  return { mailOn: dag.mailOn, ...(dag.errorMail ? { errorMail: dag.errorMail } : {}), ...(dag.infoMail ? { infoMail: dag.infoMail } : {}) };
+}
+
+/** Every string in a value of the definition, its references expanded (no shell reads them). */
+export function expandStrings<T>(value: T, scope: ExpandScope): T {
+  if (typeof value === 'string') return expandVariables(value, scope) as T;
+  if (Array.isArray(value)) return value.map((item) => expandStrings(item, scope)) as T;
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, expandStrings(item, scope)])) as T;
+  }
+  return value;
 }
 
 /** The default key of an output in the outputs document: TOTAL_COUNT becomes totalCount. */
@@ -265,8 +342,11 @@ function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scop
   // jq reads its filter and input itself: no shell would expand a secret's reference there.
   const noShell = step.executor.type === 'jq' ? NO_SHELL : undefined;
   const shell = noShell ?? step.shell ?? DEFAULT_SHELL;
+  const config = step.executor.config;
   return {
-    executor: step.executor,
+    // An executor's config reads variables as a step's fields do; no shell reads it.
+    executor: Object.keys(config).length === 0 ? step.executor : { type: step.executor.type, config: expandStrings(config, references) },
+    ...(plan.services ? { services: plan.services } : {}),
     shell: step.shell,
     command: step.command === undefined ? undefined : secretReferences.shellCode(step.command, references, shell),
     ...(step.commands ? { commands: step.commands.map((line) => secretReferences.shellCode(line, references, shell)) } : {}),

@@ -1,7 +1,7 @@
 // A DAG run actor. Its context is the run record plus the plan: plain data, persisted on every
 // transition through the `persist` action the engine provides. Step actors do the work; the
 // record updates themselves are pure functions in run-updates.ts.
-import { enqueueActions, sendParent, setup } from 'xstate';
+import { enqueueActions, fromPromise, sendParent, setup } from 'xstate';
 import { HANDLER_NODE_NAMES, NodeStatus, RunStatus, isoTime, runStatusLabel, type HandlerKind, type RunRecord } from '../../core/index.ts';
 import { stepMachine, type StepFinishedEvent, type StepInput, type StepRerunEvent, type StepSubRunEvent } from '../step/step.machine.ts';
 import { failed } from '../step/policies.ts';
@@ -75,12 +75,22 @@ const effects = setup({
     events: {} as RunEvent,
     input: {} as RunInput,
   },
-  actors: { step: stepMachine },
+  actors: {
+    step: stepMachine,
+    // Provided by the engine (run-services.ts): start what the run's steps share (its DAG-level
+    // container) before the first step; remove it after the last handler. The release resolves to
+    // the line its failure writes to the run log.
+    prepareServices: fromPromise<void, RunPlan>(async () => {}),
+    releaseServices: fromPromise<string | undefined, RunPlan>(async () => undefined),
+  },
   actions: {
     // Provided by the engine: write the record to the store; append a line to the run log.
     // `changed`: the nodes this record changed since the one before (the store writes only those).
     persist: (_, _params: { record: RunRecord; changed: readonly number[] }) => {},
     appendLog: (_, _params: { path: string; line: string }) => {},
+    // Provided by the engine: the run's notification mail when it ends; a failed step's with mailOnError.
+    mailRunEnd: (_, _params: { plan: RunPlan; record: RunRecord }) => {},
+    mailStepError: (_, _params: { plan: RunPlan; record: RunRecord; index: number }) => {},
     // Timers are delayed events raised only when the run has a timeout or a delay: `after`
     // transitions would set (and clear) their timers on every run.
     armDagTimeout: enqueueActions(({ context, enqueue }) => {
@@ -110,6 +120,7 @@ const effects = setup({
     noInitHandler: ({ context }) => context.plan.handlers.init === undefined,
     noOutcomeHandler: ({ context }) => outcomeHandler(context) === undefined,
     noExitHandler: ({ context }) => context.plan.handlers.exit === undefined,
+    noSharedContainer: ({ context }) => context.plan.services?.container === undefined,
   },
 });
 
@@ -232,6 +243,9 @@ export const runMachine = effects.extend({
       enqueue.assign({ record, outputs });
       enqueue({ type: 'persist', params: { record, changed: [event.index] } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
+      if (context.plan.steps[event.index].mailOnError && record.nodes[event.index].status === NodeStatus.Failed) {
+        enqueue({ type: 'mailStepError', params: { plan: context.plan, record, index: event.index } });
+      }
       // A finished step actor would stay among the run's children, and XState copies that map on
       // every spawn and stop: a run of 10,000 steps spent seconds there, most of them at its end.
       enqueue.stopChild(`step-${event.index}`);
@@ -260,6 +274,7 @@ export const runMachine = effects.extend({
       enqueue({ type: 'persist', params: { record, changed: [] } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
       enqueue(sendParent({ type: 'run.finished', name: record.name, dagRunId: record.dagRunId, status, log: record.log } satisfies RunFinishedEvent));
+      if (context.plan.mail) enqueue({ type: 'mailRunEnd', params: { plan: context.plan, record } });
     })),
   },
 }).createMachine({
@@ -294,9 +309,31 @@ export const runMachine = effects.extend({
     active: {
       entry: ['logRunStarted', 'armDagTimeout'],
       exit: 'disarmDagTimeout',
-      initial: 'initializing',
+      initial: 'preparing',
       on: { 'run.stop': 'stopping', 'run.timeout': { target: 'stopping', actions: 'markTimedOut' } },
       states: {
+        // The DAG-level container starts before any step or handler runs in it; when it cannot, none runs.
+        // (An invoke in the state that chooses would create an actor for every run, then stop it.)
+        preparing: {
+          always: [{ guard: 'noSharedContainer', target: 'initializing' }, { target: 'startingContainer' }],
+        },
+        startingContainer: {
+          invoke: {
+            src: 'prepareServices',
+            input: ({ context }) => context.plan,
+            onDone: 'initializing',
+            onError: {
+              target: '#dagRun.settled',
+              actions: enqueueActions(({ context, event, enqueue }) => {
+                const error = `container: ${(event.error as Error).message}`;
+                const at = Date.now();
+                const fields = { dag: context.record.name, 'run-id': context.record.dagRunId, error };
+                enqueue.assign({ initFailed: true, outcome: RunStatus.Failed, record: { ...context.record, error } });
+                enqueue({ type: 'appendLog', params: { path: context.record.log, line: logLine(at, 'ERROR', 'The DAG\'s container did not start', fields) } });
+              }),
+            },
+          },
+        },
         // The init handler runs before the steps; when it fails they do not run (aborted).
         initializing: {
           entry: 'startInitHandler',
@@ -355,9 +392,26 @@ export const runMachine = effects.extend({
         },
         exit: {
           entry: 'startExitHandler',
-          always: { guard: 'noExitHandler', target: '#dagRun.ended' },
-          on: { 'step.finished': { guard: handlerDone('exit'), target: '#dagRun.ended', actions: 'recordHandlerResult' } },
+          always: { guard: 'noExitHandler', target: '#dagRun.releasing' },
+          on: { 'step.finished': { guard: handlerDone('exit'), target: '#dagRun.releasing', actions: 'recordHandlerResult' } },
         },
+      },
+    },
+    // The DAG-level container goes after the last handler, unless the definition keeps it.
+    releasing: {
+      always: [{ guard: 'noSharedContainer', target: 'ended' }, { target: 'removingContainer' }],
+    },
+    removingContainer: {
+      invoke: {
+        src: 'releaseServices',
+        input: ({ context }) => context.plan,
+        onDone: {
+          target: 'ended',
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            if (event.output !== undefined) enqueue({ type: 'appendLog', params: { path: context.record.log, line: event.output } });
+          }),
+        },
+        onError: 'ended',
       },
     },
     ended: {

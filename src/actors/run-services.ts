@@ -1,0 +1,48 @@
+// What runs do beside their steps, on the step pool like the steps: start and remove a DAG-level
+// container (the run actor's startingContainer and removingContainer states), and send the run's
+// notification mail (notifications.ts). The run actor decides when; this module how.
+import { fromPromise } from 'xstate';
+import type { LogStore, RunRecord, StepDispatcher, StepResult, StepTask } from '../core/index.ts';
+import { logLine } from './run/log-line.ts';
+import { runMail, stepErrorMail, type MailConfig } from './run/notifications.ts';
+import type { RunPlan } from './run/plan.ts';
+
+/** The stop a run's shared container gets when the run is stopped while it starts. */
+const STOP_SIGNAL = 'SIGTERM';
+
+export function runServices(dispatcher: StepDispatcher, logs: LogStore, now: () => number) {
+  const task = (plan: RunPlan, executor: StepTask['executor']): StepTask => ({
+    executor, scriptPath: '', env: plan.baseEnv, workingDir: plan.steps[0]?.dir ?? process.cwd(),
+    captureOutput: false, maxOutputSize: plan.maxOutputSize, secrets: plan.secrets,
+    ...(plan.services ? { services: plan.services } : {}),
+  });
+  const failure = (result: StepResult): string | undefined => {
+    if (result.kind === 'error') return result.message;
+    if (result.kind === 'ok' && result.exitCode !== 0) return result.error ?? `exit status ${result.exitCode}`;
+    return undefined;
+  };
+  const sendMail = (plan: RunPlan, record: RunRecord, config: MailConfig | undefined, what: string) => {
+    if (!config || !plan.services?.smtp) return;
+    void dispatcher.dispatch(task(plan, { type: 'mail', config: { ...config } })).result.then((result) => {
+      const error = failure(result);
+      if (error === undefined) return;
+      const line = logLine(now(), 'ERROR', `${what} was not sent`, { dag: record.name, 'run-id': record.dagRunId, error });
+      return logs.appendRunLog(record.log, line);
+    }).catch((error: Error) => console.error(`troupe: ${what} of ${record.name} ${record.dagRunId}: ${error.message}`));
+  };
+  return {
+    prepareServices: fromPromise<void, RunPlan>(async ({ input: plan, signal }) => {
+      const handle = dispatcher.dispatch(task(plan, { type: 'dag-container', config: { action: 'start' } }));
+      signal.addEventListener('abort', () => handle.stop(STOP_SIGNAL, plan.maxCleanUpTimeSec * 1000), { once: true });
+      const error = failure(await handle.result);
+      if (error !== undefined) throw new Error(error);
+    }),
+    releaseServices: fromPromise<string | undefined, RunPlan>(async ({ input: plan }) => {
+      const error = failure(await dispatcher.dispatch(task(plan, { type: 'dag-container', config: { action: 'remove' } })).result);
+      return error === undefined ? undefined : logLine(now(), 'ERROR', 'The DAG\'s container was not removed', { dag: plan.name, 'run-id': plan.dagRunId, error });
+    }),
+    mailRunEnd: (_: unknown, { plan, record }: { plan: RunPlan; record: RunRecord }) => sendMail(plan, record, runMail(plan, record), 'The run\'s notification mail'),
+    mailStepError: (_: unknown, { plan, record, index }: { plan: RunPlan; record: RunRecord; index: number }) =>
+      sendMail(plan, record, stepErrorMail(plan, record, index), `The error mail of step ${record.nodes[index]?.step.name}`),
+  };
+}
