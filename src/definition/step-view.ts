@@ -59,12 +59,11 @@ function repeatPolicyView(policy: RepeatPolicy): RepeatPolicyView {
 }
 
 /** The executors this build runs; a run of a DAG that uses another is refused at its start. */
-const RUNNABLE_EXECUTORS = new Set(['shell', 'command', 'dag', 'jq', 'workflow-action', 'github-action', 'github_action', 'gha']);
+const RUNNABLE_EXECUTORS = new Set(['shell', 'command', 'dag', 'jq', 'docker', 'container', 'workflow-action', 'github-action', 'github_action', 'gha']);
 
 /** Fields a run of this DAG would need that the runtime does not carry out yet. */
 export function fieldsNotRunYet(dag: Dag): string[] {
   const root: Array<[string, boolean]> = [
-    ['container', dag.container !== undefined],
     ['ssh', dag.ssh !== undefined],
     ['mailOn', dag.mailOn.failure || dag.mailOn.success],
     ['otel', dag.otel?.enabled === true],

@@ -7,6 +7,8 @@ import { workerData } from 'node:worker_threads';
 import type { StepResult } from '../core/index.ts';
 import { HostClient } from './host-client.ts';
 import type { ExecutorFn, SpawnMode, WorkerTask } from './protocol.ts';
+import { runContainerStep } from './container/container.executor.ts';
+import { runDagContainer } from './container/dag-container.executor.ts';
 import { runJq } from './jq/jq.executor.ts';
 import { runShell } from './shell/shell.executor.ts';
 import { spawnMethod } from './shell/spawner.ts';
@@ -27,6 +29,7 @@ const executors: Record<string, ExecutorFn> = {
   shell,
   command: shell,
   jq: runJq,
+  docker: runContainerStep, container: runContainerStep, 'dag-container': runDagContainer,
   'workflow-action': runWorkflowAction,
   'github-action': runWorkflowAction,
   github_action: runWorkflowAction,
