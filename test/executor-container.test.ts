@@ -1,0 +1,230 @@
+// The container executor (workflow-format 5.1) and the DAG-level container (2.3) on a real Docker
+// engine started for this file (test/support/docker-engine.ts), through the real server over HTTP.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
+import { BUSYBOX, dockerMissing, startDockerEngine, type DockerEngine } from './support/docker-engine.ts';
+
+const MANAGED = 'org.troupe.managed';
+/** Label of the containers this file makes itself (the ones steps exec into). */
+const OURS = 'org.troupe.test';
+/** The readiness limit while this file runs (the server's worker threads read it at their start). */
+const READY_LIMIT_MS = 3_000;
+
+const missing = dockerMissing();
+// In CI a missing engine fails the file; elsewhere it is skipped, saying why.
+const skip = missing !== undefined && !process.env.CI ? missing : false;
+
+describe('the container executor', { skip }, () => {
+  let engine: DockerEngine;
+  let server: TestServer;
+  let work: string;
+  before(async () => {
+    engine = await startDockerEngine();
+    process.env.DOCKER_HOST = engine.host;
+    process.env.TROUPE_CONTAINER_READY_TIMEOUT_MS = String(READY_LIMIT_MS);
+    await engine.importBusybox('troupe-test/hello:1', ['CMD ["echo", "hello from the image"]']);
+    await engine.importBusybox('troupe-test/healthy:1', ['CMD ["sh"]', 'HEALTHCHECK --interval=1s CMD true']);
+    server = await startTestServer();
+    work = await mkdtemp(join(tmpdir(), 'troupe-container-'));
+  });
+  after(async () => {
+    await server?.close();
+    await engine?.stop();
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  const managed = async () => engine.docker.listContainers({ all: true, filters: { label: [MANAGED] } });
+  const run = async (name: string, spec: string, body: object = {}) => {
+    const created = await server.call('POST', '/dags', { name, spec });
+    assert.equal(created.status, 201, created.text);
+    return server.startAndWait(name, body);
+  };
+  const log = async (name: string, dagRunId: string, step: string, stream: 'stdout' | 'stderr' = 'stdout') =>
+    (await server.call('GET', `/dag-runs/${name}/${dagRunId}/steps/${step}/log?stream=${stream}`)).body.content as string;
+  const docker = (config: string[]) => ['    executor:', '      type: docker', '      config:', ...config.map((line) => `        ${line}`)];
+
+  test('a step runs in a new container made from the image, and its output is captured', async () => {
+    const result = await run('ct_hello', [
+      'steps:',
+      '  - name: s',
+      ...docker([`image: ${BUSYBOX}`]),
+      '    command: echo "in $(hostname)"',
+      '    output: WHERE',
+    ].join('\n'));
+    assert.equal(result.status, 4, JSON.stringify(result));
+    assert.match(await log('ct_hello', result.dagRunId, 's'), /^in [0-9a-f]{12}\n?$/, 'the hostname of a container is its short id');
+    assert.deepEqual(await managed(), [], 'the container is removed after the step');
+  });
+  test('the exit code and stderr of the container are the step\'s', async () => {
+    const result = await run('ct_fail', [
+      'steps:',
+      '  - name: s',
+      ...docker([`image: ${BUSYBOX}`]),
+      '    command: echo to-out; echo to-err >&2; exit 7',
+    ].join('\n'));
+    assert.equal(result.status, 2);
+    const node = result.nodes[0];
+    assert.equal(node.status, 2);
+    assert.match(node.error, /exit status 7/);
+    assert.match(await log('ct_fail', result.dagRunId, 's'), /to-out/);
+    const stderr = await log('ct_fail', result.dagRunId, 's', 'stderr');
+    assert.match(stderr, /to-err/);
+    assert.doesNotMatch(stderr, /to-out/, 'the streams are demultiplexed');
+    assert.deepEqual(await managed(), []);
+  });
+
+  test('container env and workingDir, host binds, and the run\'s variables reach the container', async () => {
+    const shared = join(work, 'binds');
+    const result = await run('ct_env', [
+      'env:',
+      '  - FROM_DAG: dag-value',
+      'steps:',
+      '  - name: s',
+      ...docker([
+        `image: ${BUSYBOX}`,
+        'container:',
+        '  env: [GREETING=hi from config]',
+        '  workingDir: /data',
+        'host:',
+        `  binds: ["${shared}:/data"]`,
+      ]),
+      '    command: mkdir -p /data && echo "$GREETING" > note.txt; pwd; echo "$FROM_DAG"; echo "home=$HOME"',
+    ].join('\n'));
+    assert.equal(result.status, 4, JSON.stringify(result.nodes[0]));
+    const text = await log('ct_env', result.dagRunId, 's');
+    assert.match(text, /^\/data$/m);
+    assert.match(text, /^dag-value$/m);
+    assert.match(text, /^home=\/root$/m, 'HOME is the image\'s, not the server\'s');
+    assert.equal(readFileSync(join(shared, 'note.txt'), 'utf8'), 'hi from config\n');
+  });
+
+  test('without a command the image\'s own command runs', async () => {
+    const result = await run('ct_default', ['steps:', '  - name: s', ...docker(['image: troupe-test/hello:1'])].join('\n'));
+    assert.equal(result.status, 4, JSON.stringify(result.nodes[0]));
+    assert.match(await log('ct_default', result.dagRunId, 's'), /hello from the image/);
+  });
+
+  test('containerName alone runs by exec in that running container, with the exec settings', async () => {
+    const target = await engine.docker.createContainer({
+      name: 'ct-existing', Image: BUSYBOX, Cmd: ['sh', '-c', 'echo marked > /marker; while :; do sleep 1; done'],
+      Labels: { [OURS]: 'true' }, HostConfig: { Init: true },
+    });
+    await target.start();
+    try {
+      await waitUntil(async () => (await engine.docker.getContainer('ct-existing').inspect()).State.Running);
+      const result = await run('ct_exec', [
+        'steps:',
+        '  - name: s',
+        ...docker(['containerName: ct-existing', 'exec:', '  workingDir: /tmp', '  env: [EXTRA=from-exec]', '  user: nobody']),
+        '    command: sleep 0.2; cat /marker; pwd; echo "$EXTRA"; id -u',
+      ].join('\n'));
+      assert.equal(result.status, 4, JSON.stringify(result.nodes[0]));
+      assert.equal(await log('ct_exec', result.dagRunId, 's'), 'marked\n/tmp\nfrom-exec\n65534');
+      assert.equal((await target.inspect()).State.Running, true, 'the container is not ours: it keeps running');
+      assert.deepEqual(await managed(), [], 'no container was made');
+    } finally {
+      await target.remove({ force: true });
+    }
+  });
+
+  test('containerName alone fails when that container does not run', async () => {
+    const result = await run('ct_nocontainer', ['steps:', '  - name: s', ...docker(['containerName: ct-nowhere']), '    command: echo hi'].join('\n'));
+    assert.equal(result.nodes[0].status, 2);
+    assert.match(result.nodes[0].error, /container "ct-nowhere" does not exist/);
+    assert.match(await log('ct_nocontainer', result.dagRunId, 's', 'stderr'), /ct-nowhere/);
+  });
+
+  test('containerName with an image: exec when it runs, else a new container of that name', async () => {
+    const spec = ['steps:', '  - name: s', ...docker(['containerName: ct-both', `image: ${BUSYBOX}`]), '    command: hostname; cat /marker 2>/dev/null || echo fresh'].join('\n');
+    const fresh = await run('ct_both', spec);
+    assert.equal(fresh.status, 4, JSON.stringify(fresh.nodes[0]));
+    assert.match(await log('ct_both', fresh.dagRunId, 's'), /fresh/);
+    assert.deepEqual(await managed(), [], 'the container made for the step is removed');
+
+    const target = await engine.docker.createContainer({
+      name: 'ct-both', Image: BUSYBOX, Cmd: ['sh', '-c', 'echo existing > /marker; while :; do sleep 1; done'], Labels: { [OURS]: 'true' }, HostConfig: { Init: true },
+    });
+    await target.start();
+    try {
+      const reused = await server.startAndWait('ct_both');
+      assert.equal(reused.status, 4, JSON.stringify(reused.nodes[0]));
+      assert.match(await log('ct_both', reused.dagRunId, 's'), /existing/);
+    } finally {
+      await target.remove({ force: true });
+    }
+  });
+
+  test('autoRemove: false keeps the container the step made', async () => {
+    const result = await run('ct_keep', ['steps:', '  - name: s', ...docker([`image: ${BUSYBOX}`, 'autoRemove: false']), '    command: echo kept'].join('\n'));
+    assert.equal(result.status, 4);
+    const kept = await managed();
+    assert.equal(kept.length, 1);
+    assert.equal(kept[0].State, 'exited');
+    await engine.docker.getContainer(kept[0].Id).remove({ force: true });
+  });
+
+  test('a stopped step stops its container, which is then removed', async () => {
+    const created = await server.call('POST', '/dags', {
+      name: 'ct_stop',
+      spec: ['steps:', '  - name: s', ...docker([`image: ${BUSYBOX}`]), '    command: echo started; sleep 60'].join('\n'),
+    });
+    assert.equal(created.status, 201, created.text);
+    const started = await server.call('POST', '/dags/ct_stop/start', {});
+    const { dagRunId } = started.body;
+    assert.ok(await waitUntil(async () => (await log('ct_stop', dagRunId, 's').catch(() => '')).includes('started'), 15_000), 'the step runs');
+    assert.equal((await managed()).filter((c) => c.State === 'running').length, 1);
+    const stop = await server.call('POST', `/dag-runs/ct_stop/${dagRunId}/stop`);
+    assert.equal(stop.status, 200, stop.text);
+    const result = await server.waitForRun('ct_stop', dagRunId);
+    assert.equal(result.status, 3);
+    assert.equal(result.nodes[0].status, 3);
+    assert.deepEqual(await managed(), []);
+  });
+
+  test('a pull from a registry that cannot be reached fails the step with the daemon\'s message, credentials given', async () => {
+    const result = await run('ct_pull', [
+      'registryAuths:',
+      '  127.0.0.1:9:',
+      '    username: someone',
+      '    password: not-printed-anywhere',
+      'steps:',
+      '  - name: s',
+      ...docker(['image: 127.0.0.1:9/team/app:1', 'pull: always']),
+      '    command: echo never',
+    ].join('\n'));
+    const node = result.nodes[0];
+    assert.equal(node.status, 2);
+    assert.match(node.error, /pull 127\.0\.0\.1:9\/team\/app:1: .*127\.0\.0\.1:9.*connection refused/);
+    assert.doesNotMatch(JSON.stringify(result), /not-printed-anywhere/);
+  });
+
+  test('pull: never with an image that is not there fails with the daemon\'s message', async () => {
+    const result = await run('ct_never', ['steps:', '  - name: s', ...docker(['image: troupe-test/absent:1', 'pull: never']), '    command: echo never'].join('\n'));
+    assert.equal(result.nodes[0].status, 2);
+    assert.match(result.nodes[0].error, /No such image: troupe-test\/absent:1/i);
+  });
+
+  test('validation: image or containerName, and the pull values', async () => {
+    const validate = async (config: string[]) => (await server.call('POST', '/dags/validate', {
+      spec: ['steps:', '  - name: s', ...docker(config), '    command: echo x'].join('\n'),
+    })).body;
+    const neither = await validate(['platform: linux/amd64']);
+    assert.equal(neither.valid, false);
+    assert.ok(neither.errors.some((error: string) => /needs image or containerName/.test(error)), JSON.stringify(neither));
+    const badPull = await validate([`image: ${BUSYBOX}`, 'pull: sometimes']);
+    assert.equal(badPull.valid, false);
+    assert.ok(badPull.errors.some((error: string) => /pull/.test(error)), JSON.stringify(badPull));
+    const unknown = await validate([`image: ${BUSYBOX}`, 'host:', '  privileged: true']);
+    assert.equal(unknown.valid, false);
+    assert.equal((await validate(['containerName: x'])).valid, true);
+    assert.equal((await validate([`image: ${BUSYBOX}`, 'pull: never', 'autoRemove: false'])).valid, true);
+    const dagLevel = (await server.call('POST', '/dags/validate', { spec: 'container:\n  image: x\n  waitFor: ready\nsteps:\n  - command: echo x\n' })).body;
+    assert.equal(dagLevel.valid, false);
+    assert.ok(dagLevel.errors.some((error: string) => /waitFor/.test(error)), JSON.stringify(dagLevel));
+  });
+});
