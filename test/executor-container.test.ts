@@ -46,6 +46,7 @@ describe('the container executor', { skip }, () => {
   };
   const log = async (name: string, dagRunId: string, step: string, stream: 'stdout' | 'stderr' = 'stdout') =>
     (await server.call('GET', `/dag-runs/${name}/${dagRunId}/steps/${step}/log?stream=${stream}`)).body.content as string;
+  const runLog = async (name: string, dagRunId: string) => (await server.call('GET', `/dag-runs/${name}/${dagRunId}/log`)).body.content as string;
   const docker = (config: string[]) => ['    executor:', '      type: docker', '      config:', ...config.map((line) => `        ${line}`)];
 
   test('a step runs in a new container made from the image, and its output is captured', async () => {
@@ -226,5 +227,140 @@ describe('the container executor', { skip }, () => {
     const dagLevel = (await server.call('POST', '/dags/validate', { spec: 'container:\n  image: x\n  waitFor: ready\nsteps:\n  - command: echo x\n' })).body;
     assert.equal(dagLevel.valid, false);
     assert.ok(dagLevel.errors.some((error: string) => /waitFor/.test(error)), JSON.stringify(dagLevel));
+  });
+  describe('the DAG-level container', () => {
+    const containerNamed = async (prefix: string) => (await managed()).filter((c) => c.Names.some((name) => name.startsWith(`/troupe-${prefix}-`)));
+
+    test('starts once; the steps run in it by exec and share it; relative volumes are read against workingDir; it goes at the end', async () => {
+      const dagDir = join(work, 'dag-wd');
+      const result = await run('ct_dag', [
+        `workingDir: ${dagDir}`,
+        'env:',
+        '  - FROM_DAG: dag-value',
+        'container:',
+        `  image: ${BUSYBOX}`,
+        '  env: [IN_CONTAINER=container-value]',
+        '  volumes: ["./shared:/shared"]',
+        '  workingDir: /shared',
+        'steps:',
+        '  - name: first',
+        '    command: echo one > /tmp/file; echo "$IN_CONTAINER $FROM_DAG" > from-first.txt',
+        '  - name: second',
+        '    command: cat /tmp/file; pwd; cat /proc/1/cmdline | tr "\\0" " "',
+        '    output: SEEN',
+      ].join('\n'));
+      assert.equal(result.status, 4, JSON.stringify(result));
+      const second = await log('ct_dag', result.dagRunId, 'second');
+      assert.match(second, /^one$/m, 'the second step sees the file the first wrote');
+      assert.match(second, /^\/shared$/m);
+      assert.equal(readFileSync(join(dagDir, 'shared', 'from-first.txt'), 'utf8'), 'container-value dag-value\n');
+      assert.deepEqual(await containerNamed('ct_dag'), [], 'the container is removed after the run');
+    });
+
+    test('keepContainer keeps it after the run', async () => {
+      const result = await run('ct_dagkeep', [
+        'container:',
+        `  image: ${BUSYBOX}`,
+        '  keepContainer: true',
+        'steps:',
+        '  - command: echo kept',
+      ].join('\n'));
+      assert.equal(result.status, 4, JSON.stringify(result));
+      const kept = await containerNamed('ct_dagkeep');
+      assert.equal(kept.length, 1);
+      await engine.docker.getContainer(kept[0].Id).remove({ force: true });
+    });
+
+    test('waitFor healthy waits for the image\'s healthcheck; startup command runs the given command', async () => {
+      const result = await run('ct_healthy', [
+        'container:',
+        '  image: troupe-test/healthy:1',
+        '  waitFor: healthy',
+        '  startup: command',
+        '  command: ["sh", "-c", "echo booting; echo READY now; while :; do sleep 1; done"]',
+        '  logPattern: "^READY"',
+        'steps:',
+        '  - command: echo ran after ready',
+      ].join('\n'));
+      assert.equal(result.status, 4, JSON.stringify(result));
+      assert.deepEqual(await containerNamed('ct_healthy'), []);
+    });
+
+    test('a container that exits before its log matches fails the run, naming its state', async () => {
+      const result = await run('ct_exits', [
+        'container:',
+        `  image: ${BUSYBOX}`,
+        '  startup: command',
+        '  command: ["sh", "-c", "echo booting; exit 3"]',
+        '  logPattern: READY',
+        'steps:',
+        '  - name: s',
+        '    command: echo never',
+      ].join('\n'));
+      assert.equal(result.status, 2, JSON.stringify(result));
+      assert.match(await runLog('ct_exits', result.dagRunId), /the container's log ended before a line matched \\"READY\\"; last state: status exited, exit code 3/);
+      assert.equal(result.nodes[0].status, 0, 'no step ran');
+      assert.deepEqual(await containerNamed('ct_exits'), [], 'what was made is removed');
+    });
+
+    test('a container whose command cannot start fails the run, naming its state', async () => {
+      const result = await run('ct_nostart', [
+        'container:',
+        `  image: ${BUSYBOX}`,
+        '  startup: command',
+        '  command: ["/no/such/program"]',
+        'steps:',
+        '  - name: s',
+        '    command: echo never',
+      ].join('\n'));
+      assert.equal(result.status, 2, JSON.stringify(result));
+      assert.match(await runLog('ct_nostart', result.dagRunId), /container did not start.*the container stopped before it was ready \(status exited, exit code 127\)/);
+      assert.equal(result.nodes[0].status, 0, 'no step ran');
+      assert.deepEqual(await containerNamed('ct_nostart'), []);
+    });
+
+    test('a logPattern that never matches fails the run at the readiness limit, naming the last state', async () => {
+      const result = await run('ct_pattern', [
+        'container:',
+        `  image: ${BUSYBOX}`,
+        '  logPattern: NEVER-PRINTED',
+        'steps:',
+        '  - name: s',
+        '    command: echo never',
+      ].join('\n'));
+      assert.equal(result.status, 2, JSON.stringify(result));
+      assert.match(await runLog('ct_pattern', result.dagRunId), /no log line matched \\"NEVER-PRINTED\\" after 3 s; last state: status running/);
+      assert.deepEqual(await containerNamed('ct_pattern'), []);
+    });
+
+    test('an image that cannot be pulled fails the run with the daemon\'s message', async () => {
+      const result = await run('ct_dagpull', [
+        'container:',
+        '  image: 127.0.0.1:9/team/app:1',
+        'steps:',
+        '  - command: echo never',
+      ].join('\n'));
+      assert.equal(result.status, 2, JSON.stringify(result));
+      assert.match(await runLog('ct_dagpull', result.dagRunId), /pull 127\.0\.0\.1:9\/team\/app:1: .*connection refused/);
+    });
+
+    test('a stop while the steps run ends the exec and the run, and removes the container', async () => {
+      const created = await server.call('POST', '/dags', {
+        name: 'ct_dagstop',
+        spec: ['container:', `  image: ${BUSYBOX}`, 'steps:', '  - name: s', '    command: echo started; sleep 60'].join('\n'),
+      });
+      assert.equal(created.status, 201, created.text);
+      const { dagRunId } = (await server.call('POST', '/dags/ct_dagstop/start', {})).body;
+      assert.ok(await waitUntil(async () => (await log('ct_dagstop', dagRunId, 's').catch(() => '')).includes('started'), 15_000), 'the step runs');
+      assert.equal((await server.call('POST', `/dag-runs/ct_dagstop/${dagRunId}/stop`)).status, 200);
+      const result = await server.waitForRun('ct_dagstop', dagRunId);
+      assert.equal(result.status, 3, JSON.stringify(result));
+      assert.equal(result.nodes[0].status, 3);
+      assert.deepEqual(await containerNamed('ct_dagstop'), []);
+    });
+  });
+
+  test('no container made by a step or a run is left behind', async () => {
+    assert.deepEqual((await managed()).map((c) => `${c.Names.join(',')} ${c.State}`), []);
   });
 });
