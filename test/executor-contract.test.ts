@@ -8,8 +8,9 @@ import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
 import type { ContractCase } from './contract/contract-case.ts';
 import { shellCase } from './contract/shell.ts';
 import { jqCase } from './contract/jq.ts';
+import { containerCase, dagContainerCase } from './contract/container.ts';
 
-const CASES: ContractCase[] = [shellCase, jqCase];
+const CASES: ContractCase[] = [shellCase, jqCase, containerCase, dagContainerCase];
 
 const SECRET = 'contract-S3CRET-5be1';
 const SECRET_ENV = 'CONTRACT_TEST_TOKEN';
