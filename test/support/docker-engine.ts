@@ -38,21 +38,34 @@ function findProgram(name: string): string | undefined {
 /** Why a Docker engine cannot run on this machine, or undefined when it can. */
 export function dockerMissing(): string | undefined {
   if (!findProgram('dockerd')) return 'dockerd is not installed (apt-get install docker.io)';
-  if (!findBusybox()) return 'busybox-static is not installed (apt-get install busybox-static)';
+  if (!findBusybox()) return 'busybox-static is not installed (apt-get install busybox-static; the busybox package\'s binary is not static)';
   if (process.getuid?.() !== 0) return 'dockerd needs root';
   return undefined;
 }
 
+/** busybox-static's binary: the image has no libc, so a dynamically linked busybox cannot run in it. */
 function findBusybox(): string | undefined {
   for (const path of ['/bin/busybox', '/usr/bin/busybox']) {
     try {
       accessSync(path, fsConstants.X_OK);
-      return path;
+      if (isStatic(readFileSync(path))) return path;
     } catch {
       // not here
     }
   }
   return undefined;
+}
+
+/** An ELF64 little-endian binary without a program interpreter (PT_INTERP) is statically linked. */
+function isStatic(elf: Buffer): boolean {
+  if (elf.length < 64 || elf.readUInt32BE(0) !== 0x7f454c46 || elf[4] !== 2 || elf[5] !== 1) return false;
+  const offset = Number(elf.readBigUInt64LE(32));
+  const size = elf.readUInt16LE(54);
+  const count = elf.readUInt16LE(56);
+  for (let index = 0; index < count; index++) {
+    if (elf.readUInt32LE(offset + index * size) === 3) return false;
+  }
+  return true;
 }
 
 export async function startDockerEngine(): Promise<DockerEngine> {
