@@ -224,9 +224,15 @@ describe('the container executor', { skip }, () => {
     assert.equal(unknown.valid, false);
     assert.equal((await validate(['containerName: x'])).valid, true);
     assert.equal((await validate([`image: ${BUSYBOX}`, 'pull: never', 'autoRemove: false'])).valid, true);
-    const dagLevel = (await server.call('POST', '/dags/validate', { spec: 'container:\n  image: x\n  waitFor: ready\nsteps:\n  - command: echo x\n' })).body;
+    const dagLevel = (await server.call('POST', '/dags/validate', {
+      spec: 'container:\n  image: x\n  waitFor: ready\n  ports: ["80", "web"]\n  startup: command\nsteps:\n  - command: echo x\n',
+    })).body;
     assert.equal(dagLevel.valid, false);
-    assert.ok(dagLevel.errors.some((error: string) => /waitFor/.test(error)), JSON.stringify(dagLevel));
+    for (const field of ['waitFor', 'ports', 'command']) {
+      assert.ok(dagLevel.errors.some((error: string) => error.includes(field)), `${field}: ${JSON.stringify(dagLevel)}`);
+    }
+    const noImage = (await server.call('POST', '/dags/validate', { spec: 'container:\n  workingDir: /w\nsteps:\n  - command: echo x\n' })).body;
+    assert.ok(noImage.errors.some((error: string) => /container.*needs an image/.test(error)), JSON.stringify(noImage));
   });
   describe('the DAG-level container', () => {
     const containerNamed = async (prefix: string) => (await managed()).filter((c) => c.Names.some((name) => name.startsWith(`/troupe-${prefix}-`)));
