@@ -351,6 +351,21 @@ describe('the container executor', { skip }, () => {
       assert.match(await runLog('ct_dagpull', result.dagRunId), /pull 127\.0\.0\.1:9\/team\/app:1: .*connection refused/);
     });
 
+    test('a stop while the container is being readied aborts the run and removes the container', async () => {
+      const created = await server.call('POST', '/dags', {
+        name: 'ct_startstop',
+        spec: ['container:', `  image: ${BUSYBOX}`, '  logPattern: NOT-YET', 'steps:', '  - name: s', '    command: echo never'].join('\n'),
+      });
+      assert.equal(created.status, 201, created.text);
+      const { dagRunId } = (await server.call('POST', '/dags/ct_startstop/start', {})).body;
+      assert.ok(await waitUntil(async () => (await containerNamed('ct_startstop')).some((c) => c.State === 'running'), 15_000), 'the container runs');
+      assert.equal((await server.call('POST', `/dag-runs/ct_startstop/${dagRunId}/stop`)).status, 200);
+      const result = await server.waitForRun('ct_startstop', dagRunId);
+      assert.equal(result.status, 3, JSON.stringify(result));
+      assert.equal(result.nodes[0].status, 0, 'no step ran');
+      assert.deepEqual(await containerNamed('ct_startstop'), []);
+    });
+
     test('a stop while the steps run ends the exec and the run, and removes the container', async () => {
       const created = await server.call('POST', '/dags', {
         name: 'ct_dagstop',
@@ -365,6 +380,22 @@ describe('the container executor', { skip }, () => {
       assert.equal(result.nodes[0].status, 3);
       assert.deepEqual(await containerNamed('ct_dagstop'), []);
     });
+  });
+
+  test('the example of docs/executors/container.md runs as it says', async () => {
+    const page = readFileSync(new URL('../docs/executors/container.md', import.meta.url), 'utf8');
+    const example = /```yaml\n# dags\/container-demo\.yaml\n([\s\S]*?)```/.exec(page)?.[1];
+    assert.ok(example, 'the page has the example');
+    await engine.docker.getImage(BUSYBOX).tag({ repo: 'busybox', tag: 'latest' });
+    const result = await run('container-demo', example);
+    assert.equal(result.status, 6, JSON.stringify(result.nodes));
+    assert.equal(result.nodes[0].status, 4);
+    assert.match(await log('container-demo', result.dagRunId, 'in-a-new-container'), /^hello from [0-9a-f]{12} in \/tmp\n?$/);
+    assert.match(await log('container-demo', result.dagRunId, 'exit-code'), /^hello from [0-9a-f]{12} in \/tmp, again\n?$/);
+    assert.match(await log('container-demo', result.dagRunId, 'exit-code', 'stderr'), /this line goes to the stderr log/);
+    assert.equal(result.nodes[1].status, 2);
+    assert.match(result.nodes[1].error, /exit status 3/);
+    assert.deepEqual(await managed(), []);
   });
 
   test('no container made by a step or a run is left behind', async () => {
