@@ -2,7 +2,9 @@
 // engine started for this file (test/support/docker-engine.ts), through the real server over HTTP.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -202,6 +204,52 @@ describe('the container executor', { skip }, () => {
     assert.equal(node.status, 2);
     assert.match(node.error, /pull 127\.0\.0\.1:9\/team\/app:1: .*127\.0\.0\.1:9.*connection refused/);
     assert.doesNotMatch(JSON.stringify(result), /not-printed-anywhere/);
+  });
+
+  test('registryAuths: the pull sends the credentials of the image\'s registry, which the registry receives', async () => {
+    // A registry on loopback, which the engine reaches over plain HTTP (127.0.0.0/8 is an insecure
+    // registry by default): it asks for Basic credentials and knows no image.
+    const seen: string[] = [];
+    const registry = createServer((request, response) => {
+      const authorization = request.headers.authorization;
+      if (authorization) seen.push(Buffer.from(authorization.replace(/^Basic /, ''), 'base64').toString('utf8'));
+      if (!authorization) {
+        response.writeHead(401, { 'www-authenticate': 'Basic realm="troupe-test"', 'docker-distribution-api-version': 'registry/2.0', 'content-type': 'application/json' });
+        response.end('{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}');
+      } else if (request.url === '/v2/') {
+        response.writeHead(200, { 'docker-distribution-api-version': 'registry/2.0', 'content-type': 'application/json' });
+        response.end('{}');
+      } else {
+        response.writeHead(404, { 'docker-distribution-api-version': 'registry/2.0', 'content-type': 'application/json' });
+        response.end('{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}');
+      }
+    });
+    await new Promise<void>((resolve) => registry.listen(0, '127.0.0.1', resolve));
+    const port = (registry.address() as AddressInfo).port;
+    try {
+      const result = await run('ct_auth', [
+        'registryAuths:',
+        `  127.0.0.1:${port}:`,
+        '    username: someone',
+        '    password: the-registry-password',
+        '  other.example.com:',
+        '    username: wrong',
+        '    password: wrong',
+        'steps:',
+        '  - name: s',
+        ...docker([`image: 127.0.0.1:${port}/team/app:1`]),
+        '    command: echo never',
+      ].join('\n'));
+      const node = result.nodes[0];
+      assert.equal(node.status, 2);
+      assert.ok(seen.length > 0, 'the registry was asked with credentials');
+      assert.ok(seen.every((credentials) => credentials === 'someone:the-registry-password'), seen.join(', '));
+      assert.match(node.error, new RegExp(`pull 127\\.0\\.0\\.1:${port}/team/app:1: .*manifest unknown`));
+      const logs = (await log('ct_auth', result.dagRunId, 's', 'stderr')) + await runLog('ct_auth', result.dagRunId);
+      assert.doesNotMatch(logs + JSON.stringify(result), /the-registry-password/);
+    } finally {
+      registry.close();
+    }
   });
 
   test('pull: never with an image that is not there fails with the daemon\'s message', async () => {
