@@ -68,8 +68,10 @@ function newContainer(task: WorkerTask, config: StepContainerConfig, argv: strin
  */
 async function targetOf(task: WorkerTask): Promise<Target> {
   const shared = task.services?.container;
+  // An exec's env is added to the container's: the container's own env is given again so that it
+  // still wins over the run's variables, as a step's config env does.
   if (shared) {
-    return { kind: 'exec', containerId: shared.name, settings: { Env: containerEnv(task.env), User: shared.spec.user, WorkingDir: shared.spec.workingDir } };
+    return { kind: 'exec', containerId: shared.name, settings: { Env: containerEnv(task.env, shared.spec.env), User: shared.spec.user, WorkingDir: shared.spec.workingDir } };
   }
   const config = task.executor.config as StepContainerConfig;
   const name = config.containerName?.trim() || undefined;
