@@ -106,10 +106,14 @@ describe('the container executor', { skip }, () => {
     assert.equal(readFileSync(join(shared, 'note.txt'), 'utf8'), 'hi from config\n');
   });
 
-  test('without a command the image\'s own command runs', async () => {
-    const result = await run('ct_default', ['steps:', '  - name: s', ...docker(['image: troupe-test/hello:1'])].join('\n'));
+  test('without a command the image\'s own command runs; platform names the image\'s', async () => {
+    const platform = `linux/${process.arch === 'x64' ? 'amd64' : process.arch}`;
+    const result = await run('ct_default', ['steps:', '  - name: s', ...docker(['image: troupe-test/hello:1', `platform: ${platform}`])].join('\n'));
     assert.equal(result.status, 4, JSON.stringify(result.nodes[0]));
     assert.match(await log('ct_default', result.dagRunId, 's'), /hello from the image/);
+    const other = await run('ct_platform', ['steps:', '  - name: s', ...docker(['image: troupe-test/hello:1', 'platform: linux/s390x', 'pull: never'])].join('\n'));
+    assert.equal(other.nodes[0].status, 2, 'the platform reaches the engine, which has no such image');
+    assert.match(other.nodes[0].error, /platform|s390x/);
   });
 
   test('containerName alone runs by exec in that running container, with the exec settings', async () => {
