@@ -91,7 +91,14 @@ async function signalExec(exec: Docker.Exec, signal: string): Promise<void> {
   if (!daemonIsLocal()) return;
   try {
     const { Pid, Running } = await exec.inspect(deadline());
-    if (Running && Pid > 0) process.kill(Pid, signal as NodeJS.Signals);
+    if (!Running || Pid <= 0) return;
+    // The exec's process leads its own process group when the runtime made it a session leader:
+    // the group is signalled then, so that the command's children (sh -c 'a; b') go too.
+    try {
+      process.kill(-Pid, signal as NodeJS.Signals);
+    } catch {
+      process.kill(Pid, signal as NodeJS.Signals);
+    }
   } catch {
     // The process has ended already.
   }
