@@ -31,6 +31,7 @@ describe('the container executor', { skip }, () => {
     process.env.TROUPE_CONTAINER_READY_TIMEOUT_MS = String(READY_LIMIT_MS);
     await engine.importBusybox('troupe-test/hello:1', ['CMD ["echo", "hello from the image"]']);
     await engine.importBusybox('troupe-test/healthy:1', ['CMD ["sh"]', 'HEALTHCHECK --interval=1s CMD true']);
+    await engine.importBusybox('troupe-test/service:1', ['CMD ["sh", "-c", "echo service up; while :; do sleep 1; done"]']);
     server = await startTestServer();
     work = await mkdtemp(join(tmpdir(), 'troupe-container-'));
   });
@@ -343,17 +344,28 @@ describe('the container executor', { skip }, () => {
       assert.deepEqual(await containerNamed('ct_dag'), [], 'the container is removed after the run');
     });
 
-    test('keepContainer keeps it after the run', async () => {
+    test('keepContainer keeps it after the run; startup entrypoint, user, network and restartPolicy are the container\'s', async () => {
       const result = await run('ct_dagkeep', [
         'container:',
-        `  image: ${BUSYBOX}`,
+        '  image: troupe-test/service:1',
+        '  startup: entrypoint',
+        '  logPattern: service up',
         '  keepContainer: true',
+        '  user: nobody',
+        '  network: none',
+        '  restartPolicy: unless-stopped',
         'steps:',
-        '  - command: echo kept',
+        '  - name: s',
+        "    command: id -u; ps -o args | grep -q '[w]hile :' && echo image-command-runs",
       ].join('\n'));
       assert.equal(result.status, 4, JSON.stringify(result));
+      assert.equal(await log('ct_dagkeep', result.dagRunId, 's'), '65534\nimage-command-runs', 'the step runs as the user, beside the image\'s own command');
       const kept = await containerNamed('ct_dagkeep');
       assert.equal(kept.length, 1);
+      const info = await engine.docker.getContainer(kept[0].Id).inspect();
+      assert.equal(info.State.Running, false, 'kept, stopped');
+      assert.equal(info.HostConfig.RestartPolicy?.Name, 'unless-stopped');
+      assert.equal(info.HostConfig.NetworkMode, 'none');
       await engine.docker.getContainer(kept[0].Id).remove({ force: true });
     });
 
