@@ -12,8 +12,9 @@ import { mailCase } from './contract/mail.ts';
 import { sshCase } from './contract/ssh.ts';
 import { httpCase } from './contract/http.ts';
 import { archiveCase } from './contract/archive.ts';
+import { containerCase, dagContainerCase } from './contract/container.ts';
 
-const CASES: ContractCase[] = [shellCase, jqCase, mailCase, sshCase, httpCase, archiveCase];
+const CASES: ContractCase[] = [shellCase, jqCase, mailCase, sshCase, httpCase, archiveCase, containerCase, dagContainerCase];
 
 const SECRET = 'contract-S3CRET-5be1';
 const SECRET_ENV = 'CONTRACT_TEST_TOKEN';

@@ -69,12 +69,11 @@ function passwordMasked(config: Record<string, unknown>): Record<string, unknown
 }
 
 /** The executors this build runs; a run of a DAG that uses another is refused at its start. */
-const RUNNABLE_EXECUTORS = new Set(['shell', 'command', 'dag', 'jq', 'mail', 'ssh', 'http', 'archive', 'workflow-action', 'github-action', 'github_action', 'gha']);
+const RUNNABLE_EXECUTORS = new Set(['shell', 'command', 'dag', 'jq', 'mail', 'ssh', 'http', 'archive', 'docker', 'container', 'workflow-action', 'github-action', 'github_action', 'gha']);
 
 /** Fields a run of this DAG would need that the runtime does not carry out yet. */
 export function fieldsNotRunYet(dag: Dag): string[] {
   const root: Array<[string, boolean]> = [
-    ['container', dag.container !== undefined],
     ['otel', dag.otel?.enabled === true],
   ];
   const fields = root.filter(([, used]) => used).map(([name]) => name);

@@ -9,6 +9,8 @@ import { HostClient } from './host-client.ts';
 import type { ExecutorFn, SpawnMode, WorkerTask } from './protocol.ts';
 import { runArchive } from './archive/archive.executor.ts';
 import { runHttp } from './http/http.executor.ts';
+import { runContainerStep } from './container/container.executor.ts';
+import { runDagContainer } from './container/dag-container.executor.ts';
 import { runJq } from './jq/jq.executor.ts';
 import { runMail } from './mail/mail.executor.ts';
 import { runShell } from './shell/shell.executor.ts';
@@ -35,6 +37,9 @@ const executors: Record<string, ExecutorFn> = {
   ssh: runSsh,
   http: runHttp,
   archive: runArchive,
+  docker: runContainerStep,
+  container: runContainerStep,
+  'dag-container': runDagContainer,
   'workflow-action': runWorkflowAction,
   'github-action': runWorkflowAction,
   github_action: runWorkflowAction,
