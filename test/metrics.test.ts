@@ -4,7 +4,7 @@
 // default Node.js process metrics.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Router } from '../src/http/router.ts';
@@ -199,5 +199,18 @@ describe('metrics', () => {
     const metrics = await scrape(server);
     const listed = (await server.call('GET', '/dags?perPage=1000')).body.pagination.totalRecords;
     assert.equal(metrics.value('troupe_dags_total'), listed);
+  });
+
+  test('docs/metrics.md lists every metric served, and the Grafana dashboard queries only metrics that exist', async () => {
+    const served = [...(await scrape(server)).types.keys()];
+    const docs = await readFile(join(import.meta.dirname, '..', 'docs', 'metrics.md'), 'utf8');
+    assert.deepEqual(served.filter((name) => !docs.includes(`\`${name}\``)), []);
+    const dashboard = JSON.parse(await readFile(join(import.meta.dirname, '..', 'docs', 'grafana-dashboard.json'), 'utf8'));
+    const exprs: string[] = JSON.stringify(dashboard).match(/troupe_[a-z0-9_]+/g) ?? [];
+    const queried = new Set(exprs.map((name) => name.replace(/_(bucket|sum|count)$/, '')));
+    assert.deepEqual([...queried].filter((name) => !served.includes(name)), []);
+    // Every metric of troupe's own (not the process's) has a panel.
+    const own = served.filter((name) => !/^troupe_(process|nodejs)_/.test(name) && name !== 'troupe_info');
+    assert.deepEqual(own.filter((name) => !queried.has(name)), []);
   });
 });
