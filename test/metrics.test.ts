@@ -214,3 +214,17 @@ describe('metrics', () => {
     assert.deepEqual(own.filter((name) => !queried.has(name)), []);
   });
 });
+
+test('the node:http carrier serves the metrics the same way', async () => {
+  const server = await startTestServer('node');
+  try {
+    const metrics = await scrape(server);
+    assert.match(metrics.contentType ?? '', /^text\/plain; version=0\.0\.4/);
+    assert.equal(metrics.value('troupe_dag_runs_currently_running'), 0);
+    const head = await fetch(`${server.base}/metrics`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(await head.text(), '');
+  } finally {
+    await server.close();
+  }
+});
