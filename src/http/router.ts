@@ -2,8 +2,18 @@
 import { AppError } from '../core/index.ts';
 import type { Handler } from './types.ts';
 
-interface Route {
+export interface RouteOptions {
+  /**
+   * Served without authentication whatever the auth mode: the metrics (http-api.md 5.5). Auth
+   * checks `Match.public` and must keep honouring it.
+   */
+  public?: boolean;
+}
+
+interface Route extends RouteOptions {
   method: string;
+  /** As registered (`/dag-runs/:name/:dagRunId`): what metrics label a request with. */
+  pattern: string;
   segments: string[];
   handler: Handler;
 }
@@ -11,13 +21,15 @@ interface Route {
 export interface Match {
   handler: Handler;
   params: Record<string, string>;
+  pattern: string;
+  public: boolean;
 }
 
 export class Router {
   private readonly routes: Route[] = [];
 
-  add(method: string, pattern: string, handler: Handler): this {
-    this.routes.push({ method, segments: pattern.split('/').filter(Boolean), handler });
+  add(method: string, pattern: string, handler: Handler, options: RouteOptions = {}): this {
+    this.routes.push({ method, pattern, segments: pattern.split('/').filter(Boolean), handler, ...options });
     return this;
   }
 
@@ -56,7 +68,7 @@ export class Router {
       if (route.method !== served) continue;
       if (!best || literals > best.literals) best = { route, params, literals };
     }
-    if (best) return { handler: best.route.handler, params: best.params };
+    if (best) return { handler: best.route.handler, params: best.params, pattern: best.route.pattern, public: best.route.public === true };
     if (pathMatched) throw new AppError('bad_request', `method ${method} is not allowed here`);
     return undefined;
   }
