@@ -119,7 +119,11 @@ async function openLocked(config: Omit<TroupeConfig, 'host' | 'port'>, dags: Dag
     clock: config.clock, timers: config.cronTimers, timeZone: config.timeZone,
   });
   // Watching first: a file changed while the others are read is read again once they are.
-  const watcher = new DagsWatcher({ dir: config.dagsDir, onChange: (fileName) => void cron.dagChanged(fileName), onRescan: () => void cron.rescan() });
+  const watcher = new DagsWatcher({ dir: config.dagsDir, onChange: (fileName) => {
+    // A rewrite of the same size within a clock tick keeps the file's stamp: the listing forgets it here.
+    engine.definitions.catalog.forget(fileName);
+    void cron.dagChanged(fileName);
+  }, onRescan: () => void cron.rescan() });
   watcher.start();
   // Reading every DAG file takes about 0.5 ms a file: the API opens meanwhile, and what needs
   // the plan (a DAG's nextRun and missedRuns) waits for `cron.ready()`. Ticks due meanwhile are

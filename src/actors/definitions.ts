@@ -4,6 +4,7 @@
 // async, and the check that needs the DAG files (call cycles) runs on this thread after it.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { dagNameProblem, type Dag, type DagFile, type DagStore } from '../core/index.ts';
+import { DagCatalog } from './dag-catalog.ts';
 import { DefinitionParser, callCycles, callTargets, type ParseResult, type ParsedFile } from '../definition/index.ts';
 
 export interface LoadedDag {
@@ -24,7 +25,12 @@ export class Definitions {
   /** By text, most recently used last: the oldest is the one dropped. */
   private readonly running = new Map<string, Promise<ParseResult>>();
 
-  constructor(private readonly dags: DagStore, private readonly parser: DefinitionParser = new DefinitionParser()) {}
+  /** What DAG listings show of each stored file, parsed again only when the file changes. */
+  readonly catalog: DagCatalog;
+
+  constructor(private readonly dags: DagStore, private readonly parser: DefinitionParser = new DefinitionParser()) {
+    this.catalog = new DagCatalog(dags, (file) => this.parseStored(file));
+  }
 
   /** Parses a stored DAG, reusing the last result while the file's text is unchanged. */
   async loadDag(fileName: string): Promise<LoadedDag | undefined> {

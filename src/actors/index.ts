@@ -6,3 +6,4 @@ export { CronScheduler } from './scheduler/cron/cron-scheduler.ts';
 export { cronEngineOf } from './scheduler/cron/cron-engine.ts';
 export { DagsWatcher } from './scheduler/cron/dags-watcher.ts';
 export type { EnqueueOptions, QueueListing } from './queueing.ts';
+export type { CatalogEntry, DagListing } from './dag-catalog.ts';

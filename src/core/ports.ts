@@ -1,12 +1,24 @@
 // The interfaces the runtime and the HTTP layer depend on; store/ and executors/ implement them.
 import type { ContainerSpec, SmtpSpec, SshSpec } from './model.ts';
-import type { RunFilter, RunRecord } from './run.ts';
+import type { ListPosition, RunFilter, RunRecord, RunSummaryRow, SummaryPage } from './run.ts';
 
 export interface RunStore {
   get(name: string, dagRunId: string): RunRecord | undefined;
   latest(name: string): RunRecord | undefined;
   /** Newest first. */
   list(filter: RunFilter): RunRecord[];
+  /**
+   * Newest first, as summary rows (no nodes): every match, or at most `page.limit` after
+   * `page.after` with the position to resume from while more follow.
+   */
+  summaries(filter: RunFilter, page?: { limit: number; after?: ListPosition }): SummaryPage;
+  /**
+   * A number that moves whenever a write of a run or a removal commits: while it stands still,
+   * every listing of runs answers the same.
+   */
+  readonly runsGeneration: number;
+  /** The newest run of `name` that is not a sub DAG run, as its summary row. */
+  latestSummary(name: string): RunSummaryRow | undefined;
   /** Newest first, at most `limit`. */
   listByName(name: string, limit: number): RunRecord[];
   /**
@@ -106,6 +118,11 @@ export interface DagStore {
   exists(fileName: string): Promise<boolean>;
   /** For validation, which must answer at once (a `call` names a DAG file). */
   existsSync(fileName: string): boolean;
+  /**
+   * What identifies the content of the file readSync would read (inode, size, times), without
+   * reading it; undefined when there is none. A listing reparses only the files whose stamp moved.
+   */
+  stampSync(fileName: string): string | undefined;
 }
 
 /** The most lines one log request returns (docs/api.md). */

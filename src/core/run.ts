@@ -105,6 +105,22 @@ export interface RunRecord {
   createdAtMs: number;
 }
 
+/** A run without its nodes: what a listing shows and filters on. */
+export type RunSummaryRow = Omit<RunRecord, 'nodes'>;
+
+/** Where a listing stands: the last run it returned, in the newest-first order of every listing. */
+export interface ListPosition {
+  createdAtMs: number;
+  name: string;
+  dagRunId: string;
+}
+
+export interface SummaryPage {
+  runs: RunSummaryRow[];
+  /** The last run of this page when more matches follow it; absent at the end. */
+  next?: ListPosition;
+}
+
 export interface RunFilter {
   /** Sub DAG runs are left out of listings unless asked for. */
   includeSubRuns?: boolean;

@@ -1,9 +1,9 @@
 // Records and models -> the API's JSON shapes (docs/api.md).
-import { RunStatus, isoTime, nodeStatusLabel, runStatusLabel, type Dag, type HandlerNodeName, type NodeRecord, type RunRecord } from '../core/index.ts';
+import { RunStatus, isoTime, nodeStatusLabel, runStatusLabel, type Dag, type HandlerNodeName, type NodeRecord, type RunRecord, type RunSummaryRow } from '../core/index.ts';
 import { conditionView, paramsJson, paramsList, stepView, type ParseResult } from '../definition/index.ts';
-import type { QueueListing } from '../actors/index.ts';
+import type { DagListing, QueueListing } from '../actors/index.ts';
 
-export function runSummary(record: RunRecord) {
+export function runSummary(record: RunSummaryRow) {
   return {
     rootDAGRunName: record.rootDAGRunName,
     rootDAGRunId: record.rootDAGRunId,
@@ -134,7 +134,7 @@ export function nextRunView(ms: number | undefined): string | null {
 }
 
 /** The `dag` of list items and search results (2.5). */
-export function dagSummary(dag: Dag | undefined, fileName: string) {
+export function dagSummary(dag: DagListing | undefined, fileName: string) {
   if (!dag) return { name: fileName, group: '', schedule: [], description: '', params: [], defaultParams: '', tags: [] };
   return {
     name: dag.name,

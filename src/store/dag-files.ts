@@ -123,6 +123,16 @@ export class DagFiles implements DagStore {
     return this.candidates(fileName).some((path) => statSync(path, { throwIfNoEntry: false })?.isFile() === true);
   }
 
+  stampSync(fileName: string): string | undefined {
+    if (!isValidDagName(fileName)) return undefined;
+    for (const path of this.candidates(fileName)) {
+      const stats = statSync(path, { throwIfNoEntry: false });
+      // Times alone can miss an edit of the same size within a clock tick: the watcher forgets those.
+      if (stats) return `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
+    }
+    return undefined;
+  }
+
   private candidates(fileName: string): string[] {
     return extensions.map((ext) => this.pathOf(fileName, ext));
   }

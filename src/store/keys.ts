@@ -19,6 +19,13 @@ export const keys = {
   byNameOlderThan: (name: string, beforeMs: number) => ({ start: [name, 0], end: [name, beforeMs] }),
   /** A key after every run of `name` and before those of the next name. */
   byNameAfter: (name: string) => [name, MAX_TIME],
+  /** A name's runs created in [fromMs, toMs], newest first. */
+  byNameBetween: (name: string, fromMs: number, toMs: number) => ({ start: [name, toMs, '\uffff'], end: [name, fromMs], reverse: true }),
+  byStatus: (status: number, createdAtMs: number, name: string, dagRunId: string) => [status, createdAtMs, name, dagRunId],
+  /** A status's runs created in [fromMs, toMs], newest first. */
+  byStatusBetween: (status: number, fromMs: number, toMs: number) => ({ start: [status, toMs, '\uffff'], end: [status, fromMs], reverse: true }),
+  /** Marks an index built for the runs stored before it existed. */
+  indexBuilt: (index: string) => ['index-built', index],
   byTimeNewestFirst: (fromMs = 0, toMs = MAX_TIME) => ({ start: [toMs, '\uffff'], end: [fromMs], reverse: true }),
   suspended: (fileName: string) => ['suspended', fileName],
   /** A queue's items sort by their sequence number: first in, first out. */

@@ -3,8 +3,9 @@
 // writes the summary and the nodes it changed, not the whole run, and looks only at those.
 // The queue store shares the environment (its databases change with a run's record: saveAlongside).
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { RunStatus, dagRunIdProblem, isFinalRunStatus, isValidDagName, type NodeRecord, type RunFilter, type RunRecord, type RunStore, type StepView } from '../core/index.ts';
+import { RunStatus, dagRunIdProblem, isFinalRunStatus, isValidDagName, type NodeRecord, type ListPosition, type RunFilter, type RunRecord, type RunStore, type RunSummaryRow, type StepView, type SummaryPage } from '../core/index.ts';
 import { keys } from './keys.ts';
+import { listSummaries } from './run-listing.ts';
 
 type Key = Array<string | number>;
 type StoredRun = Omit<RunRecord, 'nodes'> & { nodeCount: number };
@@ -54,6 +55,8 @@ export class LmdbRunStore implements RunStore {
   private readonly specs: Database<string, Key>;
   private readonly byTime: Database<null, Key>;
   private readonly byName: Database<null, Key>;
+  /** [status, createdAtMs, name, dagRunId]: a status filter reads its own runs, not every run. */
+  private readonly byStatus: Database<null, Key>;
   private readonly flags: Database<unknown, Key>;
   /** The step objects of a run's nodes never change during a run: stored once, not on every write. */
   private readonly stepViews: Database<StepView[], Key>;
@@ -68,6 +71,8 @@ export class LmdbRunStore implements RunStore {
    * decode; the entry changes only when a write commits, so nothing shows before it is durable.
    */
   private readonly committed = new Map<string, RunRecord>();
+  /** Moves on every committed write of a run or removal: an answer made from the runs before it is stale. */
+  private generation = 0;
   /** Writes handed to LMDB's writer thread and not yet committed. */
   private writesInFlight = 0;
   private mainThreadCommitMs = 0;
@@ -86,8 +91,10 @@ export class LmdbRunStore implements RunStore {
     this.specs = this.root.openDB({ name: 'specs' });
     this.byTime = this.root.openDB({ name: 'runs-by-time' });
     this.byName = this.root.openDB({ name: 'runs-by-name' });
+    this.byStatus = this.root.openDB({ name: 'runs-by-status' });
     this.flags = this.root.openDB({ name: 'flags' });
     this.stepViews = this.root.openDB({ name: 'run-steps' });
+    this.buildStatusIndex();
     void this.probeNow().catch(() => undefined);
     this.probeTimer = setInterval(() => { this.probeNow().catch(() => undefined); }, PROBE_EVERY_MS).unref();
   }
@@ -141,6 +148,44 @@ export class LmdbRunStore implements RunStore {
     return records;
   }
 
+  /**
+   * The runs that match `filter`, newest first, as summary rows (no nodes are read): every match,
+   * or a page of at most `page.limit` after `page.after`.
+   */
+  summaries(filter: RunFilter, page?: { limit: number; after?: ListPosition }): SummaryPage {
+    if (filter.name !== undefined && !couldExist(filter.name)) return { runs: [] };
+    return listSummaries({ byTime: this.byTime, byName: this.byName, byStatus: this.byStatus, summary: (name, dagRunId) => this.summary(name, dagRunId) }, filter, page);
+  }
+
+  /** The newest run of `name` that is not a sub DAG run, as its summary row. */
+  latestSummary(name: string): RunSummaryRow | undefined {
+    return this.summaries({ name }, { limit: 1 }).runs[0];
+  }
+
+  private summary(name: string, dagRunId: string): RunSummaryRow | undefined {
+    const hot = this.committed.get(runKey(name, dagRunId));
+    if (hot) return hot;
+    const stored = this.runs.get(keys.run(name, dagRunId));
+    if (!stored) return undefined;
+    const { nodeCount: _nodeCount, ...summary } = stored;
+    return summary;
+  }
+
+  /**
+   * Fills the status index for runs stored before it existed, once: a store opened by an older
+   * build has runs and no status rows. Runs written meanwhile add their own rows.
+   */
+  private buildStatusIndex(): void {
+    if (this.flags.get(keys.indexBuilt('runs-by-status')) === true) return;
+    this.root.transactionSync(() => {
+      for (const { key, value } of this.runs.getRange()) {
+        const [name, dagRunId] = key as [string, string];
+        void this.byStatus.put(keys.byStatus(value.status, value.createdAtMs, name, dagRunId), null);
+      }
+      void this.flags.put(keys.indexBuilt('runs-by-status'), true);
+    });
+  }
+
   save(record: RunRecord, changedNodes?: Iterable<number>): Promise<void> {
     const id = runKey(record.name, record.dagRunId);
     const previous = this.issued.get(id);
@@ -192,6 +237,14 @@ export class LmdbRunStore implements RunStore {
       void this.byTime.put(keys.byTime(record.createdAtMs, record.name, record.dagRunId), null);
       void this.byName.put(keys.byName(record.name, record.createdAtMs, record.dagRunId), null);
     }
+    // Without the previous record at hand (the run's first write, or one that left the cache) the
+    // stored row tells the status its index row has; the first write finds none.
+    // A row put again is harmless; one missing would hide the run from its status's listing.
+    if (previous?.status !== record.status) {
+      const before = previous ?? this.runs.get(keys.run(record.name, record.dagRunId));
+      if (before && before.status !== record.status) void this.byStatus.remove(keys.byStatus(before.status, before.createdAtMs, record.name, record.dagRunId));
+      void this.byStatus.put(keys.byStatus(record.status, record.createdAtMs, record.name, record.dagRunId), null);
+    }
     const { nodes, ...summary } = record;
     return this.runs.put(keys.run(record.name, record.dagRunId), { ...summary, nodeCount: nodes.length });
   }
@@ -207,6 +260,11 @@ export class LmdbRunStore implements RunStore {
   private remember(id: string, record: RunRecord): void {
     // Commits resolve in write order, so the entry always ends at the newest record.
     setNewest(this.committed, id, record, COMMITTED_CACHE_SIZE);
+    this.generation++;
+  }
+
+  get runsGeneration(): number {
+    return this.generation;
   }
 
   /** The LMDB environment, for the stores that share it (the queue store). */
@@ -301,9 +359,11 @@ export class LmdbRunStore implements RunStore {
     void this.specs.remove(keys.spec(name, dagRunId));
     void this.byTime.remove(keys.byTime(record.createdAtMs, name, dagRunId));
     void this.byName.remove(keys.byName(name, record.createdAtMs, dagRunId));
+    void this.byStatus.remove(keys.byStatus(record.status, record.createdAtMs, name, dagRunId));
     return this.track(this.runs.remove(keys.run(name, dagRunId))).then(() => {
       // Earlier writes of the run have committed (commits resolve in order): nothing re-caches it.
       if (!this.issued.has(id)) this.committed.delete(id);
+      this.generation++;
       return true;
     });
   }

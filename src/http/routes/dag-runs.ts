@@ -1,11 +1,16 @@
 // /dags/{fileName}/start and /dag-runs: starting, listing, reading and stopping runs.
-import { AppError, isRunStatus, runStatusLabel, type RunFilter, type RunRecord } from '../../core/index.ts';
+import { AppError, isRunStatus, runStatusLabel, type RunFilter, type RunRecord, type RunStore } from '../../core/index.ts';
 import type { Router } from '../router.ts';
 import { outputsDocument, runDetails, runDetailsParts, runSummary } from '../present.ts';
 import { intParam, stringParam } from '../query.ts';
 import { InlineRunBody, RetryBody, StartBody, StepStatusBody, parseBody } from '../schemas.ts';
 import { empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
 import { errorResponse, statusOverrides } from '../errors.ts';
+import { decodeCursor, encodeCursor } from '../run-cursor.ts';
+import { ListCache } from '../list-cache.ts';
+
+/** The largest page of `GET /dag-runs?limit=`. */
+const MAX_RUNS_PER_PAGE = 500;
 
 async function startDag(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(StartBody, request.body);
@@ -36,12 +41,35 @@ function listRuns(request: HttpRequest, deps: ApiDeps) {
   const filter = runFilter(request);
   const name = stringParam(request.query, 'name');
   if (name !== undefined) filter.name = name;
-  return json({ dagRuns: deps.runs.list(filter).map(runSummary) });
+  return runList(request, deps, filter);
 }
 
 function listRunsOfName(request: HttpRequest, deps: ApiDeps) {
-  return json({ dagRuns: deps.runs.list({ ...runFilter(request), name: request.params.name }).map(runSummary) });
+  return runList(request, deps, { ...runFilter(request), name: request.params.name });
 }
+
+/**
+ * Every match, as the spec says; with `limit` (troupe), a page of at most that many and the
+ * `nextCursor` of the next page while more follow (docs/api.md, Paging through runs).
+ */
+function runList(request: HttpRequest, deps: ApiDeps, filter: RunFilter) {
+  const limit = intParam(request.query, 'limit', 1, MAX_RUNS_PER_PAGE);
+  const cursor = request.query.get('cursor');
+  if (limit === undefined && cursor !== null) throw new AppError('bad_request', 'cursor is given without limit');
+  const after = cursor === null ? undefined : decodeCursor(cursor);
+  if (cursor !== null && after === undefined) throw new AppError('bad_request', 'cursor is not one a previous answer gave');
+  let cache = listCaches.get(deps.runs);
+  if (!cache) listCaches.set(deps.runs, cache = new ListCache());
+  const body = cache.body(deps.runs.runsGeneration, `${request.path}?${request.query.toString()}`, () => {
+    if (limit === undefined) return { dagRuns: deps.runs.summaries(filter).runs.map(runSummary) };
+    const page = deps.runs.summaries(filter, { limit, after });
+    return { dagRuns: page.runs.map(runSummary), ...(page.next ? { nextCursor: encodeCursor(page.next) } : {}) };
+  });
+  return { status: 200, headers: { 'content-type': 'application/json' }, body };
+}
+
+/** Listings by store: a process may serve several homes (tests, embedders). */
+const listCaches = new WeakMap<RunStore, ListCache>();
 
 const DAG_RUN_KEY = Buffer.from('{"dagRun":');
 const DETAILS_KEY = Buffer.from(',"dagRunDetails":');

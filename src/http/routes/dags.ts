@@ -5,6 +5,7 @@ import { dagDetails, dagSummary, emptyRunSummary, localDagsOf, nextRunView, runD
 import { intParam, stringParam } from '../query.ts';
 import { CreateDagBody, RenameBody, SpecBody, SuspendBody, ValidateBody, parseBody } from '../schemas.ts';
 import type { Router } from '../router.ts';
+import type { CatalogEntry } from '../../actors/index.ts';
 import { empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
 
 interface Loaded {
@@ -28,26 +29,33 @@ function fileErrors(loaded: Loaded[]): string[] {
   return loaded.flatMap(({ file, result }) => result.errors.map((error) => `${file.fileName}: ${error}`));
 }
 
-function listItem(deps: ApiDeps, { file, result }: Loaded, nextRun: number | undefined) {
-  const name = result.dag?.name ?? file.fileName;
-  const latest = deps.runs.latest(name);
+/** A listed definition's `dag`, made once per parse of its file (entries are replaced, never changed). */
+const summaries = new WeakMap<CatalogEntry, ReturnType<typeof dagSummary>>();
+
+function listItem(deps: ApiDeps, entry: CatalogEntry, nextRun: number | undefined) {
+  const name = entry.dag?.name ?? entry.fileName;
+  const latest = deps.runs.latestSummary(name);
+  let dag = summaries.get(entry);
+  if (!dag) summaries.set(entry, dag = dagSummary(entry.dag, entry.fileName));
   return {
-    fileName: file.fileName,
-    dag: dagSummary(result.dag, file.fileName),
+    fileName: entry.fileName,
+    dag,
     latestDAGRun: latest ? runSummary(latest) : emptyRunSummary(name),
-    suspended: deps.runs.isSuspended(file.fileName),
+    suspended: deps.runs.isSuspended(entry.fileName),
     nextRun: nextRunView(nextRun),
-    errors: result.errors,
+    errors: entry.errors,
   };
 }
 
-const byFileName = (a: Loaded, b: Loaded) => a.file.fileName.toLowerCase().localeCompare(b.file.fileName.toLowerCase());
+// One collator for every comparison: a localeCompare call builds one each time (2,700 per sort of 300).
+const collator = new Intl.Collator();
+const byFileName = (a: CatalogEntry, b: CatalogEntry) => collator.compare(a.lowerName, b.lowerName);
 
 /**
  * `sort=nextRun`: the soonest first (ties by name), then the unscheduled (and suspended) by name.
  * `desc` reverses each part; the unscheduled stay last either way.
  */
-function sortByNextRun(loaded: Loaded[], nextRun: (entry: Loaded) => number | undefined, descending: boolean): Loaded[] {
+function sortByNextRun(loaded: CatalogEntry[], nextRun: (entry: CatalogEntry) => number | undefined, descending: boolean): CatalogEntry[] {
   const scheduled = loaded.filter((entry) => nextRun(entry) !== undefined).sort((a, b) => nextRun(a)! - nextRun(b)! || byFileName(a, b));
   const unscheduled = loaded.filter((entry) => nextRun(entry) === undefined).sort(byFileName);
   if (descending) {
@@ -68,15 +76,14 @@ async function listDags(request: HttpRequest, deps: ApiDeps) {
   if (order !== 'asc' && order !== 'desc') throw new AppError('bad_request', 'order must be asc or desc');
 
   // Next runs are the scheduler's plan, made as the server starts: asked before it is made, wait.
-  const [loaded] = await Promise.all([loadAll(deps), deps.cron.ready()]);
-  let matching = loaded.filter(({ file, result }) =>
-    (!nameFilter || file.fileName.toLowerCase().includes(nameFilter)) &&
-    (!tagFilter || (result.dag?.tags ?? []).some((tag) => tag.toLowerCase() === tagFilter)));
+  const [entries] = await Promise.all([deps.engine.definitions.catalog.entries(), deps.cron.ready()]);
+  let matching = entries.filter((entry) =>
+    (!nameFilter || entry.lowerName.includes(nameFilter)) && (!tagFilter || entry.lowerTags.includes(tagFilter)));
   // One instant for the whole answer; a DAG's next run is computed only when it is needed.
   const now = deps.clock.now();
-  const nextRuns = new Map<Loaded, number | undefined>();
-  const nextRun = (entry: Loaded) => {
-    if (!nextRuns.has(entry)) nextRuns.set(entry, deps.cron.nextRun(entry.file.fileName, now));
+  const nextRuns = new Map<CatalogEntry, number | undefined>();
+  const nextRun = (entry: CatalogEntry) => {
+    if (!nextRuns.has(entry)) nextRuns.set(entry, deps.cron.nextRun(entry.fileName, now));
     return nextRuns.get(entry);
   };
   if (sort === 'nextRun') matching = sortByNextRun(matching, nextRun, order === 'desc');
@@ -89,7 +96,7 @@ async function listDags(request: HttpRequest, deps: ApiDeps) {
   const items = matching.slice((page - 1) * perPage, page * perPage).map((entry) => listItem(deps, entry, nextRun(entry)));
   return json({
     dags: items,
-    errors: fileErrors(loaded),
+    errors: entries.flatMap(({ fileName, errors }) => errors.map((error) => `${fileName}: ${error}`)),
     pagination: {
       totalRecords,
       currentPage: page,
