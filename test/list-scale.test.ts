@@ -179,3 +179,103 @@ describe('the status index of a store written before it existed', () => {
     }
   });
 });
+
+const DAG_FILES = 60;
+const SUMMARY_KEYS = ['name', 'group', 'schedule', 'description', 'params', 'defaultParams', 'tags'] as const;
+
+function dagText(index: number): string {
+  const schedule = index % 3 === 0 ? `schedule: "${index % 60} ${index % 24} * * *"\n` : '';
+  const group = index % 4 === 0 ? `group: g${index % 8}\n` : '';
+  const params = index % 5 === 0 ? 'params:\n  - WHO: w\n' : '';
+  const steps = index % 11 === 10 ? 'steps: [' : 'steps:\n  - echo hi\n';
+  return `description: dag ${index}\ntags: [t${index % 6}, Shared]\n${schedule}${group}${params}${steps}`;
+}
+
+describe('GET /dags over many DAG files', () => {
+  let server: TestServer;
+  const fileNames = Array.from({ length: DAG_FILES }, (_, index) => `${index % 2 ? 'Dag' : 'dag'}-${String(index).padStart(3, '0')}`);
+
+  before(async () => {
+    server = await startTestServer();
+    await Promise.all(fileNames.map((fileName, index) => server.writeDag(fileName, dagText(index))));
+  });
+  after(() => server.close());
+
+  /** A list item as the DAG's own endpoint tells it: its summary fields, schedule and problems. */
+  async function expectedItem(fileName: string) {
+    const details = (await server.call('GET', `/dags/${fileName}`)).body;
+    return {
+      fileName,
+      dag: details.errors.length > 0 && details.dag.steps === undefined
+        ? { name: fileName, group: '', schedule: [], description: '', params: [], defaultParams: '', tags: [] }
+        : Object.fromEntries(SUMMARY_KEYS.map((key) => [key, details.dag[key]])),
+      suspended: details.suspended,
+      nextRun: details.nextRun,
+      errors: details.errors,
+    };
+  }
+
+  async function everyItem(query: string): Promise<any[]> {
+    const items: any[] = [];
+    for (let page = 1; ; page++) {
+      const listed = await server.call('GET', `/dags?perPage=7&page=${page}${query}`);
+      assert.equal(listed.status, 200, query);
+      items.push(...listed.body.dags);
+      if (listed.body.pagination.nextPage === null) {
+        assert.equal(items.length, listed.body.pagination.totalRecords, query);
+        return items;
+      }
+    }
+  }
+
+  const collator = new Intl.Collator();
+  const byName = (a: string, b: string) => collator.compare(a.toLowerCase(), b.toLowerCase());
+
+  it('lists every file as its own endpoints describe it, in every order and filter', async () => {
+    const all = await everyItem('');
+    assert.deepEqual(all.map((item) => item.fileName), [...fileNames].sort(byName));
+    for (const item of all) {
+      const expected = await expectedItem(item.fileName);
+      assert.deepEqual(item.dag, expected.dag, item.fileName);
+      assert.deepEqual([item.suspended, item.nextRun, item.errors], [expected.suspended, expected.nextRun, expected.errors], item.fileName);
+      assert.equal(item.latestDAGRun.dagRunId, '', item.fileName);
+    }
+    const broken = (await server.call('GET', '/dags?perPage=1')).body.errors as string[];
+    assert.deepEqual(broken.map((line) => line.split(':')[0]).sort(), fileNames.filter((_, index) => index % 11 === 10).sort());
+
+    assert.deepEqual((await everyItem('&order=desc')).map((item) => item.fileName), [...fileNames].sort(byName).reverse());
+    const t2 = fileNames.filter((_, index) => index % 11 !== 10 && index % 6 === 2);
+    assert.deepEqual((await everyItem('&tag=T2')).map((item) => item.fileName), t2.sort(byName));
+    assert.deepEqual((await everyItem('&name=DAG-01')).map((item) => item.fileName), fileNames.filter((name) => name.toLowerCase().includes('dag-01')).sort(byName));
+
+    const scheduled = all.filter((item) => item.nextRun !== null);
+    assert.ok(scheduled.length > 10);
+    const soonest = [...scheduled].sort((a, b) => Date.parse(a.nextRun) - Date.parse(b.nextRun) || byName(a.fileName, b.fileName)).map((item) => item.fileName);
+    const unscheduled = all.filter((item) => item.nextRun === null).map((item) => item.fileName);
+    assert.deepEqual((await everyItem('&sort=nextRun')).map((item) => item.fileName), [...soonest, ...unscheduled]);
+    assert.deepEqual((await everyItem('&sort=nextRun&order=desc')).map((item) => item.fileName), [...soonest.reverse(), ...unscheduled.reverse()]);
+  });
+
+  it('shows a file edited, added or removed by hand at the next request', async () => {
+    await server.call('GET', '/dags?perPage=1000');
+    await server.writeDag('dag-000', 'description: edited by hand, longer than before\ntags: [fresh]\nsteps:\n  - echo hi\n');
+    await server.writeDag('added-by-hand', 'tags: [fresh]\nsteps:\n  - echo hi\n');
+    await rm(join(server.home, 'dags', 'Dag-001.yaml'));
+    const fresh = (await server.call('GET', '/dags?tag=fresh&perPage=1000')).body;
+    assert.deepEqual(fresh.dags.map((item: any) => item.fileName), ['added-by-hand', 'dag-000']);
+    assert.equal(fresh.dags[1].dag.description, 'edited by hand, longer than before');
+    const every = (await server.call('GET', '/dags?perPage=1000')).body;
+    assert.equal(every.pagination.totalRecords, DAG_FILES);
+    assert.ok(!every.dags.some((item: any) => item.fileName === 'Dag-001'));
+  });
+
+  it("shows a DAG's newest run that is not a sub DAG run, and its suspension", async () => {
+    const run = { ...record(1, Date.now()), name: 'dag-002', dagRunId: 'newest' };
+    const sub = { ...record(7, Date.now() + 1000), name: 'dag-002', dagRunId: 'sub-newer' };
+    await Promise.all([server.troupe.runs.save(run), server.troupe.runs.save(sub)]);
+    assert.equal((await server.call('POST', '/dags/dag-002/suspend', { suspend: true })).status, 200);
+    const item = (await server.call('GET', '/dags?name=dag-002')).body.dags[0];
+    assert.deepEqual(item.latestDAGRun, runSummary(run));
+    assert.equal(item.suspended, true);
+  });
+});
