@@ -197,7 +197,12 @@ describe('GET /dags over many DAG files', () => {
 
   before(async () => {
     server = await startTestServer();
-    await Promise.all(fileNames.map((fileName, index) => server.writeDag(fileName, dagText(index))));
+    // Through the API, so that the scheduler has read each before the first listing (nextRun);
+    // those that do not parse by hand, as the API refuses them.
+    for (const [index, fileName] of fileNames.entries()) {
+      if (index % 11 === 10) await server.writeDag(fileName, dagText(index));
+      else assert.equal((await server.call('POST', '/dags', { name: fileName, spec: dagText(index) })).status, 201);
+    }
   });
   after(() => server.close());
 

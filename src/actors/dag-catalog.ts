@@ -21,6 +21,8 @@ export interface CatalogEntry {
 interface Cached {
   stamp: string;
   entry: Promise<CatalogEntry | undefined>;
+  /** The entry once read: a listing of unchanged files awaits nothing. */
+  settled?: { value: CatalogEntry | undefined };
 }
 
 function listingOf(dag: Dag): DagListing {
@@ -29,6 +31,8 @@ function listingOf(dag: Dag): DagListing {
 
 export class DagCatalog {
   private readonly cached = new Map<string, Cached>();
+  /** The previous answer: given again, the same array, while no entry changed (callers keep what they derive from it). */
+  private last: CatalogEntry[] = [];
 
   constructor(private readonly dags: DagStore, private readonly parseStored: (file: { fileName: string; text: string; path: string }) => Promise<ParseResult>) {}
 
@@ -37,26 +41,27 @@ export class DagCatalog {
     this.cached.delete(fileName);
   }
 
-  /** Every DAG file's entry, in the order of fileNames(); files gone meanwhile are left out. */
+  /** Every DAG file's entry, in the order of the files' names; files gone meanwhile are left out. */
   async entries(): Promise<CatalogEntry[]> {
-    const fileNames = await this.dags.fileNames();
-    const present = new Set(fileNames);
-    for (const fileName of this.cached.keys()) if (!present.has(fileName)) this.cached.delete(fileName);
-    const entries = await Promise.all(fileNames.map((fileName) => this.entry(fileName)));
-    return entries.filter((entry) => entry !== undefined);
+    const stamps = await this.dags.stamps();
+    for (const fileName of this.cached.keys()) if (!stamps.has(fileName)) this.cached.delete(fileName);
+    const found = [...stamps].map(([fileName, stamp]) => this.entry(fileName, stamp));
+    const entries = (found.some((entry) => entry instanceof Promise) ? await Promise.all(found) : found as Array<CatalogEntry | undefined>)
+      .filter((entry) => entry !== undefined);
+    if (entries.length === this.last.length && entries.every((entry, index) => entry === this.last[index])) return this.last;
+    this.last = entries;
+    return entries;
   }
 
-  private entry(fileName: string): Promise<CatalogEntry | undefined> {
-    const stamp = this.dags.stampSync(fileName);
-    if (stamp === undefined) {
-      this.cached.delete(fileName);
-      return Promise.resolve(undefined);
-    }
+  private entry(fileName: string, stamp: string): CatalogEntry | undefined | Promise<CatalogEntry | undefined> {
     const known = this.cached.get(fileName);
-    if (known && known.stamp === stamp) return known.entry;
+    if (known && known.stamp === stamp) return known.settled ? known.settled.value : known.entry;
     const cached: Cached = { stamp, entry: this.load(fileName) };
-    // A read that failed is tried again by the next listing.
-    cached.entry.catch(() => { if (this.cached.get(fileName) === cached) this.cached.delete(fileName); });
+    cached.entry.then(
+      (value) => { cached.settled = { value }; },
+      // A read that failed is tried again by the next listing.
+      () => { if (this.cached.get(fileName) === cached) this.cached.delete(fileName); },
+    );
     this.cached.set(fileName, cached);
     return cached.entry;
   }

@@ -119,10 +119,10 @@ export interface DagStore {
   /** For validation, which must answer at once (a `call` names a DAG file). */
   existsSync(fileName: string): boolean;
   /**
-   * What identifies the content of the file readSync would read (inode, size, times), without
-   * reading it; undefined when there is none. A listing reparses only the files whose stamp moved.
+   * The DAG files' names (sorted) and, for each, what identifies the content readSync would read
+   * (inode, size, times) without reading it: a listing parses again only the files whose stamp moved.
    */
-  stampSync(fileName: string): string | undefined;
+  stamps(): Promise<Map<string, string>>;
 }
 
 /** The most lines one log request returns (docs/api.md). */

@@ -123,14 +123,24 @@ export class DagFiles implements DagStore {
     return this.candidates(fileName).some((path) => statSync(path, { throwIfNoEntry: false })?.isFile() === true);
   }
 
-  stampSync(fileName: string): string | undefined {
-    if (!isValidDagName(fileName)) return undefined;
-    for (const path of this.candidates(fileName)) {
-      const stats = statSync(path, { throwIfNoEntry: false });
-      // Times alone can miss an edit of the same size within a clock tick: the watcher forgets those.
-      if (stats) return `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
+  async stamps(): Promise<Map<string, string>> {
+    const entries = await readdir(this.dir, { withFileTypes: true });
+    const paths = new Map<string, string>();
+    for (const entry of entries) {
+      if (!entry.isFile() && !entry.isSymbolicLink()) continue;
+      const ext = extensions.find((candidate) => entry.name.endsWith(candidate));
+      if (!ext) continue;
+      const fileName = entry.name.slice(0, -ext.length);
+      // readSync's choice when both exist: the first extension.
+      if (isValidDagName(fileName) && (ext === extensions[0] || !paths.has(fileName))) paths.set(fileName, `${this.dir}/${entry.name}`);
     }
-    return undefined;
+    const stamps = new Map<string, string>();
+    for (const fileName of [...paths.keys()].sort()) {
+      const stats = statSync(paths.get(fileName)!, { throwIfNoEntry: false });
+      // Times alone can miss an edit of the same size within a clock tick: the directory watcher tells those.
+      if (stats?.isFile()) stamps.set(fileName, `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`);
+    }
+    return stamps;
   }
 
   private candidates(fileName: string): string[] {

@@ -12,6 +12,8 @@ type StoredRun = Omit<RunRecord, 'nodes'> & { nodeCount: number };
 type StoredNode = Omit<NodeRecord, 'step'>;
 
 const COMMITTED_CACHE_SIZE = 256;
+/** Latest runs kept by name between two writes: a DAG list's pages. */
+const LATEST_KEPT = 4096;
 const ISSUED_CACHE_SIZE = 1024;
 /**
  * A final record is committed on the main thread only while such commits take at most this long
@@ -73,6 +75,7 @@ export class LmdbRunStore implements RunStore {
   private readonly committed = new Map<string, RunRecord>();
   /** Moves on every committed write of a run or removal: an answer made from the runs before it is stale. */
   private generation = 0;
+  private latestByName = { generation: -1, byName: new Map<string, { row: RunSummaryRow | undefined }>() };
   /** Writes handed to LMDB's writer thread and not yet committed. */
   private writesInFlight = 0;
   private mainThreadCommitMs = 0;
@@ -159,7 +162,13 @@ export class LmdbRunStore implements RunStore {
 
   /** The newest run of `name` that is not a sub DAG run, as its summary row. */
   latestSummary(name: string): RunSummaryRow | undefined {
-    return this.summaries({ name }, { limit: 1 }).runs[0];
+    // Each DAG list item asks for one: between two writes, the same answers.
+    if (this.latestByName.generation !== this.generation) this.latestByName = { generation: this.generation, byName: new Map() };
+    const known = this.latestByName.byName.get(name);
+    if (known) return known.row;
+    const row = this.summaries({ name }, { limit: 1 }).runs[0];
+    if (this.latestByName.byName.size < LATEST_KEPT) this.latestByName.byName.set(name, { row });
+    return row;
   }
 
   private summary(name: string, dagRunId: string): RunSummaryRow | undefined {

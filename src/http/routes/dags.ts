@@ -51,6 +51,21 @@ function listItem(deps: ApiDeps, entry: CatalogEntry, nextRun: number | undefine
 const collator = new Intl.Collator();
 const byFileName = (a: CatalogEntry, b: CatalogEntry) => collator.compare(a.lowerName, b.lowerName);
 
+/** What every listing of the same catalog answer shares: the catalog gives the same array while no file changed. */
+const derivedOf = new WeakMap<readonly CatalogEntry[], { byName: CatalogEntry[]; errors: string[] }>();
+
+function derived(entries: readonly CatalogEntry[]) {
+  let known = derivedOf.get(entries);
+  if (!known) {
+    known = {
+      byName: [...entries].sort(byFileName),
+      errors: entries.flatMap(({ fileName, errors }) => errors.map((error) => `${fileName}: ${error}`)),
+    };
+    derivedOf.set(entries, known);
+  }
+  return known;
+}
+
 /**
  * `sort=nextRun`: the soonest first (ties by name), then the unscheduled (and suspended) by name.
  * `desc` reverses each part; the unscheduled stay last either way.
@@ -77,8 +92,8 @@ async function listDags(request: HttpRequest, deps: ApiDeps) {
 
   // Next runs are the scheduler's plan, made as the server starts: asked before it is made, wait.
   const [entries] = await Promise.all([deps.engine.definitions.catalog.entries(), deps.cron.ready()]);
-  let matching = entries.filter((entry) =>
-    (!nameFilter || entry.lowerName.includes(nameFilter)) && (!tagFilter || entry.lowerTags.includes(tagFilter)));
+  const matches = (entry: CatalogEntry) =>
+    (!nameFilter || entry.lowerName.includes(nameFilter)) && (!tagFilter || entry.lowerTags.includes(tagFilter));
   // One instant for the whole answer; a DAG's next run is computed only when it is needed.
   const now = deps.clock.now();
   const nextRuns = new Map<CatalogEntry, number | undefined>();
@@ -86,9 +101,10 @@ async function listDags(request: HttpRequest, deps: ApiDeps) {
     if (!nextRuns.has(entry)) nextRuns.set(entry, deps.cron.nextRun(entry.fileName, now));
     return nextRuns.get(entry);
   };
-  if (sort === 'nextRun') matching = sortByNextRun(matching, nextRun, order === 'desc');
+  let matching: CatalogEntry[];
+  if (sort === 'nextRun') matching = sortByNextRun(entries.filter(matches), nextRun, order === 'desc');
   else {
-    matching = matching.sort(byFileName);
+    matching = derived(entries).byName.filter(matches);
     if (order === 'desc') matching.reverse();
   }
   const totalRecords = matching.length;
@@ -96,7 +112,7 @@ async function listDags(request: HttpRequest, deps: ApiDeps) {
   const items = matching.slice((page - 1) * perPage, page * perPage).map((entry) => listItem(deps, entry, nextRun(entry)));
   return json({
     dags: items,
-    errors: entries.flatMap(({ fileName, errors }) => errors.map((error) => `${fileName}: ${error}`)),
+    errors: derived(entries).errors,
     pagination: {
       totalRecords,
       currentPage: page,
