@@ -5,6 +5,7 @@ import { Router } from './router.ts';
 import { dagRunRoutes } from './routes/dag-runs.ts';
 import { dagRoutes } from './routes/dags.ts';
 import { logRoutes } from './routes/logs.ts';
+import { openApiRoutes } from './routes/openapi.ts';
 import { queueRoutes } from './routes/queues.ts';
 import { systemRoutes } from './routes/system.ts';
 import type { ApiDeps, HttpResponse } from './types.ts';
@@ -22,13 +23,20 @@ export interface RawRequest {
 
 export type Api = (request: RawRequest) => Promise<HttpResponse>;
 
-export function createApi(deps: ApiDeps): Api {
+/** Every route of the API. */
+export function apiRouter(): Router {
   const router = new Router();
   systemRoutes(router);
   dagRoutes(router);
   dagRunRoutes(router);
   logRoutes(router);
   queueRoutes(router);
+  openApiRoutes(router);
+  return router;
+}
+
+export function createApi(deps: ApiDeps): Api {
+  const router = apiRouter();
   return async (raw) => {
     try {
       if (!raw.path.startsWith(`${API_PREFIX}/`)) throw new AppError('not_found', `no route for ${raw.path}`);

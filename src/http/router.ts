@@ -1,11 +1,21 @@
 // Path-pattern routing over the API's resources. Literal segments win over parameters.
 import { AppError } from '../core/index.ts';
+import type { RouteDoc } from './route-doc.ts';
 import type { Handler } from './types.ts';
 
 interface Route {
   method: string;
   segments: string[];
   handler: Handler;
+  doc?: RouteDoc;
+}
+
+/** A route as the OpenAPI document lists it. */
+export interface RouteEntry {
+  method: string;
+  /** The pattern as it was added (`/dags/:fileName`). */
+  pattern: string;
+  doc?: RouteDoc;
 }
 
 export interface Match {
@@ -16,9 +26,14 @@ export interface Match {
 export class Router {
   private readonly routes: Route[] = [];
 
-  add(method: string, pattern: string, handler: Handler): this {
-    this.routes.push({ method, segments: pattern.split('/').filter(Boolean), handler });
+  /** `doc` describes the route in the OpenAPI document; a route without one fails test/openapi.test.ts. */
+  add(method: string, pattern: string, handler: Handler, doc?: RouteDoc): this {
+    this.routes.push({ method, segments: pattern.split('/').filter(Boolean), handler, ...(doc ? { doc } : {}) });
     return this;
+  }
+
+  entries(): RouteEntry[] {
+    return this.routes.map((route) => ({ method: route.method, pattern: `/${route.segments.join('/')}`, ...(route.doc ? { doc: route.doc } : {}) }));
   }
 
   /**
