@@ -18,7 +18,7 @@ const allowed: Record<string, string[]> = {
 };
 
 /** Each third-party package belongs to one folder. */
-const owners: Record<string, string> = { lmdb: 'store', xstate: 'actors', piscina: 'executors', 'jq-wasm': 'executors', 'uWebSockets.js': 'http', yaml: 'definition', croner: 'definition' };
+const owners: Record<string, string> = { lmdb: 'store', xstate: 'actors', piscina: 'executors', 'jq-wasm': 'executors', ssh2: 'executors', 'uWebSockets.js': 'http', yaml: 'definition', croner: 'definition' };
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {

@@ -8,8 +8,13 @@ import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
 import type { ContractCase } from './contract/contract-case.ts';
 import { shellCase } from './contract/shell.ts';
 import { jqCase } from './contract/jq.ts';
+import { mailCase } from './contract/mail.ts';
+import { sshCase } from './contract/ssh.ts';
+import { httpCase } from './contract/http.ts';
+import { archiveCase } from './contract/archive.ts';
+import { containerCase, dagContainerCase } from './contract/container.ts';
 
-const CASES: ContractCase[] = [shellCase, jqCase];
+const CASES: ContractCase[] = [shellCase, jqCase, mailCase, sshCase, httpCase, archiveCase, containerCase, dagContainerCase];
 
 const SECRET = 'contract-S3CRET-5be1';
 const SECRET_ENV = 'CONTRACT_TEST_TOKEN';

@@ -1,11 +1,19 @@
 // What runs do beside their steps, on the step pool like the steps: start and remove a DAG-level
 // container (the run actor's startingContainer and removingContainer states), and send the run's
 // notification mail (notifications.ts). The run actor decides when; this module how.
+import { stat } from 'node:fs/promises';
 import { fromPromise } from 'xstate';
 import type { LogStore, RunRecord, StepDispatcher, StepResult, StepTask } from '../core/index.ts';
 import { logLine } from './run/log-line.ts';
 import { runMail, stepErrorMail, type MailConfig } from './run/notifications.ts';
 import type { RunPlan } from './run/plan.ts';
+
+/** The log files among `paths` that exist: a step that did not run, or wrote nothing, has none. */
+async function existing(paths: string[] | undefined): Promise<string[] | undefined> {
+  if (!paths) return undefined;
+  const found = await Promise.all(paths.map((path) => stat(path).then((info) => info.isFile(), () => false)));
+  return paths.filter((_, index) => found[index]);
+}
 
 /** The stop a run's shared container gets when the run is stopped while it starts. */
 const STOP_SIGNAL = 'SIGTERM';
@@ -22,8 +30,12 @@ export function runServices(dispatcher: StepDispatcher, logs: LogStore, now: () 
     return undefined;
   };
   const sendMail = (plan: RunPlan, record: RunRecord, config: MailConfig | undefined, what: string) => {
-    if (!config || !plan.services?.smtp) return;
-    void dispatcher.dispatch(task(plan, { type: 'mail', config: { ...config } })).result.then((result) => {
+    // Without smtp the mail executor fails saying so, and the run log tells it.
+    if (!config) return;
+    void existing(config.attachments).then((attachments) => {
+      const mail = { ...config, ...(attachments ? { attachments } : {}) };
+      return dispatcher.dispatch(task(plan, { type: 'mail', config: mail })).result;
+    }).then((result) => {
       const error = failure(result);
       if (error === undefined) return;
       const line = logLine(now(), 'ERROR', `${what} was not sent`, { dag: record.name, 'run-id': record.dagRunId, error });

@@ -40,6 +40,12 @@ export function readContainer(reader: FieldReader, root: Record<string, unknown>
   container.volumes.forEach((volume, index) => {
     if (!/^[^:]+:[^:]+(:(ro|rw))?$/.test(volume)) reader.report([...at, 'volumes', index], 'must be host:container or host:container:ro|rw');
   });
+  container.ports.forEach((port, index) => {
+    if (!/^(?:(?:(?:[0-9.]+|\[[0-9a-fA-F:]+\]):)?[0-9]*:)?[0-9]+(?:\/(?:tcp|udp|sctp))?$/i.test(port.trim())) {
+      reader.report([...at, 'ports', index], 'must be a port: 80, 8080:80 or 127.0.0.1:8080:80, with /tcp or /udp');
+    }
+  });
+  if (container.startup === 'command' && container.command.length === 0) reader.report([...at, 'command'], 'startup "command" needs a command');
   if (container.logPattern !== undefined) checkRegExp(reader, container.logPattern, [...at, 'logPattern']);
   return dropUndefined(container);
 }

@@ -1,9 +1,9 @@
 // The step object shown inside run nodes and DAG details (API spec 2.3).
-import type { Condition, ConditionView, Dag, RepeatPolicy, RepeatPolicyView, Step, StepView } from '../core/index.ts';
+import { MASK, type Condition, type ConditionView, type Dag, type RepeatPolicy, type RepeatPolicyView, type Step, type StepView } from '../core/index.ts';
 import { splitWords } from './command.ts';
 
 export function stepView(step: Step): StepView {
-  const view: StepView = { name: step.name, executorConfig: { type: step.executor.type, config: step.executor.config } };
+  const view: StepView = { name: step.name, executorConfig: { type: step.executor.type, config: passwordMasked(step.executor.config) } };
   if (step.id) view.id = step.id;
   if (step.description) view.description = step.description;
   view.dir = step.dir;
@@ -58,21 +58,27 @@ function repeatPolicyView(policy: RepeatPolicy): RepeatPolicyView {
   return view;
 }
 
+/**
+ * A password written into an executor's config (ssh) is shown masked, as a secret's value is; a
+ * reference to a variable (`${SSH_PASS}`) reveals nothing and stays as written.
+ */
+function passwordMasked(config: Record<string, unknown>): Record<string, unknown> {
+  const password = config.password;
+  if (typeof password !== 'string' || password === '' || /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(password)) return config;
+  return { ...config, password: MASK };
+}
+
 /** The executors this build runs; a run of a DAG that uses another is refused at its start. */
-const RUNNABLE_EXECUTORS = new Set(['shell', 'command', 'dag', 'jq', 'workflow-action', 'github-action', 'github_action', 'gha']);
+const RUNNABLE_EXECUTORS = new Set(['shell', 'command', 'dag', 'jq', 'mail', 'ssh', 'http', 'archive', 'docker', 'container', 'workflow-action', 'github-action', 'github_action', 'gha']);
 
 /** Fields a run of this DAG would need that the runtime does not carry out yet. */
 export function fieldsNotRunYet(dag: Dag): string[] {
   const root: Array<[string, boolean]> = [
-    ['container', dag.container !== undefined],
-    ['ssh', dag.ssh !== undefined],
-    ['mailOn', dag.mailOn.failure || dag.mailOn.success],
     ['otel', dag.otel?.enabled === true],
   ];
   const fields = root.filter(([, used]) => used).map(([name]) => name);
   for (const step of dag.steps) {
     const used: Array<[string, boolean]> = [
-      ['mailOnError', step.mailOnError],
       ['shellPackages', step.shellPackages.length > 0],
     ];
     for (const [name, isUsed] of used) if (isUsed) fields.push(`steps.${step.name}.${name}`);

@@ -7,8 +7,14 @@ import { workerData } from 'node:worker_threads';
 import type { StepResult } from '../core/index.ts';
 import { HostClient } from './host-client.ts';
 import type { ExecutorFn, SpawnMode, WorkerTask } from './protocol.ts';
+import { runArchive } from './archive/archive.executor.ts';
+import { runHttp } from './http/http.executor.ts';
+import { runContainerStep } from './container/container.executor.ts';
+import { runDagContainer } from './container/dag-container.executor.ts';
 import { runJq } from './jq/jq.executor.ts';
+import { runMail } from './mail/mail.executor.ts';
 import { runShell } from './shell/shell.executor.ts';
+import { runSsh } from './ssh/ssh.executor.ts';
 import { spawnMethod } from './shell/spawner.ts';
 import { runWorkflowAction } from './workflow-action/workflow-action.executor.ts';
 
@@ -27,6 +33,13 @@ const executors: Record<string, ExecutorFn> = {
   shell,
   command: shell,
   jq: runJq,
+  mail: runMail,
+  ssh: runSsh,
+  http: runHttp,
+  archive: runArchive,
+  docker: runContainerStep,
+  container: runContainerStep,
+  'dag-container': runDagContainer,
   'workflow-action': runWorkflowAction,
   'github-action': runWorkflowAction,
   github_action: runWorkflowAction,

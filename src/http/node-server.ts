@@ -10,6 +10,7 @@ import { bodyLength, encodeResponse, hasNoBody, tooLarge, type Api } from './app
 import { errorResponse } from './errors.ts';
 import { MAX_BODY_BYTES, type HttpResponse } from './types.ts';
 import type { RunningServer } from './server.ts';
+import { listenError } from './listen-error.ts';
 
 export interface NodeServerOptions {
   /** How long a client may take to send a request's headers (node's default is 60 s). */
@@ -65,7 +66,7 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
   server.on('checkExpectation', (req, res) => server.emit('request', req, res));
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerClientError(error, socket));
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(host, port, error.code)));
     server.listen(port, host, () => {
       resolve({
         carrier: 'node',

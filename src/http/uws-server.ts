@@ -23,6 +23,7 @@ import { errorResponse } from './errors.ts';
 import { MAX_BODY_BYTES } from './types.ts';
 import type { HttpResponse } from './types.ts';
 import type { RunningServer } from './server.ts';
+import { listenError, probeListen } from './listen-error.ts';
 
 type Uws = typeof import('uWebSockets.js');
 
@@ -79,7 +80,7 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number): Promi
     // Exclusive: without it a second server on the same port silently shares it.
     listen.call(app, host, port, (uws as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number }).LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
       if (!socket) {
-        reject(new Error(`cannot listen on ${host}:${port}`));
+        void probeListen(host, port).then((code) => reject(listenError(host, port, code)));
         return;
       }
       resolve({

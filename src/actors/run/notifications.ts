@@ -1,7 +1,13 @@
-// The mail a run sends (workflow-format 2.1): on its end, by mailOn with errorMail or infoMail; and
-// for a failed step with mailOnError, errorMail's. Each is a mail executor's config; the engine
-// sends it on the pool with the DAG's smtp settings (run-services.ts). Pure.
-import { RunStatus, nodeStatusLabel, runStatusLabel, type MailSpec, type RunRecord } from '../../core/index.ts';
+// The mail a run sends (workflow-format 2.1), as Dagu sends it: on its end, by mailOn, errorMail's
+// when it failed and infoMail's when it succeeded (or partially); and errorMail's for a failed step
+// with mailOnError, when the step fails. Each is a mail executor's config; the engine sends it on
+// the pool with the DAG's smtp settings (run-services.ts). Pure.
+//
+// Subject: "<prefix> <DAG name> (<run status>)" (for a step's error mail, the run's status then:
+// running). Body: an HTML report of the run and its steps (mail-report.ts). With attachLogs, the
+// run log and every step's stdout and stderr log are attached (those that exist when it is sent).
+import { RunStatus, runStatusLabel, type MailSpec, type RunRecord } from '../../core/index.ts';
+import { runReportHtml } from './mail-report.ts';
 import type { RunPlan } from './plan.ts';
 
 /** The mail executor's config (workflow-format 5.5). */
@@ -21,37 +27,28 @@ export function runMail(plan: RunPlan, record: RunRecord): MailConfig | undefine
   const failed = record.status === RunStatus.Failed;
   const succeeded = record.status === RunStatus.Succeeded || record.status === RunStatus.PartiallySucceeded;
   const spec = failed && mail.mailOn.failure ? mail.errorMail : succeeded && mail.mailOn.success ? mail.infoMail : undefined;
-  if (!spec || spec.to.length === 0) return undefined;
-  const subject = `${spec.prefix ?? ''}${record.name} ${runStatusLabel(record.status)}`.trim();
-  const lines = [
-    `DAG: ${record.name}`,
-    `Run ID: ${record.dagRunId}`,
-    `Status: ${runStatusLabel(record.status)}`,
-    `Started: ${record.startedAt}`,
-    `Finished: ${record.finishedAt}`,
-    ...(record.error ? [`Error: ${record.error}`] : []),
-    '',
-    'Steps:',
-    ...record.nodes.map((node) => `- ${node.step.name}: ${nodeStatusLabel(node.status)}${node.error ? ` (${node.error})` : ''}`),
-  ];
-  return { ...addressed(spec), subject, message: lines.join('\n'), ...logs(spec, record) };
+  return spec ? report(spec, record) : undefined;
 }
 
-/** The mail a failed step with mailOnError sends, through errorMail's addresses. */
+/** The mail a failed step with mailOnError sends, through errorMail (none without it, as in Dagu). */
 export function stepErrorMail(plan: RunPlan, record: RunRecord, index: number): MailConfig | undefined {
   const spec = plan.mail?.errorMail;
-  const node = record.nodes[index];
-  if (!spec || spec.to.length === 0 || !node) return undefined;
-  const subject = `${spec.prefix ?? ''}${record.name} step ${node.step.name} failed`.trim();
-  const message = [`DAG: ${record.name}`, `Run ID: ${record.dagRunId}`, `Step: ${node.step.name}`, `Error: ${node.error}`].join('\n');
-  return { ...addressed(spec), subject, message, ...(spec.attachLogs ? { attachments: [node.stdout, node.stderr].filter(Boolean) } : {}) };
+  if (!spec || !record.nodes[index]) return undefined;
+  return report(spec, record);
 }
 
-function addressed(spec: MailSpec): Pick<MailConfig, 'to' | 'from'> {
-  return { to: spec.to, ...(spec.from ? { from: spec.from } : {}) };
+function report(spec: MailSpec, record: RunRecord): MailConfig | undefined {
+  if (spec.to.length === 0) return undefined;
+  return {
+    to: spec.to,
+    ...(spec.from ? { from: spec.from } : {}),
+    subject: `${spec.prefix ?? ''} ${record.name} (${runStatusLabel(record.status)})`.trim(),
+    message: runReportHtml(record),
+    contentType: 'text/html',
+    ...(spec.attachLogs ? { attachments: logFiles(record) } : {}),
+  };
 }
 
-function logs(spec: MailSpec, record: RunRecord): Pick<MailConfig, 'attachments'> {
-  if (!spec.attachLogs) return {};
-  return { attachments: [record.log, ...record.nodes.flatMap((node) => [node.stdout, node.stderr])].filter(Boolean) };
+function logFiles(record: RunRecord): string[] {
+  return [record.log, ...record.nodes.flatMap((node) => [node.stdout, node.stderr])].filter((path) => path !== '');
 }

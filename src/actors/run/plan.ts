@@ -9,6 +9,7 @@ import { shebangOf } from './shell-syntax.ts';
 
 /** The interpreter of a step that no shell runs: its references are expanded to their values. */
 const NO_SHELL: readonly string[] = [];
+const EXECUTORS_WITHOUT_SHELL = new Set(['jq', 'http', 'archive']);
 
 export interface PlannedStep {
   name: string;
@@ -112,7 +113,7 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
   const indexOf = new Map(dag.steps.map((step, index) => [step.name, index]));
   const names = dependencyNames(dag.steps);
   const services = runServices(dag, name, attemptId, baseEnv);
-  const mail = runMail(dag);
+  const mail = runMail(dag, baseEnv);
   return {
     ...(services ? { services } : {}),
     ...(mail ? { mail } : {}),
@@ -215,10 +216,16 @@ function hostPathResolved(volume: string, workingDir: string, home: string | und
   return [resolved, ...rest].join(':');
 }
 
-function runMail(dag: Dag): RunMailPlan | undefined {
+/** The run's mail settings, their references expanded (a prefix may name the environment, as in Dagu). */
+function runMail(dag: Dag, env: Record<string, string>): RunMailPlan | undefined {
   const stepMails = dag.steps.some((step) => step.mailOnError);
   if (!dag.mailOn.failure && !dag.mailOn.success && !stepMails) return undefined;
-  return { mailOn: dag.mailOn, ...(dag.errorMail ? { errorMail: dag.errorMail } : {}), ...(dag.infoMail ? { infoMail: dag.infoMail } : {}) };
+  const scope: ExpandScope = { get: (key) => ownValue(env, key) };
+  return {
+    mailOn: dag.mailOn,
+    ...(dag.errorMail ? { errorMail: expandStrings(dag.errorMail, scope) } : {}),
+    ...(dag.infoMail ? { infoMail: expandStrings(dag.infoMail, scope) } : {}),
+  };
 }
 
 /** Every string in a value of the definition, its references expanded (no shell reads them). */
@@ -339,8 +346,8 @@ function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scop
   };
   // Secrets reach the process through its environment, never its command line or script file.
   const secretReferences = new SecretReferences(plan.secrets, env);
-  // jq reads its filter and input itself: no shell would expand a secret's reference there.
-  const noShell = step.executor.type === 'jq' ? NO_SHELL : undefined;
+  // jq, http and archive read their command and input themselves: no shell would expand a secret's reference there.
+  const noShell = EXECUTORS_WITHOUT_SHELL.has(step.executor.type) ? NO_SHELL : undefined;
   const shell = noShell ?? step.shell ?? DEFAULT_SHELL;
   const config = step.executor.config;
   return {

@@ -202,13 +202,13 @@ class LogTargets {
   }
 }
 
-interface Outputs {
+export interface Outputs {
   /** Waits for both pipes to close, at most `graceMs`; stdout as captured so far (masked). */
   settled(graceMs: number): Promise<{ text: string; overflow: boolean }>;
 }
 
 /** Forwards stdout/stderr through the masker to the log files, keeping stdout up to maxOutputSize. */
-function forwardOutputs(child: StepProcess, task: WorkerTask): Outputs {
+export function forwardOutputs(child: Pick<StepProcess, 'stdout' | 'stderr'>, task: WorkerTask): Outputs {
   const mask = task.secrets.length > 0 ? createMasker(task.secrets) : undefined;
   const kept: Buffer[] = [];
   let keptBytes = 0;

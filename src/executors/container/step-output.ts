@@ -1,0 +1,102 @@
+// A container step's two output streams (demultiplexed from the daemon's stream) to its log files:
+// masked line by line, stdout kept for `output` up to maxOutputSize, as the shell executor does.
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { createMasker } from '../../core/index.ts';
+import type { StepTask } from '../../core/index.ts';
+import type { ChunkSink } from './docker.ts';
+
+
+class LogSink implements ChunkSink {
+  private pending = '';
+  private failed = false;
+  private prepared = false;
+
+  constructor(private readonly paths: string[], private readonly mask: ((text: string) => string) | undefined, private readonly onChunk?: (chunk: Buffer) => void) {}
+
+  write(chunk: Buffer | string): boolean {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    this.onChunk?.(buffer);
+    if (!this.mask) {
+      this.append(buffer);
+      return true;
+    }
+    // Whole lines are masked, so that a secret split across two chunks is still found.
+    this.pending += buffer.toString('utf8');
+    const cut = this.pending.lastIndexOf('\n');
+    if (cut >= 0) {
+      this.append(this.mask(this.pending.slice(0, cut + 1)));
+      this.pending = this.pending.slice(cut + 1);
+    } else if (this.pending.length > 64 * 1024) {
+      this.append(this.mask(this.pending));
+      this.pending = '';
+    }
+    return true;
+  }
+
+  flush(): void {
+    if (this.mask && this.pending !== '') this.append(this.mask(this.pending));
+    this.pending = '';
+  }
+
+  append(data: Buffer | string): void {
+    if (data.length === 0 || this.failed) return;
+    for (const path of this.paths) {
+      try {
+        // A definition's output file may name a folder that does not exist yet.
+        if (!this.prepared) mkdirSync(dirname(path), { recursive: true });
+        appendFileSync(path, data);
+      } catch (error) {
+        // The step goes on; its output is lost, and the server's log says why.
+        this.failed = true;
+        console.error(`troupe: cannot write step log ${path}: ${(error as Error).message}`);
+      }
+    }
+    this.prepared = true;
+  }
+}
+
+export class StepOutput {
+  readonly stdout: LogSink;
+  readonly stderr: LogSink;
+  private readonly mask: ((text: string) => string) | undefined;
+  private readonly kept: Buffer[] = [];
+  private keptBytes = 0;
+  overflow = false;
+
+  constructor(private readonly task: StepTask) {
+    this.mask = task.secrets.length > 0 ? createMasker(task.secrets) : undefined;
+    const keep = (chunk: Buffer) => {
+      if (this.overflow) return;
+      this.keptBytes += chunk.length;
+      if (this.keptBytes > task.maxOutputSize) this.overflow = true;
+      else this.kept.push(chunk);
+    };
+    const paths = (...list: Array<string | undefined>) => list.filter((path): path is string => path !== undefined);
+    this.stdout = new LogSink(paths(task.stdoutPath, task.stdoutCopy), this.mask, task.captureOutput ? keep : undefined);
+    this.stderr = new LogSink(paths(task.stderrPath, task.stderrCopy), this.mask);
+  }
+
+  get maxOutputSize(): number {
+    return this.task.maxOutputSize;
+  }
+
+  /** A message of ours (a daemon's error), masked, as a line of the step's stderr log. */
+  error(message: string): string {
+    const masked = this.masked(message);
+    this.stderr.append(`${masked}\n`);
+    return masked;
+  }
+
+  masked(text: string): string {
+    return this.mask ? this.mask(text) : text;
+  }
+
+  /** Writes what is pending; the captured stdout (masked and trimmed) when the step captures it. */
+  finish(): { output?: string; overflow: boolean } {
+    this.stdout.flush();
+    this.stderr.flush();
+    if (this.overflow || !this.task.captureOutput) return { overflow: this.overflow };
+    return { output: this.masked(Buffer.concat(this.kept).toString('utf8')).trim(), overflow: false };
+  }
+}

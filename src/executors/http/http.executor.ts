@@ -1,0 +1,60 @@
+// The http executor (workflow-format 5.3): `METHOD URL` sent with undici. A 2xx status succeeds;
+// any other fails the step (exit 1) after the response is printed. The body streams to the
+// stdout log, after Dagu's status line and headers unless `silent` (and the status is 2xx).
+import type { StepResult } from '../../core/index.ts';
+import type { WorkerTask } from '../protocol.ts';
+import { StepOutput } from '../step-output.ts';
+import { isSuccess, parseHttpStep, responseHead, type HttpRequestSpec } from './http-request.ts';
+
+export async function runHttp(task: WorkerTask): Promise<StepResult> {
+  const output = new StepOutput(task);
+  const parsed = parseHttpStep(task.command, task.executor.config);
+  if (parsed.kind === 'error') return output.finish({ exitCode: 1, error: parsed.message });
+  const failure = await send(parsed.value, output);
+  return output.finish(failure);
+}
+
+async function send(spec: HttpRequestSpec, output: StepOutput): Promise<{ exitCode: number; error: string } | undefined> {
+  // undici is loaded with the first http step: it takes ~100 ms, on every pool thread that loads it.
+  const { Agent, request } = await import('undici');
+  if (output.stopped) return undefined;
+  // The step's own pool of connections: no socket outlives the step or carries its TLS setting
+  // over to another step. Header and body timeouts are off: `timeout` bounds the whole request.
+  const agent = new Agent({ connect: { rejectUnauthorized: !spec.skipTLSVerify }, headersTimeout: 0, bodyTimeout: 0 });
+  const abort = new AbortController();
+  const onStop = () => abort.abort(output.signal.reason);
+  output.signal.addEventListener('abort', onStop);
+  let timedOut = false;
+  const timer = spec.timeoutMs > 0 ? setTimeout(() => { timedOut = true; abort.abort(new Error('timeout')); }, spec.timeoutMs) : undefined;
+  const target = `${spec.method} ${spec.url.href}`;
+  try {
+    const response = await request(spec.url, {
+      method: spec.method as 'GET',
+      headers: spec.headers,
+      ...(spec.body !== undefined ? { body: spec.body } : {}),
+      dispatcher: agent,
+      signal: abort.signal,
+    });
+    const success = isSuccess(response.statusCode);
+    // Dagu prints the head of a failed response even when silent: it says why the step failed.
+    if (!spec.silent || !success) output.stdout(responseHead(response.statusCode, response.statusText, response.headers));
+    for await (const chunk of response.body) output.stdout(chunk as Buffer);
+    // Dagu's message, then the server's reason phrase: its own word on why.
+    return success ? undefined : { exitCode: 1, error: `http status code not 2xx: ${`${response.statusCode} ${response.statusText ?? ''}`.trim()}` };
+  } catch (error) {
+    if (output.stopped) return undefined;
+    if (timedOut) return { exitCode: 1, error: `${target}: timed out after ${spec.timeoutMs / 1000} s (config timeout)` };
+    return { exitCode: 1, error: `${target}: ${describe(error)}` };
+  } finally {
+    clearTimeout(timer);
+    output.signal.removeEventListener('abort', onStop);
+    await agent.destroy().catch(() => {});
+  }
+}
+
+/** undici's own message, with its cause's when it wraps one (a TLS or socket error). */
+function describe(error: unknown): string {
+  const message = (error as Error).message ?? String(error);
+  const cause = (error as { cause?: { message?: string } }).cause?.message;
+  return cause && !message.includes(cause) ? `${message}: ${cause}` : message;
+}

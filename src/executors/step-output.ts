@@ -1,0 +1,135 @@
+// The log files, captured output and stop handling of an executor that runs in the worker thread
+// itself (no process): the same observable behaviour as a shell step's (shell.executor.ts).
+import { constants as osConstants } from 'node:os';
+import { appendFile, mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { createMasker, type StepResult } from '../core/index.ts';
+import type { ControlMessage, WorkerTask } from './protocol.ts';
+
+/** One log file and its copy (the definition's `stdout`/`stderr` field); writes apply in order. */
+class LogStream {
+  private pending = '';
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(private readonly paths: Array<string | undefined>, private readonly mask: ((text: string) => string) | undefined) {}
+
+  write(text: string): void {
+    if (!this.mask) {
+      this.append(text);
+      return;
+    }
+    // Whole lines are masked, so that a secret split across two chunks is still found.
+    this.pending += text;
+    const cut = this.pending.lastIndexOf('\n');
+    if (cut >= 0) {
+      this.append(this.mask(this.pending.slice(0, cut + 1)));
+      this.pending = this.pending.slice(cut + 1);
+    } else if (this.pending.length > 64 * 1024) {
+      this.append(this.mask(this.pending));
+      this.pending = '';
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.mask && this.pending !== '') this.append(this.mask(this.pending));
+    this.pending = '';
+    await this.queue;
+  }
+
+  private append(text: string): void {
+    if (text === '') return;
+    this.queue = this.queue.then(() => appendToAll(this.paths, text));
+  }
+}
+
+async function appendToAll(paths: Array<string | undefined>, text: string): Promise<void> {
+  for (const path of paths) {
+    if (path === undefined) continue;
+    try {
+      // A definition's output file may name a folder that does not exist yet.
+      await mkdir(dirname(path), { recursive: true });
+      await appendFile(path, text);
+    } catch (error) {
+      // The step goes on; its output is lost, and the server's log says why.
+      console.error(`troupe: cannot write step log ${path}: ${(error as Error).message}`);
+    }
+  }
+}
+
+export class StepOutput {
+  readonly mask: (text: string) => string;
+  private readonly out: LogStream;
+  private readonly err: LogStream;
+  private readonly kept: Buffer[] = [];
+  // A character split across two chunks of a response or an archive entry is written whole.
+  private readonly decoder = new StringDecoder('utf8');
+  private keptBytes = 0;
+  private overflow = false;
+  private stopMessage: ControlMessage | undefined;
+  private readonly abort = new AbortController();
+  private readonly listener = (message: ControlMessage) => {
+    if (message.type !== 'stop') return;
+    this.stopMessage ??= message;
+    this.abort.abort(new Error(`signal: ${message.signal}`));
+  };
+
+  constructor(private readonly task: WorkerTask) {
+    const masker = task.secrets.length > 0 ? createMasker(task.secrets) : undefined;
+    this.mask = masker ?? ((text) => text);
+    this.out = new LogStream([task.stdoutPath, task.stdoutCopy], masker);
+    this.err = new LogStream([task.stderrPath, task.stderrCopy], masker);
+    // Heard from the start: a stop that comes before the work begins is not lost.
+    task.port.on('message', this.listener);
+  }
+
+  /** Aborted by a stop message. */
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  get stopped(): boolean {
+    return this.stopMessage !== undefined;
+  }
+
+  stdout(data: string | Buffer): void {
+    const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+    if (this.task.captureOutput && !this.overflow) {
+      this.keptBytes += bytes.length;
+      if (this.keptBytes > this.task.maxOutputSize) this.overflow = true;
+      else this.kept.push(bytes);
+    }
+    this.out.write(this.decoder.write(bytes));
+  }
+
+  stderr(text: string): void {
+    this.err.write(text);
+  }
+
+  /** Ends the step: flushes the logs and builds its result. A stop, if one came, decides it. */
+  async finish(failure?: { exitCode: number; error: string }): Promise<StepResult> {
+    this.task.port.off('message', this.listener);
+    if (this.stopMessage) {
+      await this.closeLogs();
+      const signal = this.stopMessage.signal;
+      return { kind: 'ok', exitCode: 128 + (osConstants.signals[signal as NodeJS.Signals] ?? 0), signal, error: `signal: ${signal}` };
+    }
+    let error: string | undefined;
+    if (failure) {
+      error = this.mask(failure.error);
+      // The message is the step's error and the last line of its stderr log.
+      this.err.write(`${failure.error}\n`);
+    }
+    await this.closeLogs();
+    const result: StepResult = { kind: 'ok', exitCode: failure?.exitCode ?? 0 };
+    if (error !== undefined) result.error = error;
+    if (this.overflow) result.error = `output exceeded maxOutputSize (${this.task.maxOutputSize} bytes)`;
+    else if (this.task.captureOutput) result.output = this.mask(Buffer.concat(this.kept).toString('utf8')).trim();
+    return result;
+  }
+
+  private async closeLogs(): Promise<void> {
+    this.out.write(this.decoder.end());
+    await Promise.all([this.out.close(), this.err.close()]);
+  }
+}

@@ -1,0 +1,88 @@
+// Issue 18, item 6: troupe behind a process manager. SIGTERM to `npm start` stops the server cleanly;
+// a port that cannot be taken gives the reason, exits 1 and leaves nothing behind.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { waitUntil } from './helpers.ts';
+import { cli, exited, startCli } from './cli-process.ts';
+
+const root = resolve(import.meta.dirname, '..');
+
+async function getJson(url: string, init?: RequestInit): Promise<any> {
+  return (await fetch(url, init)).json();
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test('SIGTERM to `npm start` reaches troupe: its running step is recorded aborted, and nothing is left running', async (t) => {
+  assert.ok(existsSync(join(root, 'dist', 'cli', 'main.js')), 'npm start runs dist/: npm ci builds it');
+  const home = await mkdtemp(join(tmpdir(), 'troupe-npm-'));
+  t.after(() => rm(home, { recursive: true, force: true }));
+  const npm = spawn('npm', ['start', '--silent'], {
+    cwd: root, env: { ...process.env, TROUPE_HOME: home, TROUPE_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.after(() => { if (npm.exitCode === null) npm.kill('SIGKILL'); });
+  let output = '';
+  npm.stdout!.on('data', (chunk) => { output += chunk; });
+  npm.stderr!.on('data', (chunk) => { output += chunk; });
+  assert.ok(await waitUntil(() => /listening on http:\/\/[^ ]+\/api\/v2/.test(output), 30_000), output);
+  const base = /listening on (http:\/\/[^ ]+\/api\/v2)/.exec(output)![1];
+  const server = Number((await readFile(join(home, 'data', 'troupe.lock'), 'utf8')).match(/"pid":\s*(\d+)/)![1]);
+  assert.notEqual(server, npm.pid, 'troupe runs as a child of npm');
+  // Were it left running, it would hold this test's pipes open.
+  t.after(() => { if (alive(server)) process.kill(server, 'SIGKILL'); });
+
+  await fetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'long', spec: 'steps:\n  - name: wait\n    command: sleep 120\n' }) });
+  const { dagRunId } = await getJson(`${base}/dags/long/start`, { method: 'POST', body: '{}' });
+  assert.ok(await waitUntil(async () => (await getJson(`${base}/dag-runs/long/${dagRunId}`)).dagRun.nodes[0].status === 1));
+
+  npm.kill('SIGTERM');
+  assert.equal(await exited(npm), 0, output);
+  assert.match(output, /SIGTERM received, stopping runs and shutting down/);
+  assert.ok(await waitUntil(() => !alive(server)), 'the server process has ended');
+  assert.equal(existsSync(join(home, 'data', 'troupe.lock')), false, 'the home lock is released');
+
+  const again = await startCli(['--home', home, '--port', '0']);
+  t.after(() => { if (again.child.exitCode === null) again.child.kill('SIGKILL'); });
+  const run = (await getJson(`${again.base}/dag-runs/long/${dagRunId}`)).dagRun;
+  assert.deepEqual([run.statusLabel, run.nodes[0].error], ['aborted', 'signal: SIGTERM']);
+  again.child.kill('SIGTERM');
+  assert.equal(await exited(again.child), 0);
+});
+
+for (const carrier of ['uws', 'node']) {
+  test(`a port in use (${carrier}): one line naming the port and the reason, exit 1, and the home left free`, async (t) => {
+    const first = await mkdtemp(join(tmpdir(), 'troupe-port-a-'));
+    const second = await mkdtemp(join(tmpdir(), 'troupe-port-b-'));
+    t.after(() => Promise.all([rm(first, { recursive: true, force: true }), rm(second, { recursive: true, force: true })]));
+    const holder = await startCli(['--home', first, '--port', '0']);
+    t.after(() => { if (holder.child.exitCode === null) holder.child.kill('SIGKILL'); });
+    const port = new URL(holder.base).port;
+
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'start-all', '--home', second, '--port', port, '--http', carrier], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (chunk) => { stderr += chunk; });
+    assert.equal(await exited(child), 1);
+    assert.match(stderr, new RegExp(`troupe: cannot listen on 127\\.0\\.0\\.1:${port}: port ${port} on 127\\.0\\.0\\.1 is in use by another process`));
+    assert.doesNotMatch(stderr, /\n\s+at /, 'no stack trace');
+    assert.equal(existsSync(join(second, 'data', 'troupe.lock')), false, 'the home lock is released');
+
+    // The same home serves at once on a free port.
+    const next = await startCli(['--home', second, '--port', '0', '--http', carrier]);
+    next.child.kill('SIGTERM');
+    assert.equal(await exited(next.child), 0);
+    holder.child.kill('SIGTERM');
+    assert.equal(await exited(holder.child), 0);
+  });
+}
