@@ -6,6 +6,7 @@ import { systemClock, type Clock, type Timers } from './core/index.ts';
 import { PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { HomeLock } from './home-lock.ts';
 import { startServer, type Carrier, type RunningServer } from './http/index.ts';
+import { ResourceHistory, TroupeMetrics, engineSources } from './ops/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
 import { CronStateFile, DagFiles, LmdbQueueStore, LmdbRunStore, LogFiles, RunHistory } from './store/index.ts';
 
@@ -46,6 +47,8 @@ export interface TroupeConfig {
   queues?: QueueConfig[];
   /** How long a dispatched queued run may take to become active before it fails (10 s; tests shorten it). */
   queuedStartDeadlineMs?: number;
+  /** What the resource history's 5 s samples are stamped with and wait on; the system's by default (tests pass a ManualClock). */
+  resourceClock?: Clock & Timers;
 }
 
 export interface QueueConfig {
@@ -139,14 +142,24 @@ async function openLocked(config: Omit<TroupeConfig, 'host' | 'port'>, dags: Dag
 /** The whole service: engine, scheduler and API server in this process (`troupe start-all`). */
 export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
   const handle = await openEngine(config);
+  const version = await readVersion();
+  const startedAtMs = Date.now();
+  const metrics = new TroupeMetrics(engineSources({ ...handle, version, buildDate: await buildDate(), startedAtMs }));
+  const resources = new ResourceHistory({ dir: config.dataDir, clock: config.resourceClock, timers: config.resourceClock });
+  resources.start();
+  const closeOps = () => {
+    resources.close();
+    metrics.close();
+  };
   let server: RunningServer;
   try {
     server = await startServer(
-      { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, version: await readVersion(), startedAtMs: Date.now(),
-        clock: config.clock ?? systemClock },
+      { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, version, startedAtMs,
+        clock: config.clock ?? systemClock, metrics, resources },
       { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs },
     );
   } catch (error) {
+    closeOps();
     await handle.close();
     throw error;
   }
@@ -161,9 +174,19 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
       await handle.cron.close();
       await handle.engine.drain(config.shutdownGraceMs ?? 0);
       await server.close();
+      closeOps();
       await handle.close();
     })()),
   };
+}
+
+/** When the running code was built: the time its compiled file (or source, under tsx) was written. */
+async function buildDate(): Promise<string> {
+  try {
+    return (await stat(new URL(import.meta.url))).mtime.toISOString();
+  } catch {
+    return '';
+  }
 }
 
 async function exists(path: string): Promise<boolean> {

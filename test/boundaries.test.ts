@@ -13,12 +13,17 @@ const allowed: Record<string, string[]> = {
   store: ['core'],
   executors: ['core'],
   actors: ['core', 'definition'],
-  http: ['core', 'definition', 'actors'],
+  http: ['core', 'definition', 'actors', 'ops'],
+  ops: ['core', 'actors'],
   cli: ['core', 'definition', '(root)'],
 };
 
 /** Each third-party package belongs to one folder. */
-const owners: Record<string, string> = { lmdb: 'store', xstate: 'actors', piscina: 'executors', 'jq-wasm': 'executors', ssh2: 'executors', 'uWebSockets.js': 'http', yaml: 'definition', croner: 'definition' };
+const owners: Record<string, string> = {
+  lmdb: 'store', xstate: 'actors', piscina: 'executors', 'jq-wasm': 'executors', ssh2: 'executors', dockerode: 'executors', nodemailer: 'executors',
+  undici: 'executors', tar: 'executors', yazl: 'executors', yauzl: 'executors', picomatch: 'executors',
+  'uWebSockets.js': 'http', yaml: 'definition', croner: 'definition', 'prom-client': 'ops', 'parse-duration': 'ops',
+};
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {

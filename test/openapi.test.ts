@@ -221,6 +221,14 @@ describe('every operation answers as the document says', () => {
     assert.equal((await call('PATCH', '/queues/oa-custom', { maxConcurrency: 0 })).status, 400);
   });
 
+  test('monitoring: the metrics and the resource history', async () => {
+    const { call } = server;
+    const metrics = await call('GET', '/metrics');
+    assert.match(metrics.text, /troupe_info/);
+    assert.ok(Array.isArray((await call('GET', '/services/resources/history?duration=30m')).body.cpu));
+    assert.equal((await call('GET', '/services/resources/history?duration=soon')).status, 400);
+  });
+
   test('every operation of the document answered at least once with success', async () => {
     const document = (await openApiChecker()).document;
     const succeeded = new Set(checkedResponses.filter((response) => response.status < 300).map((response) => `${response.operation} ${response.route}`));

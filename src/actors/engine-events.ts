@@ -2,9 +2,20 @@
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { isFinalRunStatus, nodeStatusLabel, runStatusLabel, type NodeStatusLabel, type RunRecord, type RunStatusLabel } from '../core/index.ts';
 
+/**
+ * The record's times ride along (references to strings it holds, nothing is built): a subscriber
+ * measuring durations (the metrics) needs no map of its own per step, nor a read of the store.
+ */
 export type EngineEvent =
-  | { type: `run.${RunStatusLabel}`; name: string; dagRunId: string; status: number; at: string }
-  | { type: `step.${NodeStatusLabel}`; name: string; dagRunId: string; stepName: string; status: number; at: string };
+  | {
+    type: `run.${RunStatusLabel}`; name: string; dagRunId: string; status: number; at: string;
+    /** '' for a root run (the runs `GET /dag-runs` lists). */
+    parentDAGRunId: string; queuedAt: string; startedAt: string; finishedAt: string;
+  }
+  | {
+    type: `step.${NodeStatusLabel}`; name: string; dagRunId: string; stepName: string; status: number; at: string;
+    startedAt: string; finishedAt: string;
+  };
 
 export type EngineListener = (event: EngineEvent) => void;
 
@@ -78,7 +89,7 @@ export class StatusEvents {
       const node = record.nodes[index];
       if (statuses[index] === node.status) continue;
       statuses[index] = node.status;
-      this.emit({ type: `step.${nodeStatusLabel(node.status)}`, name: record.name, dagRunId: record.dagRunId, stepName: node.step.name, status: node.status, at });
+      this.emit({ type: `step.${nodeStatusLabel(node.status)}`, name: record.name, dagRunId: record.dagRunId, stepName: node.step.name, status: node.status, at, startedAt: node.startedAt, finishedAt: node.finishedAt });
     }
     if (runChanged && final) this.emitRun(record, at);
     if ((event.snapshot as { status?: string }).status === 'done') this.seen.delete(key);
@@ -91,7 +102,10 @@ export class StatusEvents {
   }
 
   private emitRun(record: RunRecord, at: string): void {
-    this.emit({ type: `run.${runStatusLabel(record.status)}`, name: record.name, dagRunId: record.dagRunId, status: record.status, at });
+    this.emit({
+      type: `run.${runStatusLabel(record.status)}`, name: record.name, dagRunId: record.dagRunId, status: record.status, at,
+      parentDAGRunId: record.parentDAGRunId, queuedAt: record.queuedAt, startedAt: record.startedAt, finishedAt: record.finishedAt,
+    });
   }
 
   private emit(event: EngineEvent): void {

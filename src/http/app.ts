@@ -6,6 +6,7 @@ import { dagRunRoutes } from './routes/dag-runs.ts';
 import { dagRoutes } from './routes/dags.ts';
 import { logRoutes } from './routes/logs.ts';
 import { openApiRoutes } from './routes/openapi.ts';
+import { opsRoutes } from './routes/ops.ts';
 import { queueRoutes } from './routes/queues.ts';
 import { systemRoutes } from './routes/system.ts';
 import type { ApiDeps, HttpResponse } from './types.ts';
@@ -31,17 +32,20 @@ export function apiRouter(): Router {
   dagRunRoutes(router);
   logRoutes(router);
   queueRoutes(router);
+  opsRoutes(router);
   openApiRoutes(router);
   return router;
 }
 
 export function createApi(deps: ApiDeps): Api {
   const router = apiRouter();
-  return async (raw) => {
+  /** `seen.route`: the matched route's template, never the path, so the request metrics stay as few as the routes. */
+  const serve = async (raw: RawRequest, seen: { route: string }): Promise<HttpResponse> => {
     try {
       if (!raw.path.startsWith(`${API_PREFIX}/`)) throw new AppError('not_found', `no route for ${raw.path}`);
       const match = router.match(raw.method, raw.path.slice(API_PREFIX.length));
       if (!match) throw new AppError('not_found', `no route for ${raw.method} ${raw.path}`);
+      seen.route = match.pattern;
       return await match.handler({
         method: raw.method,
         path: raw.path,
@@ -53,6 +57,13 @@ export function createApi(deps: ApiDeps): Api {
     } catch (error) {
       return errorResponse(error);
     }
+  };
+  return async (raw) => {
+    const started = performance.now();
+    const seen = { route: 'unmatched' };
+    const response = await serve(raw, seen);
+    deps.metrics.observeRequest(raw.method, seen.route, response.status, (performance.now() - started) / 1000);
+    return response;
   };
 }
 

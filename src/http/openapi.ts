@@ -16,6 +16,7 @@ const TAGS = [
   { name: 'dags', description: 'DAG definitions: list, create, read, edit, validate, rename, delete, suspend, search, tags' },
   { name: 'dag-runs', description: 'Starting runs, their details, logs, outputs, stop, retry and step status' },
   { name: 'queues', description: 'Enqueueing, dequeue, reschedule and the queues' },
+  { name: 'monitoring', description: 'Prometheus metrics and the machine\'s resource history' },
 ];
 
 const ERROR_WHEN: Record<ErrorCode, string> = {

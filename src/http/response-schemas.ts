@@ -260,6 +260,20 @@ export const Health = component('HealthResponse', (Type) => closed(Type, {
   error: Type.Optional(Type.String({ description: 'Only when unhealthy: why' })),
 }));
 
+export const MetricPoint = component('MetricPoint', (Type) => closed(Type, {
+  timestamp: Type.Integer({ description: 'Unix seconds' }),
+  value: Type.Number(),
+}));
+
+const series = (Type: TypeBuilder, description: string) => Type.Array(ref(Type, MetricPoint), { description });
+
+export const ResourceHistory = component('ResourceHistory', (Type) => closed(Type, {
+  cpu: series(Type, 'Percent of all CPUs busy since the previous sample'),
+  memory: series(Type, 'Percent of memory in use'),
+  disk: series(Type, 'Percent of the data directory\'s file system in use'),
+  load: series(Type, 'The one-minute load average'),
+}));
+
 // The bodies of single routes.
 
 const withErrors = (Type: TypeBuilder, properties: Parameters<TypeBuilder['Object']>[0]) =>
@@ -330,6 +344,7 @@ export const RescheduleResponse = bodySchema((Type) => closed(Type, { dagRunId: 
 export const QueuesResponse = bodySchema((Type) => closed(Type, { queues: Type.Array(ref(Type, Queue)) }));
 export const QueueResponse = bodySchema((Type) => ref(Type, Queue));
 export const HealthResponse = bodySchema((Type) => ref(Type, Health));
+export const ResourceHistoryResponse = bodySchema((Type) => ref(Type, ResourceHistory));
 export const LogResponse = bodySchema((Type) => ref(Type, LogChunk));
 export const OpenApiResponse = bodySchema((Type) => Type.Object({ openapi: Type.String() }, { additionalProperties: true, description: 'This document' }));
 

@@ -19,7 +19,7 @@ export interface RouteDoc {
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'system' | 'dags' | 'dag-runs' | 'queues';
+  tag: 'system' | 'dags' | 'dag-runs' | 'queues' | 'monitoring';
   query?: ReadonlyArray<QueryParam<unknown>>;
   body?: BodySchema<TSchema>;
   responses: Record<number, SuccessResponse>;

@@ -3,8 +3,18 @@ import { AppError } from '../core/index.ts';
 import type { RouteDoc } from './route-doc.ts';
 import type { Handler } from './types.ts';
 
-interface Route {
+export interface RouteOptions {
+  /**
+   * Served without authentication whatever the auth mode: the metrics (http-api.md 5.5). Auth
+   * checks `Match.public` and must keep honouring it.
+   */
+  public?: boolean;
+}
+
+interface Route extends RouteOptions {
   method: string;
+  /** As registered (`/dag-runs/:name/:dagRunId`): what metrics label a request with. */
+  pattern: string;
   segments: string[];
   handler: Handler;
   doc?: RouteDoc;
@@ -15,25 +25,34 @@ export interface RouteEntry {
   method: string;
   /** The pattern as it was added (`/dags/:fileName`). */
   pattern: string;
+  public: boolean;
   doc?: RouteDoc;
 }
 
 export interface Match {
   handler: Handler;
   params: Record<string, string>;
+  pattern: string;
+  public: boolean;
 }
 
 export class Router {
   private readonly routes: Route[] = [];
 
-  /** `doc` describes the route in the OpenAPI document; a route without one fails test/openapi.test.ts. */
-  add(method: string, pattern: string, handler: Handler, doc?: RouteDoc): this {
-    this.routes.push({ method, segments: pattern.split('/').filter(Boolean), handler, ...(doc ? { doc } : {}) });
+  /**
+   * `options` with a RouteDoc (an `operationId`) describe the route in the OpenAPI document; a route
+   * without one fails test/openapi.test.ts.
+   */
+  add(method: string, pattern: string, handler: Handler, options: RouteOptions | (RouteOptions & RouteDoc) = {}): this {
+    const route: Route = { method, pattern, segments: pattern.split('/').filter(Boolean), handler };
+    if (options.public) route.public = true;
+    if ('operationId' in options) route.doc = options;
+    this.routes.push(route);
     return this;
   }
 
   entries(): RouteEntry[] {
-    return this.routes.map((route) => ({ method: route.method, pattern: `/${route.segments.join('/')}`, ...(route.doc ? { doc: route.doc } : {}) }));
+    return this.routes.map((route) => ({ method: route.method, pattern: route.pattern, public: route.public === true, ...(route.doc ? { doc: route.doc } : {}) }));
   }
 
   /**
@@ -71,7 +90,7 @@ export class Router {
       if (route.method !== served) continue;
       if (!best || literals > best.literals) best = { route, params, literals };
     }
-    if (best) return { handler: best.route.handler, params: best.params };
+    if (best) return { handler: best.route.handler, params: best.params, pattern: best.route.pattern, public: best.route.public === true };
     if (pathMatched) throw new AppError('bad_request', `method ${method} is not allowed here`);
     return undefined;
   }

@@ -1,6 +1,7 @@
 // The small request/response interface every handler is written against, whichever server carries it.
 import type { Clock, DagStore, LogStore, RunStore } from '../core/index.ts';
 import type { CronScheduler, Engine } from '../actors/index.ts';
+import type { ResourceHistory, TroupeMetrics } from '../ops/index.ts';
 
 export interface HttpRequest {
   method: string;
@@ -30,6 +31,10 @@ export interface ApiDeps {
   cron: CronScheduler;
   /** The time DAGs' next runs are computed from. */
   clock: Clock;
+  /** `GET /metrics`; every request's duration is observed into it. */
+  metrics: TroupeMetrics;
+  /** `GET /services/resources/history`. */
+  resources: ResourceHistory;
 }
 
 export type Handler = (request: HttpRequest, deps: ApiDeps) => Promise<HttpResponse> | HttpResponse;

@@ -116,6 +116,11 @@ export class CronScheduler {
     return this.starting ?? Promise.resolve();
   }
 
+  /** Started and not closed: schedules fire (the metric troupe_scheduler_running). */
+  get running(): boolean {
+    return this.phase === 'starting' || this.phase === 'running';
+  }
+
   /**
    * Settles once every stored DAG is planned and the ticks missed while the server was down are
    * listed: `nextRun` and `missedRuns` are complete from then on.

@@ -1,0 +1,37 @@
+// What the metrics read from a running troupe, read the way the API reads it.
+import { RunStatus, type DagStore, type RunStore } from '../core/index.ts';
+import type { CronScheduler, Engine } from '../actors/index.ts';
+import type { MetricsSources } from './metrics.ts';
+
+export interface EngineParts {
+  engine: Engine;
+  runs: RunStore;
+  dags: DagStore;
+  cron: CronScheduler;
+  version: string;
+  buildDate: string;
+  startedAtMs: number;
+}
+
+export function engineSources(parts: EngineParts): MetricsSources {
+  const { engine, runs, dags, cron } = parts;
+  return {
+    version: parts.version,
+    buildDate: parts.buildDate,
+    startedAtMs: parts.startedAtMs,
+    subscribe: (listener) => engine.subscribe(listener),
+    // The active runs (a few) rather than the store's runs (up to millions); a record is counted
+    // as GET /dag-runs?status=1 lists it: a root run whose stored status is running.
+    runningRuns: () => {
+      let count = 0;
+      for (const { name, dagRunId } of engine.activeRuns()) {
+        const record = runs.get(name, dagRunId);
+        if (record?.status === RunStatus.Running && record.parentDAGRunId === '') count++;
+      }
+      return count;
+    },
+    queuedRuns: () => engine.queues().reduce((sum, queue) => sum + queue.queued.length, 0),
+    dagCount: async () => (await dags.fileNames()).length,
+    schedulerRunning: () => cron.running,
+  };
+}

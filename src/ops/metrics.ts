@@ -1,0 +1,159 @@
+// The Prometheus metrics of docs/metrics.md, in a registry of troupe's own (never prom-client's
+// global one: an embedder's metrics and two servers in one process stay apart).
+// Gauges are read from the engine when scraped, so they agree with the API at that moment; totals
+// and histograms are counted from the engine's events as they happen, never from a scan of the store.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { EngineEvent, EngineListener } from '../actors/index.ts';
+
+export interface MetricsSources {
+  version: string;
+  /** ISO time the running code was built. */
+  buildDate: string;
+  startedAtMs: number;
+  subscribe(listener: EngineListener): () => void;
+  /** Root runs running, as `GET /dag-runs?status=1` lists them. */
+  runningRuns(): number;
+  /** Runs waiting in a queue, as `GET /queues` counts them. */
+  queuedRuns(): number;
+  dagCount(): Promise<number>;
+  schedulerRunning(): boolean;
+}
+
+const PREFIX = 'troupe_';
+
+/** The spec's label values (http-api.md 4.9: succeeded, failed, canceled), and partial success. */
+const RUN_END_LABELS: Partial<Record<EngineEvent['type'], string>> = {
+  'run.succeeded': 'succeeded',
+  'run.failed': 'failed',
+  'run.aborted': 'canceled',
+  'run.partially_succeeded': 'partially_succeeded',
+};
+
+const STEP_END_LABELS: Partial<Record<EngineEvent['type'], string>> = {
+  'step.succeeded': 'succeeded',
+  'step.failed': 'failed',
+  'step.aborted': 'aborted',
+  'step.partially_succeeded': 'partially_succeeded',
+};
+
+/** Any other method is counted as `other`: a client must not grow the label set at will. */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** Counters and histograms bound to their label values once, so that an event looks nothing up by name. */
+interface Bound {
+  inc(): void;
+  observe(value: number): void;
+}
+
+export class TroupeMetrics {
+  readonly registry = new Registry();
+  private readonly unsubscribe: () => void;
+  private readonly runEnds = new Map<string, Bound>();
+  private readonly stepEnds = new Map<string, { observe(value: number): void }>();
+  private readonly queueWait: Histogram;
+  private readonly httpDuration: Histogram<'method' | 'route' | 'status_code'>;
+
+  constructor(sources: MetricsSources) {
+    const registers = [this.registry];
+    new Gauge({
+      name: `${PREFIX}info`, help: 'Build information, value 1 (go_version holds the Node.js version)',
+      labelNames: ['version', 'build_date', 'go_version'], registers,
+    }).set({ version: sources.version, build_date: sources.buildDate, go_version: process.version }, 1);
+    new Gauge({
+      name: `${PREFIX}uptime_seconds`, help: 'Seconds since server start', registers,
+      collect() { this.set(Math.floor((Date.now() - sources.startedAtMs) / 1000)); },
+    });
+    new Gauge({
+      name: `${PREFIX}dag_runs_currently_running`, help: 'Root DAG runs running (GET /dag-runs?status=1)', registers,
+      collect() { this.set(sources.runningRuns()); },
+    });
+    new Gauge({
+      name: `${PREFIX}dag_runs_queued_total`, help: 'DAG runs waiting in a queue (GET /queues)', registers,
+      collect() { this.set(sources.queuedRuns()); },
+    });
+    new Gauge({
+      name: `${PREFIX}dags_total`, help: 'DAG definition files', registers,
+      async collect() { this.set(await sources.dagCount()); },
+    });
+    new Gauge({
+      name: `${PREFIX}scheduler_running`, help: '1 when the scheduler runs DAGs on their schedules, else 0', registers,
+      collect() { this.set(sources.schedulerRunning() ? 1 : 0); },
+    });
+    const runsTotal = new Counter({
+      name: `${PREFIX}dag_runs_total`, help: 'Root DAG runs ended since the server started, by status (each attempt counts)',
+      labelNames: ['status'], registers,
+    });
+    const runDuration = new Histogram({
+      name: `${PREFIX}dag_run_duration_seconds`, help: 'Root DAG runs from start to end, by status',
+      labelNames: ['status'], buckets: [0.1, 0.5, 1, 5, 10, 30, 60, 300, 600, 1800, 3600, 7200, 21600, 86400], registers,
+    });
+    for (const [type, status] of Object.entries(RUN_END_LABELS)) {
+      const total = runsTotal.labels(status);
+      // Every status is listed from the start, at 0: rate() and alerts need the series to exist.
+      total.inc(0);
+      runDuration.zero({ status });
+      const duration = runDuration.labels(status);
+      this.runEnds.set(type, { inc: () => total.inc(), observe: (value) => duration.observe(value) });
+    }
+    this.queueWait = new Histogram({
+      name: `${PREFIX}dag_run_queue_wait_seconds`, help: 'DAG runs from queued to started',
+      buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 600, 1800, 3600, 21600], registers,
+    });
+    const stepDuration = new Histogram({
+      name: `${PREFIX}step_duration_seconds`, help: 'Steps from start to end, by status (sub DAG runs\' steps included)',
+      labelNames: ['status'], buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600], registers,
+    });
+    for (const [type, status] of Object.entries(STEP_END_LABELS)) {
+      stepDuration.zero({ status });
+      this.stepEnds.set(type, stepDuration.labels(status));
+    }
+    this.httpDuration = new Histogram({
+      name: `${PREFIX}http_request_duration_seconds`, help: 'API requests from arrival to response, by method, route template and status code',
+      labelNames: ['method', 'route', 'status_code'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers,
+    });
+    collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+    this.unsubscribe = sources.subscribe(this.onEvent);
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The exposition text of every metric. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** `route` is the route's template (`/dag-runs/:name/:dagRunId`), never the path: the series stay few. */
+  observeRequest(method: string, route: string, statusCode: number, seconds: number): void {
+    this.httpDuration.observe({ method: METHODS.has(method) ? method : 'other', route, status_code: statusCode }, seconds);
+  }
+
+  close(): void {
+    this.unsubscribe();
+  }
+
+  // Runs once per step and run transition: a map lookup and, at an end, one observation.
+  private readonly onEvent = (event: EngineEvent): void => {
+    if ('stepName' in event) {
+      const ended = this.stepEnds.get(event.type);
+      if (ended) observeSpan(ended, event.startedAt, event.finishedAt);
+      return;
+    }
+    if (event.parentDAGRunId !== '') return;
+    if (event.type === 'run.running') {
+      if (event.queuedAt !== '') observeSpan(this.queueWait, event.queuedAt, event.startedAt);
+      return;
+    }
+    const ended = this.runEnds.get(event.type);
+    if (!ended) return;
+    ended.inc();
+    // A run that never started (dequeued, or failed to leave its queue) has no duration.
+    if (event.startedAt !== '') observeSpan(ended, event.startedAt, event.finishedAt);
+  };
+}
+
+function observeSpan(into: { observe(value: number): void }, from: string, to: string): void {
+  const seconds = (Date.parse(to) - Date.parse(from)) / 1000;
+  if (seconds >= 0) into.observe(seconds);
+}
