@@ -43,7 +43,7 @@ export function stringQuery(name: string, description: string, options: { requir
     name,
     description,
     ...(options.required ? { required: true } : {}),
-    schema: (Type) => Type.String({ minLength: options.required ? 1 : 0 }),
+    schema: (Type) => Type.String(options.required ? { minLength: 1 } : {}),
     read: (query) => {
       const value = stringParam(query, name);
       if (value === undefined && options.required) throw new AppError('bad_request', `query parameter ${name} is required`);
