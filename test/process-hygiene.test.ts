@@ -2,7 +2,7 @@
 // a port that cannot be taken gives the reason, exits 1 and leaves nothing behind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -86,3 +86,16 @@ for (const carrier of ['uws', 'node']) {
     assert.equal(await exited(holder.child), 0);
   });
 }
+
+test('the compiled build that npm start runs loads every module under plain node (no TypeScript loader)', () => {
+  // tsx forgives what node refuses: a named import that a CommonJS package does not declare
+  // statically (ssh2's `utils`) loads under tsx and fails the pool's worker threads under node.
+  for (const module of ['dist/cli/main.js', 'dist/executors/worker.js', 'dist/executors/step-host.js']) {
+    assert.ok(existsSync(join(root, module)), `${module} is built (npm ci builds it)`);
+  }
+  const check = spawnSync(process.execPath, ['--input-type=module', '-e', `
+    await import(${JSON.stringify(join(root, 'dist/executors/worker.js'))});
+    await import(${JSON.stringify(join(root, 'dist/main.js'))});
+  `], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+  assert.equal(check.status, 0, check.stderr);
+});

@@ -7,6 +7,7 @@ import type { LogStore, RunRecord, StepDispatcher, StepResult, StepTask } from '
 import { logLine } from './run/log-line.ts';
 import { runMail, stepErrorMail, type MailConfig } from './run/notifications.ts';
 import type { RunPlan } from './run/plan.ts';
+import type { ServiceOutcome } from './run/run.machine.ts';
 
 /** The log files among `paths` that exist: a step that did not run, or wrote nothing, has none. */
 async function existing(paths: string[] | undefined): Promise<string[] | undefined> {
@@ -19,6 +20,10 @@ async function existing(paths: string[] | undefined): Promise<string[] | undefin
 const STOP_SIGNAL = 'SIGTERM';
 
 export function runServices(dispatcher: StepDispatcher, logs: LogStore, now: () => number) {
+  // A run stopped while its container starts goes on to remove it at once; the start, told to
+  // stop, may still be creating it. The removal waits for the start to settle, so that the run is
+  // not recorded ended while its container is still there.
+  const starting = new Map<string, Promise<unknown>>();
   const task = (plan: RunPlan, executor: StepTask['executor']): StepTask => ({
     executor, scriptPath: '', env: plan.baseEnv, workingDir: plan.steps[0]?.dir ?? process.cwd(),
     captureOutput: false, maxOutputSize: plan.maxOutputSize, secrets: plan.secrets,
@@ -43,15 +48,19 @@ export function runServices(dispatcher: StepDispatcher, logs: LogStore, now: () 
     }).catch((error: Error) => console.error(`troupe: ${what} of ${record.name} ${record.dagRunId}: ${error.message}`));
   };
   return {
-    prepareServices: fromPromise<void, RunPlan>(async ({ input: plan, signal }) => {
+    prepareServices: fromPromise<ServiceOutcome, RunPlan>(async ({ input: plan, signal }) => {
       const handle = dispatcher.dispatch(task(plan, { type: 'dag-container', config: { action: 'start' } }));
+      const name = plan.services!.container!.name;
+      starting.set(name, handle.result);
+      void handle.result.finally(() => starting.delete(name));
       signal.addEventListener('abort', () => handle.stop(STOP_SIGNAL, plan.maxCleanUpTimeSec * 1000), { once: true });
       const error = failure(await handle.result);
-      if (error !== undefined) throw new Error(error);
+      return error === undefined ? { at: now() } : { at: now(), error };
     }),
-    releaseServices: fromPromise<string | undefined, RunPlan>(async ({ input: plan }) => {
+    releaseServices: fromPromise<ServiceOutcome, RunPlan>(async ({ input: plan }) => {
+      await starting.get(plan.services!.container!.name);
       const error = failure(await dispatcher.dispatch(task(plan, { type: 'dag-container', config: { action: 'remove' } })).result);
-      return error === undefined ? undefined : logLine(now(), 'ERROR', 'The DAG\'s container was not removed', { dag: plan.name, 'run-id': plan.dagRunId, error });
+      return error === undefined ? { at: now() } : { at: now(), error };
     }),
     mailRunEnd: (_: unknown, { plan, record }: { plan: RunPlan; record: RunRecord }) => sendMail(plan, record, runMail(plan, record), 'The run\'s notification mail'),
     mailStepError: (_: unknown, { plan, record, index }: { plan: RunPlan; record: RunRecord; index: number }) =>

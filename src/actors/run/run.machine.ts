@@ -20,6 +20,12 @@ export interface RunInput {
 
 export type RunContext = RunState;
 
+/** How the start or the removal of a DAG-level container went: when it ended, and why it failed. */
+export interface ServiceOutcome {
+  at: number;
+  error?: string;
+}
+
 export type RunEvent =
   | { type: 'run.begin'; at: number }
   | { type: 'run.stop'; at: number }
@@ -39,9 +45,13 @@ export interface RunFinishedEvent {
 }
 
 /** Every event carries its time; a run that begins with its actor uses the recorded start. */
-function eventTime(event: { type: string; at?: number }, context: RunContext): number {
+function eventTime(event: { type: string; at?: number; output?: unknown }, context: RunContext): number {
+  if (event.at !== undefined) return event.at;
+  // The DAG-level container's start and removal report when they ended (ServiceOutcome).
+  const output = event.output as Partial<ServiceOutcome> | undefined;
+  if (typeof output?.at === 'number') return output.at;
   // A timer's event carries no time: it fired at the run's start plus its delay.
-  return event.at ?? Date.parse(context.record.startedAt) + (context.delayed ? context.plan.delaySec * 1000 : 0);
+  return Date.parse(context.record.startedAt) + (context.delayed ? context.plan.delaySec * 1000 : 0);
 }
 
 /** The status the run ends with, from its nodes (progress.ts). */
@@ -78,10 +88,9 @@ const effects = setup({
   actors: {
     step: stepMachine,
     // Provided by the engine (run-services.ts): start what the run's steps share (its DAG-level
-    // container) before the first step; remove it after the last handler. The release resolves to
-    // the line its failure writes to the run log.
-    prepareServices: fromPromise<void, RunPlan>(async () => {}),
-    releaseServices: fromPromise<string | undefined, RunPlan>(async () => undefined),
+    // container) before the first step; remove it after the last handler. Neither rejects.
+    prepareServices: fromPromise<ServiceOutcome, RunPlan>(async () => ({ at: Date.now() })),
+    releaseServices: fromPromise<ServiceOutcome, RunPlan>(async () => ({ at: Date.now() })),
   },
   actions: {
     // Provided by the engine: write the record to the store; append a line to the run log.
@@ -321,17 +330,19 @@ export const runMachine = effects.extend({
           invoke: {
             src: 'prepareServices',
             input: ({ context }) => context.plan,
-            onDone: 'initializing',
-            onError: {
-              target: '#dagRun.settled',
-              actions: enqueueActions(({ context, event, enqueue }) => {
-                const error = `container: ${(event.error as Error).message}`;
-                const at = Date.now();
-                const fields = { dag: context.record.name, 'run-id': context.record.dagRunId, error };
-                enqueue.assign({ initFailed: true, outcome: RunStatus.Failed, record: { ...context.record, error } });
-                enqueue({ type: 'appendLog', params: { path: context.record.log, line: logLine(at, 'ERROR', 'The DAG\'s container did not start', fields) } });
-              }),
-            },
+            onDone: [
+              {
+                guard: ({ event }) => event.output.error !== undefined,
+                target: '#dagRun.settled',
+                actions: enqueueActions(({ context, event, enqueue }) => {
+                  const error = `container: ${event.output.error}`;
+                  const fields = { dag: context.record.name, 'run-id': context.record.dagRunId, error };
+                  enqueue.assign({ initFailed: true, outcome: RunStatus.Failed, record: { ...context.record, error } });
+                  enqueue({ type: 'appendLog', params: { path: context.record.log, line: logLine(event.output.at, 'ERROR', 'The DAG\'s container did not start', fields) } });
+                }),
+              },
+              { target: 'initializing' },
+            ],
           },
         },
         // The init handler runs before the steps; when it fails they do not run (aborted).
@@ -408,10 +419,11 @@ export const runMachine = effects.extend({
         onDone: {
           target: 'ended',
           actions: enqueueActions(({ context, event, enqueue }) => {
-            if (event.output !== undefined) enqueue({ type: 'appendLog', params: { path: context.record.log, line: event.output } });
+            if (event.output.error === undefined) return;
+            const fields = { dag: context.record.name, 'run-id': context.record.dagRunId, error: event.output.error };
+            enqueue({ type: 'appendLog', params: { path: context.record.log, line: logLine(event.output.at, 'ERROR', 'The DAG\'s container was not removed', fields) } });
           }),
         },
-        onError: 'ended',
       },
     },
     ended: {

@@ -30,7 +30,7 @@ export async function execInContainer(containerId: string, argv: string[], setti
     });
     stream = await exec.start({ hijack: true, stdin: false, ...deadline() }) as NodeJS.ReadWriteStream;
   } catch (error) {
-    return { kind: 'failed', message: daemonMessage(error) };
+    return { kind: 'failed', message: `${daemonMessage(error)}${await stateOf(containerId)}` };
   }
   let streamEnded = false;
   const ended = new Promise<void>((resolve) => {
@@ -101,5 +101,18 @@ async function signalExec(exec: Docker.Exec, signal: string): Promise<void> {
     }
   } catch {
     // The process has ended already.
+  }
+}
+
+/**
+ * The state of a container an exec could not reach, as words to add to the daemon's message: a
+ * container that was running when it was checked may have exited since (its command failed).
+ */
+async function stateOf(containerId: string): Promise<string> {
+  try {
+    const { State } = await docker().getContainer(containerId).inspect(deadline());
+    return State.Running ? '' : ` (status ${State.Status}, exit code ${State.ExitCode})`;
+  } catch {
+    return '';
   }
 }

@@ -2,7 +2,10 @@
 // standard ones), then the password; the host key checked against known_hosts unless strictHostKey
 // is off. Every failure comes back as a message, within READY_TIMEOUT_MS.
 import { readFile } from 'node:fs/promises';
-import { Client, utils, type ConnectConfig, type PasswordAuthMethod, type PublicKeyAuthMethod } from 'ssh2';
+import ssh2, { type Client, type ConnectConfig, type PasswordAuthMethod, type PublicKeyAuthMethod } from 'ssh2';
+
+// ssh2 is CommonJS whose exports Node cannot name statically: the compiled build reads them off the default export.
+const { Client: SshClient, utils } = ssh2;
 import { checkHostKey } from './known-hosts.ts';
 import { defaultKeyPaths, type SshSettings } from './ssh-settings.ts';
 
@@ -54,7 +57,7 @@ async function open(settings: SshSettings, isCancelled: () => boolean, onClient:
   }
   if (isCancelled()) return { kind: 'cancelled' };
   return new Promise((resolve) => {
-    const client = new Client();
+    const client = new SshClient();
     onClient(client);
     let hostKeyProblem: string | undefined;
     let settled = false;
