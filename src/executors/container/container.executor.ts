@@ -6,7 +6,7 @@ import type Docker from 'dockerode';
 import type { StepResult } from '../../core/index.ts';
 import type { WorkerTask } from '../protocol.ts';
 import { containerEnv, stepCommands, stepCreateOptions, type StepContainerConfig } from './create-options.ts';
-import { MANAGED_LABEL, daemonMessage, deadline, docker, isNotFound } from './docker.ts';
+import { MANAGED_LABEL, daemonMessage, deadline, docker, isNotFound, connectDocker } from './docker.ts';
 import { execInContainer, type ExecSettings } from './exec-in-container.ts';
 import { ensureImage } from './image-pull.ts';
 import { runInNewContainer } from './run-container.ts';
@@ -20,6 +20,7 @@ type Target =
   | { kind: 'failed'; message: string };
 
 export async function runContainerStep(task: WorkerTask): Promise<StepResult> {
+  await connectDocker();
   const stops = new Stops(task.port);
   const output = new StepOutput(task);
   try {

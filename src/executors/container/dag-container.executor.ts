@@ -6,7 +6,7 @@ import type Docker from 'dockerode';
 import type { StepResult } from '../../core/index.ts';
 import type { WorkerTask } from '../protocol.ts';
 import { containerEnv, dagCreateOptions } from './create-options.ts';
-import { MANAGED_LABEL, daemonMessage, deadline, docker, isNotFound } from './docker.ts';
+import { MANAGED_LABEL, daemonMessage, deadline, docker, isNotFound, connectDocker } from './docker.ts';
 import { ensureImage } from './image-pull.ts';
 import { READINESS_LIMIT_MS, waitReady } from './readiness.ts';
 import { Stops } from './stops.ts';
@@ -21,6 +21,7 @@ function readinessLimitMs(): number {
 }
 
 export async function runDagContainer(task: WorkerTask): Promise<StepResult> {
+  await connectDocker();
   const shared = task.services?.container;
   if (!shared) return { kind: 'ok', exitCode: 1, error: 'the DAG has no container' };
   try {

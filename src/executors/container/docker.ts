@@ -1,6 +1,6 @@
 // The Docker engine client of this worker thread (dockerode), and what the container executors
 // share: the label that marks what troupe creates, per-call deadlines, the daemon's own messages.
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 
 /** Every container troupe creates carries this label: a leftover is found by it. */
 export const MANAGED_LABEL = 'org.troupe.managed';
@@ -11,11 +11,22 @@ export const CALL_TIMEOUT_MS = 30_000;
 let client: Docker | undefined;
 
 /**
- * One client per worker thread, made on first use: it reads DOCKER_HOST (and DOCKER_TLS_VERIFY,
- * DOCKER_CERT_PATH) from the environment the thread was started with, else the default socket.
+ * One client per worker thread, made by the first container step: it reads DOCKER_HOST (and
+ * DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) from the environment the thread was started with, else the
+ * default socket. dockerode is loaded then, not with the thread: it costs a thread about 130 ms and
+ * 25 MB, which only threads that run containers should pay.
  */
+export async function connectDocker(): Promise<Docker> {
+  if (!client) {
+    const { default: Dockerode } = await import('dockerode');
+    client ??= new Dockerode();
+  }
+  return client;
+}
+
+/** The client connectDocker made; the executors' entry points call that first. */
 export function docker(): Docker {
-  client ??= new Docker();
+  if (!client) throw new Error('the Docker client is not connected yet');
   return client;
 }
 

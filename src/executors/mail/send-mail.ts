@@ -1,6 +1,5 @@
 // One message through nodemailer's SMTP transport, with bounded waits and an abort signal: the
 // send ends in a result (accepted) or an error carrying the server's own answer, never hangs.
-import { createTransport } from 'nodemailer';
 import type { MailMessageSpec, SmtpServer } from './mail-config.ts';
 
 /**
@@ -19,6 +18,8 @@ export interface Delivery {
 export type SendOutcome = { kind: 'sent'; delivery: Delivery } | { kind: 'failed'; message: string } | { kind: 'aborted' };
 
 export async function sendMail(server: SmtpServer, mail: MailMessageSpec, signal: AbortSignal): Promise<SendOutcome> {
+  // Loaded by the first mail of a worker thread, not with every thread.
+  const { createTransport } = await import('nodemailer');
   const transport = createTransport({
     host: server.host,
     port: server.port,

@@ -2,12 +2,21 @@
 // standard ones), then the password; the host key checked against known_hosts unless strictHostKey
 // is off. Every failure comes back as a message, within READY_TIMEOUT_MS.
 import { readFile } from 'node:fs/promises';
-import ssh2, { type Client, type ConnectConfig, type PasswordAuthMethod, type PublicKeyAuthMethod } from 'ssh2';
-
-// ssh2 is CommonJS whose exports Node cannot name statically: the compiled build reads them off the default export.
-const { Client: SshClient, utils } = ssh2;
+import type { Client, ConnectConfig, PasswordAuthMethod, PublicKeyAuthMethod } from 'ssh2';
 import { checkHostKey } from './known-hosts.ts';
 import { defaultKeyPaths, type SshSettings } from './ssh-settings.ts';
+
+type Ssh2 = typeof import('ssh2');
+let loaded: Promise<Ssh2> | undefined;
+
+/**
+ * ssh2, loaded by the first ssh step of a worker thread rather than with every thread. It is
+ * CommonJS whose exports Node cannot name statically: they are read off its default export.
+ */
+function ssh2(): Promise<Ssh2> {
+  loaded ??= import('ssh2').then((module) => (module as unknown as { default: Ssh2 }).default);
+  return loaded;
+}
 
 /** Handshake and authentication together (ssh2's own default); a refused port fails at once. */
 export const READY_TIMEOUT_MS = 20_000;
@@ -45,6 +54,7 @@ export function connect(settings: SshSettings): PendingConnection {
 
 async function open(settings: SshSettings, isCancelled: () => boolean, onClient: (client: Client) => void): Promise<Connection> {
   const where = `ssh ${settings.user}@${settings.host}:${settings.port}`;
+  const { Client: SshClient } = await ssh2();
   const auth = await authMethods(settings);
   if (auth.kind === 'failed') return { kind: 'failed', message: `${where}: ${auth.message}` };
   let knownHosts: string | undefined;
@@ -131,7 +141,7 @@ async function usableKey(path: string): Promise<UsableKey> {
     return { kind: 'failed', message: `cannot read the key ${path}: ${(error as Error).message}`, missing };
   }
   // Parsed here so that a bad key is named; ssh2 would skip it silently.
-  const parsed = utils.parseKey(key);
+  const parsed = (await ssh2()).utils.parseKey(key);
   if (parsed instanceof Error) return { kind: 'failed', message: `cannot use the key ${path}: ${parsed.message}`, missing: false };
   return { kind: 'ok', key };
 }
