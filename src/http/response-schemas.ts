@@ -312,7 +312,10 @@ export const DagRunHistoryResponse = bodySchema((Type) => closed(Type, {
   })),
 }));
 export const DagRunResponse = bodySchema((Type) => closed(Type, { dagRun: ref(Type, RunDetails) }));
-export const RunListResponse = bodySchema((Type) => closed(Type, { dagRuns: Type.Array(ref(Type, RunSummary)) }));
+export const RunListResponse = bodySchema((Type) => closed(Type, {
+  dagRuns: Type.Array(ref(Type, RunSummary)),
+  nextCursor: Type.Optional(Type.String({ description: 'With `limit` (troupe): the `cursor` of the next page; absent on the last' })),
+}));
 export const RunDetailsResponse = bodySchema((Type) => closed(Type, {
   dagRun: ref(Type, RunDetails),
   dagRunDetails: ref(Type, RunDetails),

@@ -33,6 +33,11 @@ const FilterQuery = {
   dagRunId: stringQuery('dagRunId', 'Only the run with this id'),
 };
 const NameQuery = stringQuery('name', 'Only runs of this DAG name');
+/** troupe (docs/api.md, Paging through runs): without `limit` the answer is every match, as the spec says. */
+const PageQuery = {
+  limit: intQuery('limit', `At most this many runs, and \`nextCursor\` while more match (troupe; 1 to ${MAX_RUNS_PER_PAGE})`, 1, MAX_RUNS_PER_PAGE),
+  cursor: stringQuery('cursor', 'The `nextCursor` of the previous page (troupe; with `limit`)'),
+};
 
 function runFilter(request: HttpRequest): RunFilter {
   const status = FilterQuery.status.read(request.query);
@@ -64,11 +69,11 @@ function listRunsOfName(request: HttpRequest, deps: ApiDeps) {
  * `nextCursor` of the next page while more follow (docs/api.md, Paging through runs).
  */
 function runList(request: HttpRequest, deps: ApiDeps, filter: RunFilter) {
-  const limit = intParam(request.query, 'limit', 1, MAX_RUNS_PER_PAGE);
-  const cursor = request.query.get('cursor');
-  if (limit === undefined && cursor !== null) throw new AppError('bad_request', 'cursor is given without limit');
-  const after = cursor === null ? undefined : decodeCursor(cursor);
-  if (cursor !== null && after === undefined) throw new AppError('bad_request', 'cursor is not one a previous answer gave');
+  const limit = PageQuery.limit.read(request.query);
+  const cursor = PageQuery.cursor.read(request.query);
+  if (limit === undefined && cursor !== undefined) throw new AppError('bad_request', 'cursor is given without limit');
+  const after = cursor === undefined ? undefined : decodeCursor(cursor);
+  if (cursor !== undefined && after === undefined) throw new AppError('bad_request', 'cursor is not one a previous answer gave');
   let cache = listCaches.get(deps.runs);
   if (!cache) listCaches.set(deps.runs, cache = new ListCache());
   const body = cache.body(deps.runs.runsGeneration, `${request.path}?${request.query.toString()}`, () => {
@@ -169,7 +174,7 @@ export function dagRunRoutes(router: Router): void {
     })
     .add('GET', '/dag-runs', listRuns, {
       operationId: 'listDAGRuns', summary: 'Every run that matches (sub DAG runs left out), newest first', tag: 'dag-runs',
-      query: [NameQuery, ...Object.values(FilterQuery)],
+      query: [NameQuery, ...Object.values(FilterQuery), ...Object.values(PageQuery)],
       responses: { 200: { description: 'The runs', body: RunListResponse } },
       errors: ['bad_request'],
     })
@@ -181,7 +186,7 @@ export function dagRunRoutes(router: Router): void {
     })
     .add('GET', '/dag-runs/:name', listRunsOfName, {
       operationId: 'listDAGRunsByName', summary: 'The runs of a DAG name that match', tag: 'dag-runs',
-      query: Object.values(FilterQuery),
+      query: [...Object.values(FilterQuery), ...Object.values(PageQuery)],
       responses: { 200: { description: 'The runs', body: RunListResponse } },
       errors: ['bad_request'],
     })
