@@ -122,33 +122,13 @@ export class LmdbRunStore implements RunStore {
   }
 
   listByName(name: string, limit: number): RunRecord[] {
-    const records: RunRecord[] = [];
-    if (!couldExist(name)) return records;
-    for (const { key } of this.byName.getRange(keys.byNameNewestFirst(name))) {
-      const record = this.get(name, String((key as Key)[2]));
-      if (record && record.parentDAGRunId === '') records.push(record);
-      if (records.length >= limit) break;
-    }
-    return records;
+    if (!couldExist(name)) return [];
+    return this.summaries({ name }, { limit }).runs.map((row) => this.get(name, row.dagRunId)).filter((record) => record !== undefined);
   }
 
+  /** The runs that match, whole: the index picks them (a status's runs at recovery, not every run). */
   list(filter: RunFilter): RunRecord[] {
-    const records: RunRecord[] = [];
-    if (filter.name !== undefined && !couldExist(filter.name)) return records;
-    const range = filter.name !== undefined
-      ? this.byName.getRange(keys.byNameNewestFirst(filter.name)).map(({ key }) => [(key as Key)[0], (key as Key)[2]])
-      : this.byTime.getRange(keys.byTimeNewestFirst(filter.fromMs, filter.toMs)).map(({ key }) => [(key as Key)[1], (key as Key)[2]]);
-    for (const [name, dagRunId] of range) {
-      if (filter.dagRunId !== undefined && dagRunId !== filter.dagRunId) continue;
-      const record = this.get(String(name), String(dagRunId));
-      if (!record) continue;
-      if (!filter.includeSubRuns && record.parentDAGRunId !== '') continue;
-      if (filter.status !== undefined && record.status !== filter.status) continue;
-      if (filter.fromMs !== undefined && record.createdAtMs < filter.fromMs) continue;
-      if (filter.toMs !== undefined && record.createdAtMs > filter.toMs) continue;
-      records.push(record);
-    }
-    return records;
+    return this.summaries(filter).runs.map((row) => this.get(row.name, row.dagRunId)).filter((record) => record !== undefined);
   }
 
   /**

@@ -251,18 +251,27 @@ async function listTags(_request: HttpRequest, deps: ApiDeps) {
   return json({ tags, errors: fileErrors(loaded) });
 }
 
+/** A DAG's history as last rendered, by its parse (a new text is a new parse) and the runs' generation. */
+const histories = new WeakMap<ParseResult, { generation: number; body: Buffer }>();
+
 async function dagRunsOfDag(request: HttpRequest, deps: ApiDeps) {
   const { fileName } = request.params;
   const { result } = await requireDag(deps, fileName);
-  const name = result.dag?.name ?? fileName;
-  const records = deps.runs.listByName(name, 30);
-  const stepNames = result.dag?.steps.map((step) => step.name) ?? [];
-  for (const record of records) for (const node of record.nodes) if (!stepNames.includes(node.step.name)) stepNames.push(node.step.name);
-  const gridData = stepNames.map((stepName) => ({
-    name: stepName,
-    history: records.map((record) => record.nodes.find((node) => node.step.name === stepName)?.status ?? 0),
-  }));
-  return json({ dagRuns: records.map(runDetails), gridData });
+  const generation = deps.runs.runsGeneration;
+  let kept = histories.get(result);
+  if (kept?.generation !== generation) {
+    const name = result.dag?.name ?? fileName;
+    const records = deps.runs.listByName(name, 30);
+    const stepNames = result.dag?.steps.map((step) => step.name) ?? [];
+    for (const record of records) for (const node of record.nodes) if (!stepNames.includes(node.step.name)) stepNames.push(node.step.name);
+    const gridData = stepNames.map((stepName) => ({
+      name: stepName,
+      history: records.map((record) => record.nodes.find((node) => node.step.name === stepName)?.status ?? 0),
+    }));
+    kept = { generation, body: Buffer.from(JSON.stringify({ dagRuns: records.map(runDetails), gridData })) };
+    histories.set(result, kept);
+  }
+  return { status: 200, headers: { 'content-type': 'application/json' }, body: kept.body };
 }
 
 async function dagRunOfDag(request: HttpRequest, deps: ApiDeps) {
