@@ -14,9 +14,10 @@ export interface RunStore {
   summaries(filter: RunFilter, page?: { limit: number; after?: ListPosition }): SummaryPage;
   /**
    * A number that moves whenever a write of a run or a removal commits: while it stands still,
-   * every listing of runs answers the same.
+   * every listing of runs answers the same. Undefined while a write is in flight (nothing may be
+   * kept then).
    */
-  readonly runsGeneration: number;
+  readonly runsGeneration: number | undefined;
   /** The newest run of `name` that is not a sub DAG run, as its summary row. */
   latestSummary(name: string): RunSummaryRow | undefined;
   /** Newest first, at most `limit`. */

@@ -14,9 +14,10 @@ export class ListCache {
 
   /**
    * The body `render` makes for `key`, from the cache while `generation` (the store's
-   * runsGeneration) has not moved since it was made.
+   * runsGeneration) has not moved since it was made; made afresh while it is undefined.
    */
-  body(generation: number, key: string, render: () => unknown): Buffer {
+  body(generation: number | undefined, key: string, render: () => unknown): Buffer {
+    if (generation === undefined) return Buffer.from(JSON.stringify(render()));
     if (generation !== this.generation) {
       this.bodies.clear();
       this.keptBytes = 0;

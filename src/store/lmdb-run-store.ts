@@ -143,7 +143,9 @@ export class LmdbRunStore implements RunStore {
   /** The newest run of `name` that is not a sub DAG run, as its summary row. */
   latestSummary(name: string): RunSummaryRow | undefined {
     // Each DAG list item asks for one: between two writes, the same answers.
-    if (this.latestByName.generation !== this.generation) this.latestByName = { generation: this.generation, byName: new Map() };
+    const generation = this.runsGeneration;
+    if (generation === undefined) return this.summaries({ name }, { limit: 1 }).runs[0];
+    if (this.latestByName.generation !== generation) this.latestByName = { generation, byName: new Map() };
     const known = this.latestByName.byName.get(name);
     if (known) return known.row;
     const row = this.summaries({ name }, { limit: 1 }).runs[0];
@@ -252,8 +254,12 @@ export class LmdbRunStore implements RunStore {
     this.generation++;
   }
 
-  get runsGeneration(): number {
-    return this.generation;
+  /**
+   * Undefined while a write is in flight: LMDB shows a commit to readers before its promise
+   * settles (and the generation moves), so an answer made then could outlive what it showed.
+   */
+  get runsGeneration(): number | undefined {
+    return this.writesInFlight === 0 ? this.generation : undefined;
   }
 
   /** The LMDB environment, for the stores that share it (the queue store). */

@@ -252,14 +252,14 @@ async function listTags(_request: HttpRequest, deps: ApiDeps) {
 }
 
 /** A DAG's history as last rendered, by its parse (a new text is a new parse) and the runs' generation. */
-const histories = new WeakMap<ParseResult, { generation: number; body: Buffer }>();
+const histories = new WeakMap<ParseResult, { generation: number | undefined; body: Buffer }>();
 
 async function dagRunsOfDag(request: HttpRequest, deps: ApiDeps) {
   const { fileName } = request.params;
   const { result } = await requireDag(deps, fileName);
   const generation = deps.runs.runsGeneration;
-  let kept = histories.get(result);
-  if (kept?.generation !== generation) {
+  let kept = generation === undefined ? undefined : histories.get(result);
+  if (kept === undefined || kept.generation !== generation) {
     const name = result.dag?.name ?? fileName;
     const records = deps.runs.listByName(name, 30);
     const stepNames = result.dag?.steps.map((step) => step.name) ?? [];
@@ -269,7 +269,7 @@ async function dagRunsOfDag(request: HttpRequest, deps: ApiDeps) {
       history: records.map((record) => record.nodes.find((node) => node.step.name === stepName)?.status ?? 0),
     }));
     kept = { generation, body: Buffer.from(JSON.stringify({ dagRuns: records.map(runDetails), gridData })) };
-    histories.set(result, kept);
+    if (generation !== undefined) histories.set(result, kept);
   }
   return { status: 200, headers: { 'content-type': 'application/json' }, body: kept.body };
 }
