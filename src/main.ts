@@ -5,6 +5,7 @@ import { CronScheduler, DagsWatcher, Engine, RetentionSweeper, cronEngineOf } fr
 import { systemClock, type Clock, type Timers } from './core/index.ts';
 import { PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { HomeLock } from './home-lock.ts';
+import { log, logRuns, setLogLevel, type LogLevel } from './logging/index.ts';
 import { startServer, type Carrier, type RunningServer } from './http/index.ts';
 import { ResourceHistory, TroupeMetrics, engineSources } from './ops/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
@@ -49,6 +50,8 @@ export interface TroupeConfig {
   queuedStartDeadlineMs?: number;
   /** What the resource history's 5 s samples are stamped with and wait on; the system's by default (tests pass a ManualClock). */
   resourceClock?: Clock & Timers;
+  /** The server log's level (`logLevel`): debug adds a line per request; info by default. */
+  logLevel?: LogLevel;
 }
 
 export interface QueueConfig {
@@ -102,7 +105,7 @@ async function openLocked(config: Omit<TroupeConfig, 'host' | 'port'>, dags: Dag
   const spawnMode = config.spawnMode ?? spawnMethod;
   // Steps a crashed predecessor left running end before their runs are settled or run again.
   const stepRegistryDir = join(config.dataDir, 'steps');
-  await endOrphanSteps(stepRegistryDir, { log: (line) => console.error(line) });
+  await endOrphanSteps(stepRegistryDir, { log: (line) => log.warn(line) });
   await mkdir(stepRegistryDir, { recursive: true });
   const dispatcher = new PiscinaDispatcher({ maxThreads: config.maxThreads, spawnMode, stepRegistryDir });
   // Large definitions are parsed on a thread of their own, so no step waits behind a parse.
@@ -141,13 +144,16 @@ async function openLocked(config: Omit<TroupeConfig, 'host' | 'port'>, dags: Dag
 
 /** The whole service: engine, scheduler and API server in this process (`troupe start-all`). */
 export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
+  if (config.logLevel) setLogLevel(config.logLevel);
   const handle = await openEngine(config);
   const version = await readVersion();
   const startedAtMs = Date.now();
   const metrics = new TroupeMetrics(engineSources({ ...handle, version, buildDate: await buildDate(), startedAtMs }));
   const resources = new ResourceHistory({ dir: config.dataDir, clock: config.resourceClock, timers: config.resourceClock });
   resources.start();
+  const stopRunLines = logRuns((listener) => handle.engine.subscribe(listener));
   const closeOps = () => {
+    stopRunLines();
     resources.close();
     metrics.close();
   };

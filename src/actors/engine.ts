@@ -23,6 +23,7 @@ import { settleInterrupted } from './scheduler/recovery.ts';
 import { schedulerMachine } from './scheduler/scheduler.machine.ts';
 import { customQueueBusy } from './scheduler/slots.ts';
 import { stepMachine } from './step/step.machine.ts';
+import { errorText, log } from '../logging/index.ts';
 
 export interface EngineDeps {
   runs: RunStore;
@@ -81,7 +82,7 @@ export class Engine {
   constructor(private readonly deps: EngineDeps) {
     this.clock = deps.clock ?? systemClock;
     this.definitions = new Definitions(deps.dags, deps.parser);
-    const onStoreError = deps.onStoreError ?? ((error) => console.error('troupe: store write failed:', error));
+    const onStoreError = deps.onStoreError ?? ((error) => log.error({ error: errorText(error) }, 'store write failed'));
     this.writes = new RunWrites(deps.runs, deps.logs, onStoreError);
     const subDags: SubDagRunner = {
       start: (call, child) => this.childRuns.start(call, child),

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { AppError, queueNameProblem } from '../core/index.ts';
 import { parseYamlMap } from '../definition/index.ts';
 import type { QueueConfig, TroupeConfig } from '../main.ts';
+import { LOG_LEVELS, isLogLevel } from '../logging/index.ts';
 
 export interface ResolvedConfig extends TroupeConfig {
   carrier: 'auto' | 'uws' | 'node';
@@ -19,20 +20,23 @@ export interface Flags {
   config?: string;
   http?: string;
   'shutdown-grace'?: string;
+  'log-level'?: string;
 }
 
-type Layer = Partial<Record<'host' | 'port' | 'home' | 'dags' | 'data' | 'logs' | 'http' | 'workers' | 'grace', string>>;
+type Layer = Partial<Record<'host' | 'port' | 'home' | 'dags' | 'data' | 'logs' | 'http' | 'workers' | 'grace' | 'logLevel', string>>;
 
 const fileKeys: Record<string, keyof Layer> = {
   host: 'host', port: 'port', home: 'home', dags: 'dags', dagsDir: 'dags', dataDir: 'data', logDir: 'logs', logsDir: 'logs', http: 'http', workers: 'workers', shutdownGraceSec: 'grace',
+  logLevel: 'logLevel',
 };
 
 export async function resolveConfig(flags: Flags, env: Record<string, string | undefined>): Promise<ResolvedConfig> {
   const fromEnv: Layer = {
     host: env.TROUPE_HOST, port: env.TROUPE_PORT, home: env.TROUPE_HOME, dags: env.TROUPE_DAGS,
     data: env.TROUPE_DATA, logs: env.TROUPE_LOGS, http: env.TROUPE_HTTP, workers: env.TROUPE_WORKERS, grace: env.TROUPE_SHUTDOWN_GRACE_SEC,
+    logLevel: env.TROUPE_LOG_LEVEL,
   };
-  const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags['shutdown-grace'] };
+  const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags['shutdown-grace'], logLevel: flags['log-level'] };
   const home = resolve(fromFlags.home ?? fromEnv.home ?? join(homedir(), '.troupe'));
   const configFile = flags.config ?? env.TROUPE_CONFIG;
   const { layer: fromFile, queues } = await readConfigFile(configFile ? resolve(configFile) : join(home, 'config.yaml'), configFile !== undefined);
@@ -46,8 +50,11 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
   if (maxThreads !== undefined && (!Number.isInteger(maxThreads) || maxThreads < 1)) throw new AppError('bad_request', `workers must be a positive integer`);
   const grace = Number(pick('grace') ?? 0);
   if (!Number.isFinite(grace) || grace < 0) throw new AppError('bad_request', `shutdown grace must be a number of seconds, 0 or more, not "${pick('grace')}"`);
+  const logLevel = pick('logLevel') ?? 'info';
+  if (!isLogLevel(logLevel)) throw new AppError('bad_request', `log level must be one of ${LOG_LEVELS.join(', ')}, not "${logLevel}"`);
   return {
     host: pick('host') ?? '127.0.0.1',
+    logLevel,
     port,
     home,
     dagsDir: resolve(home, pick('dags') ?? 'dags'),
@@ -84,6 +91,11 @@ async function readConfigFile(path: string, required: boolean): Promise<{ layer:
   for (const [key, value] of Object.entries(map)) {
     if (key === 'queues') {
       queues = queueConfig(value, path);
+      continue;
+    }
+    // Dagu's switch for debug logging; logLevel says more and wins when both are set.
+    if (key === 'debug') {
+      if (value === true) layer.logLevel ??= 'debug';
       continue;
     }
     const target = fileKeys[key];

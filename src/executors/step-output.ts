@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { createMasker, type StepResult } from '../core/index.ts';
 import type { ControlMessage, WorkerTask } from './protocol.ts';
+import { workerLog } from '../logging/worker-log.ts';
 
 /** One log file and its copy (the definition's `stdout`/`stderr` field); writes apply in order. */
 class LogStream {
@@ -52,7 +53,7 @@ async function appendToAll(paths: Array<string | undefined>, text: string): Prom
       await appendFile(path, text);
     } catch (error) {
       // The step goes on; its output is lost, and the server's log says why.
-      console.error(`troupe: cannot write step log ${path}: ${(error as Error).message}`);
+      workerLog('error', { path: path, error: (error as Error).message }, 'cannot write a step log');
     }
   }
 }

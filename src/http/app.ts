@@ -1,5 +1,6 @@
 // The API as one function from a raw request to a response: routing, body parsing, error documents.
 import { AppError } from '../core/index.ts';
+import { log } from '../logging/index.ts';
 import { errorResponse } from './errors.ts';
 import { Router } from './router.ts';
 import { dagRunRoutes } from './routes/dag-runs.ts';
@@ -62,7 +63,10 @@ export function createApi(deps: ApiDeps): Api {
     const started = performance.now();
     const seen = { route: 'unmatched' };
     const response = await serve(raw, seen);
-    deps.metrics.observeRequest(raw.method, seen.route, response.status, (performance.now() - started) / 1000);
+    const seconds = (performance.now() - started) / 1000;
+    deps.metrics.observeRequest(raw.method, seen.route, response.status, seconds);
+    // At debug only: a line per request (health checks included) would drown an info log.
+    if (log.isLevelEnabled('debug')) log.debug({ method: raw.method, route: seen.route, status: response.status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
     return response;
   };
 }

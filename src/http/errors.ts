@@ -1,6 +1,7 @@
 // The only place that maps an error code to an HTTP status, and the error document.
 import { AppError, type ErrorCode } from '../core/index.ts';
 import type { HttpResponse } from './types.ts';
+import { errorText, log } from '../logging/index.ts';
 
 const statusOf: Record<ErrorCode, number> = {
   bad_request: 400,
@@ -40,6 +41,7 @@ export function errorResponse(error: unknown, overrides: Partial<Record<ErrorCod
     return { status: statusOfCode(error.code, overrides), body, ...(headers ? { headers } : {}) };
   }
   // Never a stack trace on the wire; the server log gets the detail.
-  console.error('troupe: unexpected error:', error);
+  // The stack helps whoever debugs; the client gets only the error document.
+  log.error({ error: errorText(error), stack: (error as Error)?.stack }, 'unexpected error');
   return { status: 500, body: { code: 'internal_error', message: 'An unexpected error occurred' } };
 }

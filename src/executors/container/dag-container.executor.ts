@@ -10,6 +10,7 @@ import { MANAGED_LABEL, daemonMessage, deadline, docker, isNotFound, connectDock
 import { ensureImage } from './image-pull.ts';
 import { READINESS_LIMIT_MS, waitReady } from './readiness.ts';
 import { Stops } from './stops.ts';
+import { workerLog } from '../../logging/worker-log.ts';
 
 /**
  * The readiness limit; TROUPE_CONTAINER_READY_TIMEOUT_MS shortens it for tests, which could not
@@ -81,7 +82,7 @@ async function removeLeftover(name: string): Promise<void> {
 
 async function removeQuietly(container: Docker.Container): Promise<void> {
   await container.remove({ force: true, v: true, ...deadline() } as Docker.ContainerRemoveOptions).catch((error: unknown) => {
-    console.error(`troupe: container ${container.id} was not removed: ${daemonMessage(error)}`);
+    workerLog('error', { container: container.id, error: daemonMessage(error) }, 'a container was not removed');
   });
 }
 

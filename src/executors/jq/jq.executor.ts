@@ -7,6 +7,7 @@ import { dirname } from 'node:path';
 import { createMasker, type StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
 import { JqRunner, type JqOutcome } from './jq-runner.ts';
+import { workerLog } from '../../logging/worker-log.ts';
 
 const runner = new JqRunner();
 
@@ -61,7 +62,7 @@ async function writeLogs(text: string, ...paths: Array<string | undefined>): Pro
       await appendFile(path, text);
     } catch (error) {
       // The step goes on; its output is lost, and the server's log says why.
-      console.error(`troupe: cannot write step log ${path}: ${(error as Error).message}`);
+      workerLog('error', { path: path, error: (error as Error).message }, 'cannot write a step log');
     }
   }
 }

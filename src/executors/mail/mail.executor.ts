@@ -10,6 +10,7 @@ import { createMasker, type StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
 import { readMailConfig, readSmtpServer, type MailMessageSpec } from './mail-config.ts';
 import { sendMail, type Delivery } from './send-mail.ts';
+import { workerLog } from '../../logging/worker-log.ts';
 
 export async function runMail(task: WorkerTask): Promise<StepResult> {
   const mask = masker(task);
@@ -94,7 +95,7 @@ async function writeLogs(text: string, ...paths: Array<string | undefined>): Pro
       await appendFile(path, text);
     } catch (error) {
       // The step goes on; its output is lost, and the server's log says why.
-      console.error(`troupe: cannot write step log ${path}: ${(error as Error).message}`);
+      workerLog('error', { path: path, error: (error as Error).message }, 'cannot write a step log');
     }
   }
 }

@@ -12,6 +12,7 @@ import { forwardOutputs } from '../shell/shell.executor.ts';
 import { remoteProgram, stopLine } from './remote-program.ts';
 import { connect } from './ssh-connection.ts';
 import { sshSettings } from './ssh-settings.ts';
+import { workerLog } from '../../logging/worker-log.ts';
 
 /** After the exit status, the output streams get this long to close (as a local step's pipes do). */
 const STREAM_GRACE_MS = 100;
@@ -164,7 +165,7 @@ async function writeLogs(text: string, ...paths: Array<string | undefined>): Pro
       await mkdir(dirname(path), { recursive: true });
       await appendFile(path, text);
     } catch (error) {
-      console.error(`troupe: cannot write step log ${path}: ${(error as Error).message}`);
+      workerLog('error', { path: path, error: (error as Error).message }, 'cannot write a step log');
     }
   }
 }

@@ -6,6 +6,7 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { StepResult } from '../../core/index.ts';
 import type { WorkerTask } from '../protocol.ts';
+import { workerLog } from '../../logging/worker-log.ts';
 
 export async function runWorkflowAction(task: WorkerTask): Promise<StepResult> {
   const action = task.command?.trim() || '(none)';
@@ -16,7 +17,7 @@ export async function runWorkflowAction(task: WorkerTask): Promise<StepResult> {
       await mkdir(dirname(task.stderrPath), { recursive: true });
       await appendFile(task.stderrPath, `${error}\n`);
     } catch (writeError) {
-      console.error(`troupe: cannot write step log ${task.stderrPath}: ${(writeError as Error).message}`);
+      workerLog('error', { path: task.stderrPath, error: (writeError as Error).message }, 'cannot write a step log');
     }
   }
   return { kind: 'ok', exitCode: 1, error };
