@@ -40,11 +40,13 @@ class LogStream {
 
   private append(text: string): void {
     if (text === '') return;
-    this.queue = this.queue.then(() => appendToAll(this.paths, text));
+    this.queue = this.queue.then(() => appendToLogs(this.paths, text));
   }
 }
 
-async function appendToAll(paths: Array<string | undefined>, text: string): Promise<void> {
+/** Appends `text` to each log file named (the step's log and its copy); one that cannot be written is logged, and the step goes on. */
+export async function appendToLogs(paths: Array<string | undefined>, text: string): Promise<void> {
+  if (text === '') return;
   for (const path of paths) {
     if (path === undefined) continue;
     try {
