@@ -95,7 +95,10 @@ export class Engine {
     const run = runMachine.provide({
       actors: { step: stepMachine.provide({ actors: { executeStep } }), prepareServices: services.prepareServices, releaseServices: services.releaseServices },
       actions: {
-        persist: (_, { record, changed }) => this.writes.persist(record, changed),
+        persist: (_, { record, changed }) => {
+          this.writes.persist(record, changed);
+          this.events.observe(record, changed);
+        },
         appendLog: (_, { path, line }) => deps.logs.appendRunLog(path, line),
         mailRunEnd: services.mailRunEnd,
         mailStepError: services.mailStepError,
@@ -114,7 +117,6 @@ export class Engine {
       isSuspended: (fileName: string) => deps.runs.isSuspended(fileName),
     };
     this.scheduler = createActor(scheduler, { input, ...(deps.timers ? { clock: deps.timers } : {}) });
-    this.events.attach(this.scheduler.system);
     const host = {
       deps, scheduler: this.scheduler, clock: this.clock, definitions: this.definitions, onStoreError,
       announce: (record: RunRecord) => this.events.announce(record),

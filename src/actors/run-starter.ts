@@ -46,6 +46,8 @@ export interface StarterHost {
   scheduler: Actor<typeof schedulerMachine>;
   clock: Clock;
   isActive(name: string, dagRunId: string): boolean;
+  /** Tells subscribers of a run's status as it is admitted (engine-events.ts). */
+  announce(record: RunRecord): void;
   /** Closing: no run starts. Draining: only sub DAG runs of active runs start. */
   shuttingDown(): { closed: boolean; draining: boolean };
 }
@@ -151,6 +153,8 @@ export class RunStarter {
     // A queued run's replaces its queued one as its item leaves the queue, in one transaction.
     const saved = seed.queued ? deps.queue.dispatch(record).then(() => undefined) : deps.runs.save(record);
     if (!seed.queued) void deps.runs.saveSpec(name, dagRunId, seed.specText);
+    // Subscribers hear the run start as it is admitted (its actor writes when its first step starts).
+    this.host.announce(record);
     // Admitted in one step: a start's reserved slot becomes the active run, never both at once.
     scheduler.send({ type: 'run.admit', input: { record, plan, ...(unmet ? { unmet } : {}) }, reserved: seed.reservedSlot === true, queue: seed.queue });
     seed.reservedSlot = false;
