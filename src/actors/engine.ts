@@ -261,18 +261,25 @@ export class Engine {
     if (targetId !== prior.dagRunId) this.starter.refuseTaken(prior.name, targetId);
     // `resume`: an attempt a crash interrupted goes on as recovery.ts chose.
     const attempt = resume ?? { record: prior, rerun: rerunSelection(dag, prior, options.stepName) };
+    const queue = dag.queue ?? prior.name;
+    // maxActiveRuns holds a retry back as it does a start; a sub DAG run's (as its parent's start
+    // does not wait for it) and a run resumed after a crash (admitted before) are not counted.
+    const holdsSlot = !resume && !prior.parentDAGRunId;
+    if (holdsSlot) this.starter.reserveSlot(prior.name, targetId, dag.maxActiveRuns, queue);
     reserved.add(key);
     if (key !== priorKey) reserved.add(priorKey);
+    // The run's own params, as they were: nothing of them runs again as a command.
+    const seed = {
+      dag, name: prior.name, dagRunId: targetId, specText, fileName: prior.fileName, queue, reservedSlot: holdsSlot,
+      params: async () => mergeParams(dag.params, paramsFromRequest(prior.params)),
+      prior: attempt,
+    };
     try {
-      // The run's own params, as they were: nothing of them runs again as a command.
-      return await this.starter.startAttempt({
-        dag, name: prior.name, dagRunId: targetId, specText, fileName: prior.fileName, queue: dag.queue ?? prior.name,
-        params: async () => mergeParams(dag.params, paramsFromRequest(prior.params)),
-        prior: attempt,
-      });
+      return await this.starter.startAttempt(seed);
     } finally {
       reserved.delete(key);
       reserved.delete(priorKey);
+      if (seed.reservedSlot) this.starter.releaseSlot(prior.name, targetId);
     }
   }
 

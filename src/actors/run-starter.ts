@@ -85,6 +85,22 @@ export class RunStarter {
     }
   }
 
+  /**
+   * A retry holds a slot as a start does: refused (409 max_run_reached) when its DAG has
+   * maxActiveRuns active already, else reserved until its run is admitted. Call with no await
+   * between the checks before it and the reservation.
+   */
+  reserveSlot(name: string, dagRunId: string, maxActiveRuns: number, queue: string): void {
+    const context = this.host.scheduler.getSnapshot().context;
+    const refused = admissionError({ name, maxActiveRuns, singleton: false, kind: 'start', active: admittedCount(context, name), queued: queuedCount(context, name) });
+    if (refused) throw refused;
+    this.host.scheduler.send({ type: 'run.reserve', name, dagRunId, queue });
+  }
+
+  releaseSlot(name: string, dagRunId: string): void {
+    this.host.scheduler.send({ type: 'run.release', name, dagRunId });
+  }
+
   async launch(dag: Dag, specText: string, options: StartOptions, kind: 'start' | 'inline', fileName?: string): Promise<{ dagRunId: string }> {
     if (this.host.shuttingDown().draining) throw new AppError('internal_error', 'the server is shutting down');
     const { name, dagRunId } = this.identity(dag, options);

@@ -34,6 +34,7 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
   payload_too_large: 'the body exceeds 1 MiB',
   request_timeout: 'the headers did not arrive within 60 s (node:http carrier)',
   headers_too_large: 'the headers exceed 16 KiB (node:http carrier)',
+  method_not_allowed: 'the path is served with other methods, which the Allow header lists',
 };
 
 /**

@@ -63,7 +63,7 @@ export class Router {
     const served = method === 'HEAD' ? 'GET' : method;
     const parts = path.split('/').filter(Boolean);
     let best: { route: Route; params: Record<string, string>; literals: number } | undefined;
-    let pathMatched = false;
+    const allowed = new Set<string>();
     for (const route of this.routes) {
       if (route.segments.length !== parts.length) continue;
       const params: Record<string, string> = {};
@@ -86,12 +86,16 @@ export class Router {
         }
       }
       if (!ok) continue;
-      pathMatched = true;
+      allowed.add(route.method);
       if (route.method !== served) continue;
       if (!best || literals > best.literals) best = { route, params, literals };
     }
     if (best) return { handler: best.route.handler, params: best.params, pattern: best.route.pattern, public: best.route.public === true };
-    if (pathMatched) throw new AppError('bad_request', `method ${method} is not allowed here`);
+    if (allowed.size > 0) {
+      if (allowed.has('GET')) allowed.add('HEAD');
+      const allow = [...allowed].sort();
+      throw new AppError('method_not_allowed', `${method} is not served at ${path}; it serves ${allow.join(', ')}`, { allow });
+    }
     return undefined;
   }
 }
