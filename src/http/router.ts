@@ -61,7 +61,9 @@ export class Router {
    */
   match(method: string, path: string): Match | undefined {
     const served = method === 'HEAD' ? 'GET' : method;
-    const parts = path.split('/').filter(Boolean);
+    // An empty segment inside the path is an empty parameter (`/dags//rename` names no DAG), not
+    // no segment; a trailing slash is ignored.
+    const parts = path.replace(/^\//, '').replace(/\/$/, '').split('/');
     let best: { route: Route; params: Record<string, string>; literals: number } | undefined;
     const allowed = new Set<string>();
     for (const route of this.routes) {
