@@ -75,28 +75,36 @@ describe('remote nodes', () => {
   let b: TestServer;
   let plain: Server;
   let tls: Server;
+  let broken: Server;
   const seen: Seen[] = [];
   const tlsSeen: Seen[] = [];
 
   before(async () => {
-    b = await startTestServer('uws');
+    b = await startTestServer('node');
     plain = createServer(recorder(seen));
     const plainPort = await listening(plain);
     const pems = await generate([{ name: 'commonName', value: '127.0.0.1' }], { keySize: 2048, algorithm: 'sha256' });
     tls = createTlsServer({ key: pems.private, cert: pems.cert }, recorder(tlsSeen));
     const tlsPort = await listening(tls);
+    // Promises 100 bytes, sends 7 and hangs up.
+    broken = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"dags"', () => res.socket!.destroy());
+    });
+    const brokenPort = await listening(broken);
     const remoteNodes: RemoteNode[] = [
       { name: 'B', apiBaseURL: `${b.base}/` },
       { name: 'basic', apiBaseURL: `http://127.0.0.1:${plainPort}/api/v2`, isBasicAuth: true, basicAuthUsername: 'ops', basicAuthPassword: PASSWORD },
       { name: 'token', apiBaseURL: `http://127.0.0.1:${plainPort}/api/v2`, isAuthToken: true, authToken: TOKEN },
       { name: 'selfsigned', apiBaseURL: `https://127.0.0.1:${tlsPort}/api/v2`, skipTLSVerify: true },
       { name: 'verified', apiBaseURL: `https://127.0.0.1:${tlsPort}/api/v2` },
+      { name: 'broken', apiBaseURL: `http://127.0.0.1:${brokenPort}/api/v2` },
       { name: 'gone', apiBaseURL: `http://127.0.0.1:${await closedPort()}/api/v2` },
     ];
-    a = await startTestServer('node', { remoteNodes });
+    a = await startTestServer('uws', { remoteNodes });
   });
   after(async () => {
-    await Promise.all([a?.close(), b?.close(), plain && closing(plain), tls && closing(tls)]);
+    await Promise.all([a?.close(), b?.close(), plain && closing(plain), tls && closing(tls), broken && closing(broken)]);
   });
 
   test('a DAG created on B is listed, searched and read through A with remoteNode=B, and not on A', async () => {
@@ -151,6 +159,16 @@ describe('remote nodes', () => {
     assert.deepEqual(runs.body.dagRuns.map((item: any) => item.dagRunId), [dagRunId]);
   });
 
+  test('percent-encoded path segments reach the remote as they were sent', async () => {
+    const name = 'remote_spaced';
+    await b.writeDag(name, 'steps:\n  - name: say hi/there\n    command: echo spaced\n');
+    const run = await b.startAndWait(name);
+    assert.equal(run.statusLabel, 'succeeded');
+    const log = await a.call('GET', `/dag-runs/${name}/${run.dagRunId}/steps/${encodeURIComponent('say hi/there')}/log?remoteNode=B`);
+    assert.equal(log.status, 200, log.text);
+    assert.equal(log.body.content.trim(), 'spaced');
+  });
+
   test("a remote's error answer is passed through as it is: status, body and content type", async () => {
     const throughA = await a.call('GET', '/dags/no_such_dag?remoteNode=B');
     const direct = await b.call('GET', '/dags/no_such_dag');
@@ -195,6 +213,13 @@ describe('remote nodes', () => {
     assert.equal(answer.status, 502);
     assert.equal(answer.body.code, 'remote_node_error');
     assert.match(answer.body.message, /remote node "gone" cannot be reached \(ECONNREFUSED\)/);
+  });
+
+  test('a node that breaks off its answer is 502 bad_gateway naming it', async () => {
+    const answer = await a.call('GET', '/dags?remoteNode=broken');
+    assert.equal(answer.status, 502);
+    assert.equal(answer.body.code, 'bad_gateway');
+    assert.match(answer.body.message, /remote node "broken" broke off its answer/);
   });
 
   test("basic auth and token: the node's credentials are sent, the client's never, and the request goes as it came", async () => {
