@@ -36,9 +36,11 @@ interface Remote {
 export class RemoteNodes {
   private remotes = new Map<string, Remote>();
   private readonly timeoutMs: number;
+  private readonly connectTimeoutMs: number;
 
   constructor(nodes: RemoteNode[] = [], options: RemoteNodesOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.connectTimeoutMs = Math.min(CONNECT_TIMEOUT_MS, this.timeoutMs);
     this.replace(nodes);
   }
 
@@ -116,7 +118,7 @@ export class RemoteNodes {
 
   private remoteOf(node: RemoteNode): Remote {
     const agent = new Agent({
-      connect: { rejectUnauthorized: !node.skipTLSVerify, timeout: Math.min(CONNECT_TIMEOUT_MS, this.timeoutMs) },
+      connect: { rejectUnauthorized: !node.skipTLSVerify, timeout: this.connectTimeoutMs },
       headersTimeout: this.timeoutMs,
       bodyTimeout: this.timeoutMs,
     });
@@ -133,7 +135,10 @@ export class RemoteNodes {
    */
   private failure(name: string, error: unknown, timedOut: boolean, stage: 'reach' | 'read'): AppError {
     const code = errorCode(error);
-    if (timedOut || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+    if (code === 'UND_ERR_CONNECT_TIMEOUT' && !timedOut) {
+      return new AppError('remote_node_error', `remote node "${name}" cannot be reached (no connection within ${this.connectTimeoutMs / 1000} s)`);
+    }
+    if (timedOut || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
       return new AppError('remote_node_error', `remote node "${name}" did not answer within ${this.timeoutMs / 1000} s`);
     }
     if (stage === 'read') return new AppError('bad_gateway', `remote node "${name}" broke off its answer (${code ?? 'connection closed'})`);
