@@ -315,6 +315,7 @@ test('config.yaml remoteNodes: Dagu keys (any case) are read, and every problem 
     '    skipTLSVerify: "yes"',
     '  - name: a',
     '    apiBaseURL: http://b/api/v2',
+    '    apibaseurl: http://c/api/v2',
     '',
   ].join('\n'));
   const error = await resolveConfig({ home }, {}).then(() => undefined, (failure: Error) => failure);
@@ -323,7 +324,7 @@ test('config.yaml remoteNodes: Dagu keys (any case) are read, and every problem 
   for (const problem of [
     'remoteNodes[0].name "local" is reserved', 'remoteNodes[0].apiBaseURL must be an http or https URL, not ftp:',
     'remoteNodes[1]: unknown key "colour"', 'remoteNodes[1].name is required', 'remoteNodes[1].apiBaseURL must not hold credentials',
-    'remoteNodes[1].authToken is required with isAuthToken', 'remoteNodes[2].skipTLSVerify must be true or false', 'remoteNodes[3]: node "a" is configured twice',
+    'remoteNodes[1].authToken is required with isAuthToken', 'remoteNodes[2].skipTLSVerify must be true or false', 'remoteNodes[3]: node "a" is configured twice', 'remoteNodes[3].apiBaseURL is given twice',
   ]) assert.ok(error.message.includes(problem), `${problem} in: ${error.message}`);
   assert.ok(!error.message.includes('secret-in-url'), error.message);
   await writeFile(file, 'remoteNodes:\n  name: x\n');

@@ -45,6 +45,7 @@ export function parseRemoteNodes(value: unknown): RemoteNode[] {
     for (const [written, setting] of Object.entries(entry as Record<string, unknown>)) {
       const key = byLowerCase.get(written.toLowerCase());
       if (!key) problems.push(`${at}: unknown key "${written}"`);
+      else if (key in node) problems.push(`${at}.${key} is given twice (keys ignore case)`);
       else if (setting !== null && setting !== undefined) node[key] = setting;
     }
     for (const key of keys) {
