@@ -279,10 +279,11 @@ describe('issue 17, item 5: run notifications (mailOn, errorMail, infoMail, mail
     '  attachLogs: true',
     'infoMail:',
     '  from: troupe@example.com',
-    '  to: team@example.com',
+    '  to: ${TEAM}',
     '  prefix: "[${STAGE}]"',
     'env:',
     '  - STAGE: INFO',
+    '  - TEAM: team@example.com',
   ].join('\n');
   const run = async (name: string, spec: string) => {
     const created = await server.call('POST', '/dags', { name, spec });
@@ -312,7 +313,7 @@ describe('issue 17, item 5: run notifications (mailOn, errorMail, infoMail, mail
     assert.equal(mailsFor('notify_failure').length, 1);
   });
 
-  test('a successful run sends infoMail (its prefix expanded), without logs when attachLogs is not set', async () => {
+  test('a successful run sends infoMail (its prefix and address expanded), without logs when attachLogs is not set', async () => {
     const dagRun = await run('notify_success', [mailRoot(), 'steps:', '  - name: hello', '    command: echo hello'].join('\n'));
     assert.equal(dagRun.statusLabel, 'succeeded');
     assert.ok(await waitUntil(() => mailsFor('notify_success').length > 0), 'the info mail arrived');

@@ -5,6 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTroupe, homePaths, type Troupe, type TroupeConfig } from '../src/main.ts';
+import { assertDocumented } from './openapi-check.ts';
 
 export interface TestServer {
   base: string;
@@ -38,6 +39,8 @@ export async function startTestServer(carrier: 'uws' | 'node' = 'uws', config: P
     } catch {
       parsed = undefined;
     }
+    // Every response a test sees must be one the OpenAPI document describes.
+    await assertDocumented({ method, path, status: response.status, contentType: response.headers.get('content-type'), text });
     return { status: response.status, body: parsed, text, headers: response.headers };
   };
   const waitForRun: TestServer['waitForRun'] = async (name, dagRunId, done = (run) => ![0, 1, 5].includes(run.status)) => {

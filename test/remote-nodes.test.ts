@@ -52,9 +52,8 @@ async function closedPort(): Promise<number> {
 }
 
 /**
- * A request as any client sends it. The answers of remotes other than troupe (the recorders') and
- * the 502s of failing remotes are not in the OpenAPI document of any one route, so these calls
- * bypass the document check of TestServer.call.
+ * A request as any client sends it, with its own headers. The recorders' answers are no troupe
+ * answer, so these calls bypass the OpenAPI document check of TestServer.call.
  */
 async function call(base: string, method: string, path: string, options: { body?: unknown; headers?: Record<string, string> } = {}) {
   const response = await fetch(`${base}${path}`, {
@@ -214,14 +213,14 @@ describe('remote nodes', () => {
   });
 
   test('a node nobody answers at is 502 remote_node_error naming it', async () => {
-    const answer = await call(a.base, 'GET', '/dags?remoteNode=gone');
+    const answer = await a.call('GET', '/dags?remoteNode=gone');
     assert.equal(answer.status, 502);
     assert.equal(answer.body.code, 'remote_node_error');
     assert.match(answer.body.message, /remote node "gone" cannot be reached \(ECONNREFUSED\)/);
   });
 
   test('a node that breaks off its answer is 502 bad_gateway naming it', async () => {
-    const answer = await call(a.base, 'GET', '/dags?remoteNode=broken');
+    const answer = await a.call('GET', '/dags?remoteNode=broken');
     assert.equal(answer.status, 502);
     assert.equal(answer.body.code, 'bad_gateway');
     assert.match(answer.body.message, /remote node "broken" broke off its answer/);
@@ -256,7 +255,7 @@ describe('remote nodes', () => {
     const skipped = await call(a.base, 'GET', '/queues?remoteNode=selfsigned');
     assert.equal(skipped.status, 201, skipped.text);
     assert.equal(tlsSeen.length, 1);
-    const verified = await call(a.base, 'GET', '/queues?remoteNode=verified');
+    const verified = await a.call('GET', '/queues?remoteNode=verified');
     assert.equal(verified.status, 502);
     assert.equal(verified.body.code, 'remote_node_error');
     assert.match(verified.body.message, /remote node "verified" cannot be reached \(.*SELF_SIGNED.*\); skipTLSVerify: true accepts/);
@@ -274,7 +273,7 @@ test('a node that does not answer in time is 502 remote_node_error, and the requ
     await server.close();
     await closing(hanging);
   });
-  const answer = await call(server.base, 'GET', '/dags?remoteNode=slow');
+  const answer = await server.call('GET', '/dags?remoteNode=slow');
   assert.equal(answer.status, 502);
   assert.equal(answer.body.code, 'remote_node_error');
   assert.match(answer.body.message, /remote node "slow" did not answer within 0.3 s/);

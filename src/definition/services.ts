@@ -108,8 +108,9 @@ export function readMail(reader: FieldReader, root: Record<string, unknown>, key
     prefix: reader.string(value, 'prefix', at),
     attachLogs: reader.boolean(value, 'attachLogs', at) ?? false,
   });
+  // An address may come from a variable (`${ALERT_TO}`), expanded when the run starts.
   for (const address of [mail.from, ...mail.to]) {
-    if (address !== undefined && !/^[^@\s]+@[^@\s]+$/.test(address)) reader.report(at, `"${address}" is not an email address`);
+    if (address !== undefined && !address.includes('$') && !/^[^@\s]+@[^@\s]+$/.test(address)) reader.report(at, `"${address}" is not an email address`);
   }
   return mail;
 }

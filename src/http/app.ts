@@ -5,6 +5,7 @@ import { Router } from './router.ts';
 import { dagRunRoutes } from './routes/dag-runs.ts';
 import { dagRoutes } from './routes/dags.ts';
 import { logRoutes } from './routes/logs.ts';
+import { openApiRoutes } from './routes/openapi.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { queueRoutes } from './routes/queues.ts';
 import { systemRoutes } from './routes/system.ts';
@@ -23,7 +24,8 @@ export interface RawRequest {
 
 export type Api = (request: RawRequest) => Promise<HttpResponse>;
 
-export function createApi(deps: ApiDeps): Api {
+/** Every route of the API. */
+export function apiRouter(): Router {
   const router = new Router();
   systemRoutes(router);
   dagRoutes(router);
@@ -31,6 +33,12 @@ export function createApi(deps: ApiDeps): Api {
   logRoutes(router);
   queueRoutes(router);
   opsRoutes(router);
+  openApiRoutes(router);
+  return router;
+}
+
+export function createApi(deps: ApiDeps): Api {
+  const router = apiRouter();
   /** `seen.route`: the matched route's template, never the path, so the request metrics stay as few as the routes. */
   const serve = async (raw: RawRequest, seen: { route: string }): Promise<HttpResponse> => {
     try {

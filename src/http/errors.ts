@@ -27,12 +27,17 @@ export const statusOverrides = {
   retry: { already_running: 400 },
 } satisfies Record<string, Partial<Record<ErrorCode, number>>>;
 
+/** The status an error code answers with, on a route that maps some codes otherwise (`overrides`). */
+export function statusOfCode(code: ErrorCode, overrides: Partial<Record<ErrorCode, number>> = {}): number {
+  return overrides[code] ?? statusOf[code];
+}
+
 export function errorResponse(error: unknown, overrides: Partial<Record<ErrorCode, number>> = {}): HttpResponse {
   if (error instanceof AppError) {
     const body: Record<string, unknown> = { code: error.code, message: error.message };
     if (error.details) body.details = error.details;
     const headers: Record<string, string> | undefined = error.code === 'unauthorized' ? { 'www-authenticate': 'Basic realm="troupe"' } : undefined;
-    return { status: overrides[error.code] ?? statusOf[error.code], body, ...(headers ? { headers } : {}) };
+    return { status: statusOfCode(error.code, overrides), body, ...(headers ? { headers } : {}) };
   }
   // Never a stack trace on the wire; the server log gets the detail.
   console.error('troupe: unexpected error:', error);

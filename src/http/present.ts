@@ -128,6 +128,11 @@ export function emptyRunSummary(name: string) {
   };
 }
 
+/** The details of a DAG that has never run: the empty summary, no nodes, no handler nodes. */
+export function emptyRunDetails(name: string) {
+  return { ...emptyRunSummary(name), nodes: [], onInit: null, onSuccess: null, onFailure: null, onCancel: null, onExit: null, preconditions: [] };
+}
+
 /** A DAG's next scheduled run (troupe): an ISO 8601 UTC time, or null when none is scheduled. */
 export function nextRunView(ms: number | undefined): string | null {
   return ms === undefined ? null : isoTime(ms);

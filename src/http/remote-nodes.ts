@@ -18,6 +18,11 @@ export interface RemoteNodesOptions {
  */
 const localOnly = new Set(['health', 'metrics', 'openapi.json', 'auth', 'users', 'api-keys']);
 
+/** Whether a path below the API root (`/dags/x`, or a route's pattern) may be sent to a remote node. */
+export function takesRemoteNode(apiPath: string): boolean {
+  return !localOnly.has(apiPath.split('/')[1] ?? '');
+}
+
 /** Request headers that say what the client sends and accepts; its credentials are for this server only. */
 const forwardedRequestHeaders = ['accept', 'accept-language', 'content-type', 'user-agent', 'if-none-match', 'if-modified-since'];
 const forwardedResponseHeaders = ['content-type', 'content-disposition', 'cache-control', 'etag', 'last-modified', 'retry-after', 'allow'];
@@ -63,7 +68,7 @@ export class RemoteNodes {
     const query = new URLSearchParams(raw.query);
     const name = query.get('remoteNode');
     if (!name || name === LOCAL_NODE) return undefined;
-    if (localOnly.has(apiPath.split('/')[1] ?? '')) return undefined;
+    if (!takesRemoteNode(apiPath)) return undefined;
     const remote = this.remotes.get(name);
     if (!remote) {
       const known = this.names();

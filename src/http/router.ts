@@ -1,5 +1,6 @@
 // Path-pattern routing over the API's resources. Literal segments win over parameters.
 import { AppError } from '../core/index.ts';
+import type { RouteDoc } from './route-doc.ts';
 import type { Handler } from './types.ts';
 
 export interface RouteOptions {
@@ -16,6 +17,16 @@ interface Route extends RouteOptions {
   pattern: string;
   segments: string[];
   handler: Handler;
+  doc?: RouteDoc;
+}
+
+/** A route as the OpenAPI document lists it. */
+export interface RouteEntry {
+  method: string;
+  /** The pattern as it was added (`/dags/:fileName`). */
+  pattern: string;
+  public: boolean;
+  doc?: RouteDoc;
 }
 
 export interface Match {
@@ -28,9 +39,20 @@ export interface Match {
 export class Router {
   private readonly routes: Route[] = [];
 
-  add(method: string, pattern: string, handler: Handler, options: RouteOptions = {}): this {
-    this.routes.push({ method, pattern, segments: pattern.split('/').filter(Boolean), handler, ...options });
+  /**
+   * `options` with a RouteDoc (an `operationId`) describe the route in the OpenAPI document; a route
+   * without one fails test/openapi.test.ts.
+   */
+  add(method: string, pattern: string, handler: Handler, options: RouteOptions | (RouteOptions & RouteDoc) = {}): this {
+    const route: Route = { method, pattern, segments: pattern.split('/').filter(Boolean), handler };
+    if (options.public) route.public = true;
+    if ('operationId' in options) route.doc = options;
+    this.routes.push(route);
     return this;
+  }
+
+  entries(): RouteEntry[] {
+    return this.routes.map((route) => ({ method: route.method, pattern: route.pattern, public: route.public === true, ...(route.doc ? { doc: route.doc } : {}) }));
   }
 
   /**

@@ -6,7 +6,7 @@ import type { Static, TSchema } from 'typebox';
 import { existsSync } from 'node:fs';
 import { AppError } from '../core/index.ts';
 
-type TypeBuilder = (typeof import('typebox'))['Type'];
+export type TypeBuilder = (typeof import('typebox'))['Type'];
 type Validator = ReturnType<(typeof import('typebox/compile'))['Compile']>;
 
 /** A schema, built from TypeBox's builder when it is first needed. */
@@ -14,7 +14,7 @@ export interface BodySchema<T extends TSchema> {
   build(Type: TypeBuilder): T;
 }
 
-const bodySchema = <T extends TSchema>(build: (Type: TypeBuilder) => T): BodySchema<T> => ({ build });
+export const bodySchema = <T extends TSchema>(build: (Type: TypeBuilder) => T): BodySchema<T> => ({ build });
 
 export const CreateDagBody = bodySchema((Type) => Type.Object({ name: Type.String(), spec: Type.Optional(Type.String()) }));
 export const SpecBody = bodySchema((Type) => Type.Object({ spec: Type.String() }));
@@ -64,6 +64,12 @@ async function loadTypebox(): Promise<{ Type: TypeBuilder; Compile: (typeof impo
   if (existsSync(bundle)) return (await import(bundle.href)) as { Type: TypeBuilder; Compile: (typeof import('typebox/compile'))['Compile'] };
   const [{ Type }, { Compile }] = await Promise.all([import('typebox'), import('typebox/compile')]);
   return { Type, Compile };
+}
+
+/** TypeBox's builder, loaded as the validators are (the OpenAPI document builds every schema with it). */
+export async function typeBuilder(): Promise<TypeBuilder> {
+  typebox ??= loadTypebox();
+  return (await typebox).Type;
 }
 
 async function validatorOf(schema: BodySchema<TSchema>): Promise<Validator> {

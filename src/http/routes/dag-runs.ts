@@ -2,7 +2,10 @@
 import { AppError, isRunStatus, runStatusLabel, type RunFilter, type RunRecord } from '../../core/index.ts';
 import type { Router } from '../router.ts';
 import { outputsDocument, runDetails, runDetailsParts, runSummary } from '../present.ts';
-import { intParam, stringParam } from '../query.ts';
+import { intQuery, stringQuery } from '../query.ts';
+import {
+  DagRunIdResponse, OutputsResponse, RunDetailsResponse, RunListResponse, RunSpecResponse, SubRunDetailsResponse, SubRunsResponse,
+} from '../response-schemas.ts';
 import { InlineRunBody, RetryBody, StartBody, StepStatusBody, parseBody } from '../schemas.ts';
 import { empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
 import { errorResponse, statusOverrides } from '../errors.ts';
@@ -18,23 +21,31 @@ async function startInline(request: HttpRequest, deps: ApiDeps) {
   return json(await deps.engine.startInline({ ...body, spec: body.spec }));
 }
 
+const FilterQuery = {
+  status: intQuery('status', 'Only runs of this status (0 to 6)', 0, 6),
+  fromDate: intQuery('fromDate', 'Only runs created at or after this Unix time (seconds)', 0),
+  toDate: intQuery('toDate', 'Only runs created up to this Unix time (seconds, the whole second included)', 0),
+  dagRunId: stringQuery('dagRunId', 'Only the run with this id'),
+};
+const NameQuery = stringQuery('name', 'Only runs of this DAG name');
+
 function runFilter(request: HttpRequest): RunFilter {
-  const status = intParam(request.query, 'status', 0, 6);
-  const from = intParam(request.query, 'fromDate', 0);
-  const to = intParam(request.query, 'toDate', 0);
+  const status = FilterQuery.status.read(request.query);
+  const from = FilterQuery.fromDate.read(request.query);
+  const to = FilterQuery.toDate.read(request.query);
   const filter: RunFilter = {};
   if (status !== undefined && isRunStatus(status)) filter.status = status;
   if (from !== undefined) filter.fromMs = from * 1000;
   // toDate is a whole second: every run created within it is included.
   if (to !== undefined) filter.toMs = to * 1000 + 999;
-  const dagRunId = stringParam(request.query, 'dagRunId');
+  const dagRunId = FilterQuery.dagRunId.read(request.query);
   if (dagRunId !== undefined) filter.dagRunId = dagRunId;
   return filter;
 }
 
 function listRuns(request: HttpRequest, deps: ApiDeps) {
   const filter = runFilter(request);
-  const name = stringParam(request.query, 'name');
+  const name = NameQuery.read(request.query);
   if (name !== undefined) filter.name = name;
   return json({ dagRuns: deps.runs.list(filter).map(runSummary) });
 }
@@ -107,7 +118,9 @@ function listSubRuns(request: HttpRequest, deps: ApiDeps) {
 }
 
 function getSubRun(request: HttpRequest, deps: ApiDeps) {
-  return json({ dagRunDetails: runDetails(runOf(request, deps)) });
+  const details = runDetails(runOf(request, deps));
+  // Both keys, as for a run's details (docs/api.md).
+  return json({ dagRun: details, dagRunDetails: details });
 }
 
 function getRunSpec(request: HttpRequest, deps: ApiDeps) {
@@ -118,18 +131,82 @@ function getRunSpec(request: HttpRequest, deps: ApiDeps) {
 }
 
 export function dagRunRoutes(router: Router): void {
+  const empty200 = { 200: { description: 'Done; no body' } };
   router
-    .add('POST', '/dags/:fileName/start', startDag)
-    .add('GET', '/dag-runs', listRuns)
-    .add('POST', '/dag-runs', startInline)
-    .add('GET', '/dag-runs/:name', listRunsOfName)
-    .add('GET', '/dag-runs/:name/:dagRunId', getRun)
-    .add('GET', '/dag-runs/:name/:dagRunId/spec', getRunSpec)
-    .add('GET', '/dag-runs/:name/:dagRunId/outputs', getRunOutputs)
-    .add('POST', '/dag-runs/:name/:dagRunId/stop', stopRun)
-    .add('POST', '/dag-runs/:name/:dagRunId/retry', retryRun)
-    .add('PATCH', '/dag-runs/:name/:dagRunId/steps/:stepName/status', setStepStatus)
-    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs', listSubRuns)
-    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId', getSubRun)
-    .add('PATCH', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId/steps/:stepName/status', setStepStatus);
+    .add('POST', '/dags/:fileName/start', startDag, {
+      operationId: 'executeDAG', summary: 'Start a run of a stored DAG', tag: 'dag-runs',
+      body: StartBody,
+      responses: { 200: { description: 'Started', body: DagRunIdResponse } },
+      errors: ['bad_request', 'not_found', 'already_running', 'max_run_reached', 'already_exists'],
+    })
+    .add('GET', '/dag-runs', listRuns, {
+      operationId: 'listDAGRuns', summary: 'Every run that matches (sub DAG runs left out), newest first', tag: 'dag-runs',
+      query: [NameQuery, ...Object.values(FilterQuery)],
+      responses: { 200: { description: 'The runs', body: RunListResponse } },
+      errors: ['bad_request'],
+    })
+    .add('POST', '/dag-runs', startInline, {
+      operationId: 'executeDAGRunFromSpec', summary: 'Run an inline spec', tag: 'dag-runs',
+      body: InlineRunBody,
+      responses: { 200: { description: 'Started', body: DagRunIdResponse } },
+      errors: ['bad_request', 'max_run_reached', 'already_exists'],
+    })
+    .add('GET', '/dag-runs/:name', listRunsOfName, {
+      operationId: 'listDAGRunsByName', summary: 'The runs of a DAG name that match', tag: 'dag-runs',
+      query: Object.values(FilterQuery),
+      responses: { 200: { description: 'The runs', body: RunListResponse } },
+      errors: ['bad_request'],
+    })
+    .add('GET', '/dag-runs/:name/:dagRunId', getRun, {
+      operationId: 'getDAGRunDetails', summary: 'A run with its nodes', tag: 'dag-runs',
+      responses: { 200: { description: 'The run', body: RunDetailsResponse } },
+      errors: ['not_found'],
+    })
+    .add('GET', '/dag-runs/:name/:dagRunId/spec', getRunSpec, {
+      operationId: 'getDAGRunSpec', summary: 'The YAML a run was started from', tag: 'dag-runs',
+      responses: { 200: { description: 'The spec', body: RunSpecResponse } },
+      errors: ['not_found'],
+    })
+    .add('GET', '/dag-runs/:name/:dagRunId/outputs', getRunOutputs, {
+      operationId: 'getDAGRunOutputs', summary: 'The outputs a run collected', tag: 'dag-runs',
+      responses: { 200: { description: 'The outputs document (`outputs: {}` when there are none)', body: OutputsResponse } },
+      errors: ['not_found'],
+    })
+    .add('POST', '/dag-runs/:name/:dagRunId/stop', stopRun, {
+      operationId: 'terminateDAGRun', summary: 'Stop a running run', tag: 'dag-runs',
+      description: 'Answers once the stop is sent; the run is aborted when its steps have exited.',
+      responses: empty200,
+      errors: ['not_found', 'not_running'],
+    })
+    .add('POST', '/dag-runs/:name/:dagRunId/retry', retryRun, {
+      operationId: 'retryDAGRun', summary: 'Run a finished run again', tag: 'dag-runs',
+      description: 'Without dagRunId (or with the same), a new attempt of the run; with another, a new run under that id. ' +
+        '`stepName` runs that step alone.',
+      body: RetryBody,
+      responses: empty200,
+      errors: ['bad_request', 'not_found', 'already_running', 'already_exists', 'max_run_reached'],
+      statusOverrides: statusOverrides.retry,
+    })
+    .add('PATCH', '/dag-runs/:name/:dagRunId/steps/:stepName/status', setStepStatus, {
+      operationId: 'updateDAGRunStepStatus', summary: 'Set a node\'s status by hand (0 to 5) on a run that is not active', tag: 'dag-runs',
+      body: StepStatusBody,
+      responses: empty200,
+      errors: ['bad_request', 'not_found'],
+    })
+    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs', listSubRuns, {
+      operationId: 'getSubDAGRuns', summary: 'The sub DAG runs a run started, with their timing', tag: 'dag-runs',
+      responses: { 200: { description: 'The sub DAG runs', body: SubRunsResponse } },
+      errors: ['not_found'],
+    })
+    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId', getSubRun, {
+      operationId: 'getSubDAGRunDetails', summary: 'A sub DAG run with its nodes', tag: 'dag-runs',
+      responses: { 200: { description: 'The sub DAG run', body: SubRunDetailsResponse } },
+      errors: ['not_found'],
+    })
+    .add('PATCH', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId/steps/:stepName/status', setStepStatus, {
+      operationId: 'updateSubDAGRunStepStatus', summary: 'Set a sub DAG run node\'s status by hand (0 to 5)', tag: 'dag-runs',
+      body: StepStatusBody,
+      responses: empty200,
+      errors: ['bad_request', 'not_found'],
+    });
 }

@@ -1,8 +1,12 @@
 // /dags: definitions (list, create, read, edit, validate, rename, delete, suspend, search, tags).
 import { AppError, dagNameProblem, type DagFile } from '../../core/index.ts';
 import { minimalSpec, type ParseResult } from '../../definition/index.ts';
-import { dagDetails, dagSummary, emptyRunSummary, localDagsOf, nextRunView, runDetails, runSummary } from '../present.ts';
-import { intParam, stringParam } from '../query.ts';
+import { dagDetails, dagSummary, emptyRunDetails, emptyRunSummary, localDagsOf, nextRunView, runDetails, runSummary } from '../present.ts';
+import { enumQuery, intQuery, stringQuery } from '../query.ts';
+import {
+  CreatedDagResponse, DagDetailsResponse, DagListResponse, DagRunHistoryResponse, DagRunResponse, DagSpecResponse,
+  ErrorsResponse, SearchResponse, TagsResponse, ValidateResponse,
+} from '../response-schemas.ts';
 import { CreateDagBody, RenameBody, SpecBody, SuspendBody, ValidateBody, parseBody } from '../schemas.ts';
 import type { Router } from '../router.ts';
 import { empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
@@ -57,15 +61,22 @@ function sortByNextRun(loaded: Loaded[], nextRun: (entry: Loaded) => number | un
   return [...scheduled, ...unscheduled];
 }
 
+const ListQuery = {
+  page: intQuery('page', '1-based page, default 1', 1),
+  perPage: intQuery('perPage', 'DAGs per page, default 50', 1, 1000),
+  name: stringQuery('name', 'Only file names that contain it (case-insensitive)'),
+  tag: stringQuery('tag', 'Only DAGs with this tag (case-insensitive)'),
+  sort: enumQuery('sort', 'name (case-insensitive, the default) or nextRun (the soonest first, unscheduled DAGs last)', ['name', 'nextRun']),
+  order: enumQuery('order', 'asc (the default) or desc', ['asc', 'desc']),
+};
+
 async function listDags(request: HttpRequest, deps: ApiDeps) {
-  const page = intParam(request.query, 'page', 1) ?? 1;
-  const perPage = intParam(request.query, 'perPage', 1, 1000) ?? 50;
-  const nameFilter = stringParam(request.query, 'name')?.toLowerCase();
-  const tagFilter = stringParam(request.query, 'tag')?.toLowerCase();
-  const sort = stringParam(request.query, 'sort') ?? 'name';
-  const order = stringParam(request.query, 'order') ?? 'asc';
-  if (sort !== 'name' && sort !== 'nextRun') throw new AppError('bad_request', 'sort must be name or nextRun');
-  if (order !== 'asc' && order !== 'desc') throw new AppError('bad_request', 'order must be asc or desc');
+  const page = ListQuery.page.read(request.query) ?? 1;
+  const perPage = ListQuery.perPage.read(request.query) ?? 50;
+  const nameFilter = ListQuery.name.read(request.query)?.toLowerCase();
+  const tagFilter = ListQuery.tag.read(request.query)?.toLowerCase();
+  const sort = ListQuery.sort.read(request.query) ?? 'name';
+  const order = ListQuery.order.read(request.query) ?? 'asc';
 
   // Next runs are the scheduler's plan, made as the server starts: asked before it is made, wait.
   const [loaded] = await Promise.all([loadAll(deps), deps.cron.ready()]);
@@ -123,7 +134,7 @@ async function getDag(request: HttpRequest, deps: ApiDeps) {
   return json({
     dag: result.dag ? dagDetails(result.dag) : { name },
     localDags: localDagsOf(result),
-    latestDAGRun: latest ? runDetails(latest) : { ...emptyRunSummary(name), nodes: [], preconditions: [] },
+    latestDAGRun: latest ? runDetails(latest) : emptyRunDetails(name),
     suspended: deps.runs.isSuspended(fileName),
     nextRun: nextRunView(deps.cron.nextRun(fileName)),
     missedRuns: deps.cron.missedRuns(fileName),
@@ -198,10 +209,10 @@ async function suspendDag(request: HttpRequest, deps: ApiDeps) {
   return empty(200);
 }
 
+const SearchText = stringQuery('q', 'The text to find in DAG files (case-insensitive)', { required: true });
+
 async function searchDags(request: HttpRequest, deps: ApiDeps) {
-  const q = stringParam(request.query, 'q');
-  if (q === undefined) throw new AppError('bad_request', 'query parameter q is required');
-  const needle = q.toLowerCase();
+  const needle = SearchText.read(request.query)!.toLowerCase();
   const loaded = await loadAll(deps);
   const results = loaded.flatMap(({ file, result }) => {
     const matches = file.text.split('\n').flatMap((line, index) =>
@@ -246,18 +257,80 @@ async function stopAll(request: HttpRequest, deps: ApiDeps) {
 
 export function dagRoutes(router: Router): void {
   router
-    .add('GET', '/dags', listDags)
-    .add('POST', '/dags', createDag)
-    .add('POST', '/dags/validate', validateDag)
-    .add('GET', '/dags/search', searchDags)
-    .add('GET', '/dags/tags', listTags)
-    .add('GET', '/dags/:fileName', getDag)
-    .add('DELETE', '/dags/:fileName', deleteDag)
-    .add('GET', '/dags/:fileName/spec', getSpec)
-    .add('PUT', '/dags/:fileName/spec', putSpec)
-    .add('POST', '/dags/:fileName/rename', renameDag)
-    .add('POST', '/dags/:fileName/suspend', suspendDag)
-    .add('GET', '/dags/:fileName/dag-runs', dagRunsOfDag)
-    .add('GET', '/dags/:fileName/dag-runs/:dagRunId', dagRunOfDag)
-    .add('POST', '/dags/:fileName/stop-all', stopAll);
+    .add('GET', '/dags', listDags, {
+      operationId: 'listDAGs', summary: 'List DAG definitions, a page at a time', tag: 'dags',
+      query: Object.values(ListQuery),
+      responses: { 200: { description: 'A page of DAGs; `errors` names the files that could not be read', body: DagListResponse } },
+    })
+    .add('POST', '/dags', createDag, {
+      operationId: 'createNewDAG', summary: 'Create a DAG file (a minimal one without spec)', tag: 'dags',
+      body: CreateDagBody,
+      responses: { 201: { description: 'Created', body: CreatedDagResponse } },
+      errors: ['bad_request', 'already_exists'],
+    })
+    .add('POST', '/dags/validate', validateDag, {
+      operationId: 'validateDAGSpec', summary: 'Validate a spec without storing it', tag: 'dags',
+      description: 'Problems answer 200 with valid false; with `name`, the spec is checked as that DAG file\'s next text.',
+      body: ValidateBody,
+      responses: { 200: { description: 'The verdict and every problem', body: ValidateResponse } },
+    })
+    .add('GET', '/dags/search', searchDags, {
+      operationId: 'searchDAGs', summary: 'Find text in DAG files', tag: 'dags',
+      query: [SearchText],
+      responses: { 200: { description: 'Each file with matching lines', body: SearchResponse } },
+      errors: ['bad_request'],
+    })
+    .add('GET', '/dags/tags', listTags, {
+      operationId: 'getAllDAGTags', summary: 'Every tag of the DAGs', tag: 'dags',
+      responses: { 200: { description: 'Unique tags, sorted', body: TagsResponse } },
+    })
+    .add('GET', '/dags/:fileName', getDag, {
+      operationId: 'getDAGDetails', summary: 'A DAG with its latest run, schedule and problems', tag: 'dags',
+      responses: { 200: { description: 'The DAG', body: DagDetailsResponse } },
+      errors: ['not_found'],
+    })
+    .add('DELETE', '/dags/:fileName', deleteDag, {
+      operationId: 'deleteDAG', summary: 'Delete a DAG file (its runs stay)', tag: 'dags',
+      responses: { 204: { description: 'Deleted' } },
+      errors: ['not_found'],
+    })
+    .add('GET', '/dags/:fileName/spec', getSpec, {
+      operationId: 'getDAGSpec', summary: 'A DAG file\'s YAML', tag: 'dags',
+      responses: { 200: { description: 'The spec and its problems', body: DagSpecResponse } },
+      errors: ['not_found'],
+    })
+    .add('PUT', '/dags/:fileName/spec', putSpec, {
+      operationId: 'updateDAGSpec', summary: 'Replace a DAG file\'s YAML', tag: 'dags',
+      description: 'A spec with problems answers 200 with them in `errors` and leaves the file as it was.',
+      body: SpecBody,
+      responses: { 200: { description: 'Stored when `errors` is empty', body: ErrorsResponse } },
+      errors: ['bad_request', 'not_found'],
+    })
+    .add('POST', '/dags/:fileName/rename', renameDag, {
+      operationId: 'renameDAG', summary: 'Rename a DAG file (its run history keeps the old name)', tag: 'dags',
+      body: RenameBody,
+      responses: { 200: { description: 'Renamed' } },
+      errors: ['bad_request', 'not_found', 'already_exists'],
+    })
+    .add('POST', '/dags/:fileName/suspend', suspendDag, {
+      operationId: 'updateDAGSuspensionState', summary: 'Suspend or resume a DAG\'s schedule', tag: 'dags',
+      body: SuspendBody,
+      responses: { 200: { description: 'Done' } },
+      errors: ['bad_request', 'not_found'],
+    })
+    .add('GET', '/dags/:fileName/dag-runs', dagRunsOfDag, {
+      operationId: 'getDAGDAGRunHistory', summary: 'A DAG\'s 30 latest runs and their steps\' statuses', tag: 'dags',
+      responses: { 200: { description: 'The runs, newest first, and one grid row per step', body: DagRunHistoryResponse } },
+      errors: ['not_found'],
+    })
+    .add('GET', '/dags/:fileName/dag-runs/:dagRunId', dagRunOfDag, {
+      operationId: 'getDAGDAGRunDetails', summary: 'A run of a DAG', tag: 'dags',
+      responses: { 200: { description: 'The run', body: DagRunResponse } },
+      errors: ['not_found'],
+    })
+    .add('POST', '/dags/:fileName/stop-all', stopAll, {
+      operationId: 'stopAllDAGRuns', summary: 'Stop every running run of a DAG', tag: 'dags',
+      responses: { 200: { description: 'Every stopped run is recorded', body: ErrorsResponse } },
+      errors: ['not_found'],
+    });
 }

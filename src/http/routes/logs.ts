@@ -1,19 +1,28 @@
 // Run and step logs as chunks of lines (tail > head > offset+limit, docs/api.md).
 import { AppError, HANDLER_NODE_NAMES, MAX_LOG_LINES, type HandlerNodeName, type LogQuery } from '../../core/index.ts';
 import type { Router } from '../router.ts';
-import { intParam, stringParam } from '../query.ts';
+import { enumQuery, intQuery } from '../query.ts';
+import { LogResponse } from '../response-schemas.ts';
 import { json, type ApiDeps, type HttpRequest } from '../types.ts';
 import { runOf } from './dag-runs.ts';
 
 const HANDLER_NODE_NAMES_SET: ReadonlySet<string> = new Set(Object.values(HANDLER_NODE_NAMES));
 
+const LinesQuery = {
+  tail: intQuery('tail', 'The last lines (0: not given); wins over head and offset', 0),
+  head: intQuery('head', 'The first lines (0: not given); wins over offset', 0),
+  offset: intQuery('offset', '1-based line to start from', 1),
+  limit: intQuery('limit', `Lines from offset, default 1000; more than ${MAX_LOG_LINES} reads ${MAX_LOG_LINES}`, 1),
+};
+const StreamQuery = enumQuery('stream', 'stdout (the default) or stderr', ['stdout', 'stderr']);
+
 function logQuery(request: HttpRequest): LogQuery {
   // tail=0 and head=0 mean "not given", as Dagu treats them; limits above the maximum are capped.
   return {
-    tail: intParam(request.query, 'tail', 0) || undefined,
-    head: intParam(request.query, 'head', 0) || undefined,
-    offset: intParam(request.query, 'offset', 1),
-    limit: Math.min(intParam(request.query, 'limit', 1) ?? 1000, MAX_LOG_LINES),
+    tail: LinesQuery.tail.read(request.query) || undefined,
+    head: LinesQuery.head.read(request.query) || undefined,
+    offset: LinesQuery.offset.read(request.query),
+    limit: Math.min(LinesQuery.limit.read(request.query) ?? 1000, MAX_LOG_LINES),
   };
 }
 
@@ -34,16 +43,29 @@ async function stepLog(request: HttpRequest, deps: ApiDeps) {
   const handler = HANDLER_NODE_NAMES_SET.has(stepName) ? record.handlers?.[stepName as HandlerNodeName] : undefined;
   const node = record.nodes.find((candidate) => candidate.step.name === stepName) ?? handler;
   if (!node) throw new AppError('not_found', `step ${stepName} not found in DAG ${record.name}`);
-  const stream = stringParam(request.query, 'stream') ?? 'stdout';
-  if (stream !== 'stdout' && stream !== 'stderr') throw new AppError('bad_request', 'stream must be stdout or stderr');
+  const stream = StreamQuery.read(request.query) ?? 'stdout';
   // The path comes from the run record, never from the request.
   return json(await chunk(deps, stream === 'stdout' ? node.stdout : node.stderr, logQuery(request)));
 }
 
 export function logRoutes(router: Router): void {
+  const lines = Object.values(LinesQuery);
+  const chunk200 = { 200: { description: 'The lines asked for (an empty chunk before the log is written)', body: LogResponse } };
   router
-    .add('GET', '/dag-runs/:name/:dagRunId/log', runLog)
-    .add('GET', '/dag-runs/:name/:dagRunId/steps/:stepName/log', stepLog)
-    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId/log', runLog)
-    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId/steps/:stepName/log', stepLog);
+    .add('GET', '/dag-runs/:name/:dagRunId/log', runLog, {
+      operationId: 'getDAGRunLog', summary: 'Lines of a run\'s log', tag: 'dag-runs',
+      query: lines, responses: chunk200, errors: ['bad_request', 'not_found'],
+    })
+    .add('GET', '/dag-runs/:name/:dagRunId/steps/:stepName/log', stepLog, {
+      operationId: 'getDAGRunStepLog', summary: 'Lines of a step\'s stdout or stderr', tag: 'dag-runs',
+      query: [StreamQuery, ...lines], responses: chunk200, errors: ['bad_request', 'not_found'],
+    })
+    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId/log', runLog, {
+      operationId: 'getSubDAGRunLog', summary: 'Lines of a sub DAG run\'s log', tag: 'dag-runs',
+      query: lines, responses: chunk200, errors: ['bad_request', 'not_found'],
+    })
+    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId/steps/:stepName/log', stepLog, {
+      operationId: 'getSubDAGRunStepLog', summary: 'Lines of a sub DAG run step\'s stdout or stderr', tag: 'dag-runs',
+      query: [StreamQuery, ...lines], responses: chunk200, errors: ['bad_request', 'not_found'],
+    });
 }

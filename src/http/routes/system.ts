@@ -1,4 +1,5 @@
 // /health: 200 when the store can be written and read, 503 with the reason otherwise.
+import { HealthResponse } from '../response-schemas.ts';
 import type { Router } from '../router.ts';
 import { json, type ApiDeps, type HttpRequest } from '../types.ts';
 
@@ -17,5 +18,13 @@ async function health(_request: HttpRequest, deps: ApiDeps) {
 }
 
 export function systemRoutes(router: Router): void {
-  router.add('GET', '/health', health);
+  router.add('GET', '/health', health, {
+    operationId: 'getHealthStatus',
+    summary: 'Whether the store can be written and read',
+    tag: 'system',
+    responses: {
+      200: { description: 'Healthy', body: HealthResponse },
+      503: { description: 'Unhealthy: `error` says why', body: HealthResponse },
+    },
+  });
 }
