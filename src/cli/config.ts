@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { AppError, queueNameProblem } from '../core/index.ts';
+import { AppError, parseRemoteNodes, queueNameProblem, type RemoteNode } from '../core/index.ts';
 import { parseYamlMap } from '../definition/index.ts';
 import type { QueueConfig, TroupeConfig } from '../main.ts';
 import { LOG_LEVELS, isLogLevel } from '../logging/index.ts';
@@ -39,7 +39,7 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
   const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags['shutdown-grace'], logLevel: flags['log-level'] };
   const home = resolve(fromFlags.home ?? fromEnv.home ?? join(homedir(), '.troupe'));
   const configFile = flags.config ?? env.TROUPE_CONFIG;
-  const { layer: fromFile, queues } = await readConfigFile(configFile ? resolve(configFile) : join(home, 'config.yaml'), configFile !== undefined);
+  const { layer: fromFile, queues, remoteNodes } = await readConfigFile(configFile ? resolve(configFile) : join(home, 'config.yaml'), configFile !== undefined);
   const pick = (key: keyof Layer) => defined(fromFlags[key]) ?? defined(fromEnv[key]) ?? defined(fromFile[key]);
   const port = Number(pick('port') ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new AppError('bad_request', `invalid port "${pick('port')}"`);
@@ -64,6 +64,7 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     maxThreads,
     shutdownGraceMs: grace * 1000,
     queues,
+    remoteNodes,
     configFile,
   };
 }
@@ -72,12 +73,18 @@ function defined(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
-async function readConfigFile(path: string, required: boolean): Promise<{ layer: Layer; queues: QueueConfig[] }> {
+interface FileSettings {
+  layer: Layer;
+  queues: QueueConfig[];
+  remoteNodes: RemoteNode[];
+}
+
+async function readConfigFile(path: string, required: boolean): Promise<FileSettings> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !required) return { layer: {}, queues: [] };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !required) return { layer: {}, queues: [], remoteNodes: [] };
     throw new AppError('bad_request', `cannot read config file ${path}: ${(error as Error).message}`);
   }
   let map: Record<string, unknown>;
@@ -88,6 +95,7 @@ async function readConfigFile(path: string, required: boolean): Promise<{ layer:
   }
   const layer: Layer = {};
   let queues: QueueConfig[] = [];
+  let remoteNodes: RemoteNode[] = [];
   for (const [key, value] of Object.entries(map)) {
     if (key === 'queues') {
       queues = queueConfig(value, path);
@@ -98,11 +106,19 @@ async function readConfigFile(path: string, required: boolean): Promise<{ layer:
       if (value === true) layer.logLevel ??= 'debug';
       continue;
     }
+    if (key === 'remoteNodes') {
+      try {
+        remoteNodes = parseRemoteNodes(value);
+      } catch (error) {
+        throw new AppError('bad_request', `config file ${path}: ${(error as Error).message}`);
+      }
+      continue;
+    }
     const target = fileKeys[key];
     if (!target) throw new AppError('bad_request', `config file ${path}: unknown key "${key}"`);
     if (value !== null && value !== undefined) layer[target] = String(value);
   }
-  return { layer, queues };
+  return { layer, queues, remoteNodes };
 }
 
 /**

@@ -48,13 +48,15 @@ async function main(argv: string[]): Promise<number> {
   process.on('SIGHUP', ignoreHangup);
   const config = await resolveConfig(values, process.env);
   const troupe = await startTroupe({ ...config, writeExample: true });
-  // SIGHUP reloads the custom queues' limits from the configuration (docs/configuration.md).
+  // SIGHUP reloads the custom queues' limits and the remote nodes from the configuration (docs/configuration.md).
   process.on('SIGHUP', () => {
     resolveConfig(values, process.env).then(
       (reloaded) => {
         const queues = reloaded.queues ?? [];
         troupe.engine.setQueueLimits(new Map(queues.map(({ name, maxConcurrency }) => [name, maxConcurrency])));
-        log.info(`SIGHUP: queues reloaded: ${queues.map(({ name, maxConcurrency }) => `${name}=${maxConcurrency}`).join(', ') || 'no custom queue'}`);
+        troupe.remoteNodes.replace(reloaded.remoteNodes ?? []);
+        log.info(`SIGHUP: queues reloaded: ${queues.map(({ name, maxConcurrency }) => `${name}=${maxConcurrency}`).join(', ') || 'no custom queue'}; `
+          + `remote nodes: ${troupe.remoteNodes.names().join(', ') || 'none'}`);
       },
       (error: unknown) => log.error(`SIGHUP: configuration not reloaded: ${(error as Error).message}`),
     );

@@ -44,6 +44,12 @@ export function createApi(deps: ApiDeps): Api {
   const serve = async (raw: RawRequest, seen: { route: string }): Promise<HttpResponse> => {
     try {
       if (!raw.path.startsWith(`${API_PREFIX}/`)) throw new AppError('not_found', `no route for ${raw.path}`);
+      // Before routing: a remote node answers for every route it serves, this build's or not.
+      const forwarded = await deps.remoteNodes.forward(raw, raw.path.slice(API_PREFIX.length));
+      if (forwarded) {
+        seen.route = 'remoteNode';
+        return forwarded;
+      }
       const match = router.match(raw.method, raw.path.slice(API_PREFIX.length));
       if (!match) throw new AppError('not_found', `no route for ${raw.method} ${raw.path}`);
       seen.route = match.pattern;
