@@ -213,7 +213,7 @@ describe('the container executor', { skip }, () => {
     const started = await server.call('POST', '/dags/ct_stop/start', {});
     const { dagRunId } = started.body;
     assert.ok(await waitUntil(async () => (await log('ct_stop', dagRunId, 's').catch(() => '')).includes('started'), 15_000), 'the step runs');
-    assert.equal((await managed()).filter((c) => c.State === 'running').length, 1);
+    assert.ok(await waitUntil(async () => (await managed()).filter((c) => c.State === 'running').length === 1, 15_000), 'its container runs');
     const stop = await server.call('POST', `/dag-runs/ct_stop/${dagRunId}/stop`);
     assert.equal(stop.status, 200, stop.text);
     const result = await server.waitForRun('ct_stop', dagRunId);
