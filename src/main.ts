@@ -56,6 +56,8 @@ export interface TroupeConfig {
   remoteNodes?: RemoteNode[];
   /** The longest a request forwarded to a remote node may take (30 s; tests shorten it). */
   remoteNodeTimeoutMs?: number;
+  /** Origins whose browsers may call the API (config.yaml `cors.allowOrigins`; `*`: any); none by default. */
+  corsOrigins?: string[];
 }
 
 export interface QueueConfig {
@@ -170,7 +172,7 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
   try {
     server = await startServer(
       { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, version, startedAtMs,
-        clock: config.clock ?? systemClock, metrics, resources, remoteNodes },
+        clock: config.clock ?? systemClock, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins },
       { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs },
     );
   } catch (error) {

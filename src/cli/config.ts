@@ -10,6 +10,8 @@ import { LOG_LEVELS, isLogLevel } from '../logging/index.ts';
 export interface ResolvedConfig extends TroupeConfig {
   carrier: 'auto' | 'uws' | 'node';
   configFile?: string;
+  /** Keys of config.yaml that troupe does not use: started all the same, and told (docs/configuration.md). */
+  warnings: string[];
 }
 
 export interface Flags {
@@ -36,10 +38,11 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     data: env.TROUPE_DATA, logs: env.TROUPE_LOGS, http: env.TROUPE_HTTP, workers: env.TROUPE_WORKERS, grace: env.TROUPE_SHUTDOWN_GRACE_SEC,
     logLevel: env.TROUPE_LOG_LEVEL,
   };
+  const corsFromEnv = defined(env.TROUPE_CORS_ORIGINS)?.split(',').map((origin) => origin.trim()).filter(Boolean);
   const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags['shutdown-grace'], logLevel: flags['log-level'] };
   const home = resolve(fromFlags.home ?? fromEnv.home ?? join(homedir(), '.troupe'));
   const configFile = flags.config ?? env.TROUPE_CONFIG;
-  const { layer: fromFile, queues, remoteNodes } = await readConfigFile(configFile ? resolve(configFile) : join(home, 'config.yaml'), configFile !== undefined);
+  const { layer: fromFile, queues, remoteNodes, corsOrigins, ignored } = await readConfigFile(configFile ? resolve(configFile) : join(home, 'config.yaml'), configFile !== undefined);
   const pick = (key: keyof Layer) => defined(fromFlags[key]) ?? defined(fromEnv[key]) ?? defined(fromFile[key]);
   const port = Number(pick('port') ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new AppError('bad_request', `invalid port "${pick('port')}"`);
@@ -65,7 +68,9 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     shutdownGraceMs: grace * 1000,
     queues,
     remoteNodes,
+    corsOrigins: corsFromEnv ?? corsOrigins,
     configFile,
+    warnings: ignored.length === 0 ? [] : [`config file: ignoring keys troupe does not use: ${ignored.join(', ')}`],
   };
 }
 
@@ -77,6 +82,9 @@ interface FileSettings {
   layer: Layer;
   queues: QueueConfig[];
   remoteNodes: RemoteNode[];
+  corsOrigins: string[];
+  /** Keys read and not used. */
+  ignored: string[];
 }
 
 async function readConfigFile(path: string, required: boolean): Promise<FileSettings> {
@@ -84,7 +92,7 @@ async function readConfigFile(path: string, required: boolean): Promise<FileSett
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !required) return { layer: {}, queues: [], remoteNodes: [] };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !required) return { layer: {}, queues: [], remoteNodes: [], corsOrigins: [], ignored: [] };
     throw new AppError('bad_request', `cannot read config file ${path}: ${(error as Error).message}`);
   }
   let map: Record<string, unknown>;
@@ -96,7 +104,22 @@ async function readConfigFile(path: string, required: boolean): Promise<FileSett
   const layer: Layer = {};
   let queues: QueueConfig[] = [];
   let remoteNodes: RemoteNode[] = [];
+  let corsOrigins: string[] = [];
+  const ignored: string[] = [];
   for (const [key, value] of Object.entries(map)) {
+    // Dagu's `paths: {dagsDir, dataDir, logDir}` (or snake_case) name the same folders.
+    if (key === 'paths' && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [inner, folder] of Object.entries(value as Record<string, unknown>)) {
+        const target = PATH_KEYS[inner];
+        if (!target) ignored.push(`paths.${inner}`);
+        else if (folder !== null && folder !== undefined) layer[target] ??= String(folder);
+      }
+      continue;
+    }
+    if (key === 'cors') {
+      corsOrigins = corsConfig(value, path);
+      continue;
+    }
     if (key === 'queues') {
       queues = queueConfig(value, path);
       continue;
@@ -115,10 +138,22 @@ async function readConfigFile(path: string, required: boolean): Promise<FileSett
       continue;
     }
     const target = fileKeys[key];
-    if (!target) throw new AppError('bad_request', `config file ${path}: unknown key "${key}"`);
-    if (value !== null && value !== undefined) layer[target] = String(value);
+    if (!target) ignored.push(key);
+    else if (value !== null && value !== undefined) layer[target] = String(value);
   }
-  return { layer, queues, remoteNodes };
+  return { layer, queues, remoteNodes, corsOrigins, ignored };
+}
+
+const PATH_KEYS: Record<string, keyof Layer> = { dagsDir: 'dags', dags_dir: 'dags', dataDir: 'data', data_dir: 'data', logDir: 'logs', log_dir: 'logs' };
+
+/** `cors: {allowOrigins: [origin...]}` (`*` for any); CORS is off without it. */
+function corsConfig(value: unknown, path: string): string[] {
+  if (value === null || value === undefined) return [];
+  const origins = typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>).allowOrigins ?? (value as Record<string, unknown>).allowedOrigins : undefined;
+  if (!Array.isArray(origins) || origins.some((origin) => typeof origin !== 'string' || origin === '')) {
+    throw new AppError('bad_request', `config file ${path}: cors: allowOrigins must be a list of origins (such as https://app.example.com, or "*")`);
+  }
+  return origins as string[];
 }
 
 /**

@@ -47,6 +47,7 @@ async function main(argv: string[]): Promise<number> {
   const ignoreHangup = () => {};
   process.on('SIGHUP', ignoreHangup);
   const config = await resolveConfig(values, process.env);
+  for (const warning of config.warnings) log.warn(warning);
   const troupe = await startTroupe({ ...config, writeExample: true });
   // SIGHUP reloads the custom queues' limits and the remote nodes from the configuration (docs/configuration.md).
   process.on('SIGHUP', () => {

@@ -1,6 +1,7 @@
 // The API as one function from a raw request to a response: routing, body parsing, error documents.
 import { AppError } from '../core/index.ts';
 import { log } from '../logging/index.ts';
+import { Cors } from './cors.ts';
 import { errorResponse } from './errors.ts';
 import { Router } from './router.ts';
 import { dagRunRoutes } from './routes/dag-runs.ts';
@@ -65,10 +66,22 @@ export function createApi(deps: ApiDeps): Api {
       return errorResponse(error);
     }
   };
+  const cors = new Cors({ allowOrigins: deps.corsOrigins ?? [] });
+  const methodsAt = (path: string): string[] => {
+    if (!path.startsWith(`${API_PREFIX}/`)) return [];
+    try {
+      return router.match('OPTIONS', path.slice(API_PREFIX.length)) ? ['OPTIONS'] : [];
+    } catch (error) {
+      return error instanceof AppError && Array.isArray(error.details?.allow) ? error.details.allow as string[] : [];
+    }
+  };
   return async (raw) => {
     const started = performance.now();
     const seen = { route: 'unmatched' };
-    const response = await serve(raw, seen);
+    const preflight = cors.enabled ? cors.preflight(raw, methodsAt) : undefined;
+    if (preflight) seen.route = 'preflight';
+    const answered = preflight ?? await serve(raw, seen);
+    const response = cors.enabled ? cors.decorate(raw, answered) : answered;
     const seconds = (performance.now() - started) / 1000;
     deps.metrics.observeRequest(raw.method, seen.route, response.status, seconds);
     // At debug only: a line per request (health checks included) would drown an info log.

@@ -38,6 +38,8 @@ export interface ApiDeps {
   resources: ResourceHistory;
   /** Where a request with `remoteNode` goes (config.yaml `remoteNodes`). */
   remoteNodes: RemoteNodes;
+  /** Origins whose browsers may call the API (`cors.allowOrigins`; `*`: any); none by default. */
+  corsOrigins?: readonly string[];
 }
 
 export type Handler = (request: HttpRequest, deps: ApiDeps) => Promise<HttpResponse> | HttpResponse;
