@@ -5,7 +5,7 @@ import type { Handler } from './types.ts';
 
 export interface RouteOptions {
   /**
-   * Served without authentication whatever the auth mode: the metrics (http-api.md 5.5). Auth
+   * Served without authentication whatever the auth mode: the metrics (docs/api.md). Auth
    * checks `Match.public` and must keep honouring it.
    */
   public?: boolean;

@@ -1,4 +1,4 @@
-// Executor type `dag-container`: the run's DAG-level container (workflow-format 2.3), started once
+// Executor type `dag-container`: the run's DAG-level container (definition format: DAG-level container), started once
 // before its first step (`action: start`) and removed after its last handler (`action: remove`),
 // unless keepContainer. The run dispatches both; steps exec into it (container.executor.ts).
 import { constants as osConstants } from 'node:os';

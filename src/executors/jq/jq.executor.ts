@@ -1,4 +1,4 @@
-// The jq executor (workflow-format 5.6): `command` is the filter, `script` the input JSON. Results
+// The jq executor (definition format: jq executor): `command` is the filter, `script` the input JSON. Results
 // go one per line to the step's stdout log, as indented JSON with sorted keys, or raw with
 // `config.raw`. jq itself runs on this pool worker's jq thread (jq-runner.ts).
 import { constants as osConstants } from 'node:os';

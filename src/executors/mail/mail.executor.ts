@@ -1,4 +1,4 @@
-// The mail executor (workflow-format 5.5): sends one message through the DAG's root `smtp` server.
+// The mail executor (definition format: mail executor): sends one message through the DAG's root `smtp` server.
 // On success the stdout log says who got it (the recipients the server accepted), the subject, the
 // Message-ID and the server's final reply; any failure (no server, a missing attachment, a refused
 // connection, a refused login, a rejected recipient, a timeout) fails the step with exit code 1 and

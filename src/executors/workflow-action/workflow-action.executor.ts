@@ -1,4 +1,4 @@
-// The workflow-action executor (workflow-format 5, experimental in Dagu): it runs a marketplace
+// The workflow-action executor (definition format: executors, experimental in Dagu): it runs a marketplace
 // action in a container, which needs the action's repository from its marketplace and an image
 // registry. Neither is reachable from this deployment, so a step of this type is accepted by
 // validation and fails at once, saying so (docs/executors/workflow-action.md says what it would take).
