@@ -2,10 +2,11 @@
 import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CronScheduler, DagsWatcher, Engine, RetentionSweeper, cronEngineOf } from './actors/index.ts';
-import { systemClock, type Clock, type Timers } from './core/index.ts';
+import { parseRemoteNodes, systemClock, type Clock, type RemoteNode, type Timers } from './core/index.ts';
 import { PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { HomeLock } from './home-lock.ts';
-import { startServer, type Carrier, type RunningServer } from './http/index.ts';
+import { log, logRuns, setLogLevel, type LogLevel } from './logging/index.ts';
+import { RemoteNodes, startServer, type Carrier, type RunningServer } from './http/index.ts';
 import { ResourceHistory, TroupeMetrics, engineSources } from './ops/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
 import { CronStateFile, DagFiles, LmdbQueueStore, LmdbRunStore, LogFiles, RunHistory } from './store/index.ts';
@@ -49,6 +50,14 @@ export interface TroupeConfig {
   queuedStartDeadlineMs?: number;
   /** What the resource history's 5 s samples are stamped with and wait on; the system's by default (tests pass a ManualClock). */
   resourceClock?: Clock & Timers;
+  /** The server log's level (`logLevel`): debug adds a line per request; info by default. */
+  logLevel?: LogLevel;
+  /** Nodes a request's `remoteNode` may name (config.yaml `remoteNodes`, Dagu's keys); validated at start. */
+  remoteNodes?: RemoteNode[];
+  /** The longest a request forwarded to a remote node may take (30 s; tests shorten it). */
+  remoteNodeTimeoutMs?: number;
+  /** Origins whose browsers may call the API (config.yaml `cors.allowOrigins`; `*`: any); none by default. */
+  corsOrigins?: string[];
 }
 
 export interface QueueConfig {
@@ -72,6 +81,8 @@ export interface EngineHandle {
 
 export interface Troupe extends EngineHandle {
   server: RunningServer;
+  /** Where requests with `remoteNode` go; `replace` takes a reloaded list. */
+  remoteNodes: RemoteNodes;
 }
 
 export async function readVersion(): Promise<string> {
@@ -102,7 +113,7 @@ async function openLocked(config: Omit<TroupeConfig, 'host' | 'port'>, dags: Dag
   const spawnMode = config.spawnMode ?? spawnMethod;
   // Steps a crashed predecessor left running end before their runs are settled or run again.
   const stepRegistryDir = join(config.dataDir, 'steps');
-  await endOrphanSteps(stepRegistryDir, { log: (line) => console.error(line) });
+  await endOrphanSteps(stepRegistryDir, { log: (line) => log.warn(line) });
   await mkdir(stepRegistryDir, { recursive: true });
   const dispatcher = new PiscinaDispatcher({ maxThreads: config.maxThreads, spawnMode, stepRegistryDir });
   // Large definitions are parsed on a thread of their own, so no step waits behind a parse.
@@ -145,21 +156,27 @@ async function openLocked(config: Omit<TroupeConfig, 'host' | 'port'>, dags: Dag
 
 /** The whole service: engine, scheduler and API server in this process (`troupe start-all`). */
 export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
+  if (config.logLevel) setLogLevel(config.logLevel);
+  // Before the home is opened: a node configured wrong stops the start and leaves nothing behind.
+  const remoteNodes = new RemoteNodes(parseRemoteNodes(config.remoteNodes), { timeoutMs: config.remoteNodeTimeoutMs });
   const handle = await openEngine(config);
   const version = await readVersion();
   const startedAtMs = Date.now();
   const metrics = new TroupeMetrics(engineSources({ ...handle, version, buildDate: await buildDate(), startedAtMs }));
   const resources = new ResourceHistory({ dir: config.dataDir, clock: config.resourceClock, timers: config.resourceClock });
   resources.start();
+  const stopRunLines = logRuns((listener) => handle.engine.subscribe(listener));
   const closeOps = () => {
+    stopRunLines();
     resources.close();
     metrics.close();
+    void remoteNodes.close();
   };
   let server: RunningServer;
   try {
     server = await startServer(
       { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, version, startedAtMs,
-        clock: config.clock ?? systemClock, metrics, resources },
+        clock: config.clock ?? systemClock, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins },
       { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs },
     );
   } catch (error) {
@@ -171,6 +188,7 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
   return {
     ...handle,
     server,
+    remoteNodes,
     // Admission stops first and the active runs get their grace period, the API answering
     // meanwhile; then requests stop, then the runs left are stopped (their steps get their signal).
     close: () => (closed ??= (async () => {

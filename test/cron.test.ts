@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { homePaths } from '../src/main.ts';
 import { ManualClock } from '../src/core/index.ts';
 import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
+import { setLogSink } from '../src/logging/index.ts';
 
 interface RunSummary {
   dagRunId: string;
@@ -211,15 +212,15 @@ describe('cron on the real server', () => {
     const home = first.home;
     let second: CronServer | undefined;
     const lines: string[] = [];
-    const consoleError = console.error;
+    let restoreLog = () => {};
     try {
       await first.createDag('nightly', 'schedule:\n  start: "0 10 * * *"\n  stop: "0 11 * * *"\nsteps:\n  - echo nightly\n');
       await first.createDag('changed', 'schedule: "0 10 * * *"\nsteps:\n  - echo changed\n');
       await first.troupe.close();
       await first.writeDag('changed', 'schedule: "15 10 * * *"\nsteps:\n  - echo changed\n');
-      console.error = (...args: unknown[]) => { lines.push(args.join(' ')); };
+      restoreLog = setLogSink({ write: (line: string) => lines.push(JSON.parse(line).msg) });
       second = await cronServer('2026-05-02T10:30:00Z', { home });
-      console.error = consoleError;
+      restoreLog();
       const missed = (await second.call('GET', '/dags/nightly')).body.missedRuns;
       assert.deepEqual(missed, [
         { kind: 'start', scheduledAt: '2026-05-01T10:00:00.000Z', expression: '0 10 * * *', noticedAt: '2026-05-02T10:30:00.000Z' },
@@ -236,7 +237,7 @@ describe('cron on the real server', () => {
       second.time.advanceTo('2026-05-03T10:00:00Z');
       assert.deepEqual(at(await second.finishedRuns('nightly', 1)), [['2026-05-03T10:00:00.000Z', SUCCEEDED]]);
     } finally {
-      console.error = consoleError;
+      restoreLog();
       if (second) await second.close();
       else await first.close();
     }
@@ -246,7 +247,7 @@ describe('cron on the real server', () => {
     const first = await cronServer('2026-05-01T09:30:00Z');
     const home = first.home;
     let second: TestServer | undefined;
-    const consoleError = console.error;
+    let restoreLog = () => {};
     try {
       await first.createDag('nightly', 'schedule: "0 10 * * *"\nsteps:\n  - echo nightly\n');
       await first.troupe.close();
@@ -254,7 +255,7 @@ describe('cron on the real server', () => {
       await Promise.all(Array.from({ length: 400 }, (_, index) =>
         writeFile(join(dagsDir, `later${index}.yaml`), `schedule: "30 ${index % 24} * * *"\nsteps:\n  - echo ${index}\n`)));
       const time = new ManualClock('2026-05-02T09:30:00Z');
-      console.error = () => {};
+      restoreLog = setLogSink({ write: () => {} });
       second = await startTestServer('node', { clock: time, cronTimers: time, timeZone: 'UTC', home });
       let planned = false;
       void second.troupe.cron.ready().then(() => { planned = true; });
@@ -264,7 +265,7 @@ describe('cron on the real server', () => {
       assert.deepEqual(dag.body.missedRuns.map((tick: { scheduledAt: string }) => tick.scheduledAt), ['2026-05-01T10:00:00.000Z']);
       assert.deepEqual(list.body.dags.map((item: { fileName: string; nextRun: string }) => [item.fileName, item.nextRun]), [['nightly', '2026-05-02T10:00:00.000Z']]);
     } finally {
-      console.error = consoleError;
+      restoreLog();
       if (second) await second.close();
       else await first.close();
     }

@@ -1,4 +1,4 @@
-// The container executor (workflow-format 5.1) and the DAG-level container (2.3) on a real Docker
+// The container executor (definition format: container executor) and the DAG-level container (2.3) on a real Docker
 // engine started for this file (test/support/docker-engine.ts), through the real server over HTTP.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -213,7 +213,7 @@ describe('the container executor', { skip }, () => {
     const started = await server.call('POST', '/dags/ct_stop/start', {});
     const { dagRunId } = started.body;
     assert.ok(await waitUntil(async () => (await log('ct_stop', dagRunId, 's').catch(() => '')).includes('started'), 15_000), 'the step runs');
-    assert.equal((await managed()).filter((c) => c.State === 'running').length, 1);
+    assert.ok(await waitUntil(async () => (await managed()).filter((c) => c.State === 'running').length === 1, 15_000), 'its container runs');
     const stop = await server.call('POST', `/dag-runs/ct_stop/${dagRunId}/stop`);
     assert.equal(stop.status, 200, stop.text);
     const result = await server.waitForRun('ct_stop', dagRunId);
@@ -342,9 +342,8 @@ describe('the container executor', { skip }, () => {
       assert.match(second, /^\/shared$/m);
       assert.equal(readFileSync(join(dagDir, 'shared', 'from-first.txt'), 'utf8'), 'container-value dag-value\n');
       assert.deepEqual(await containerNamed('ct_dag'), [], 'the container is removed after the run');
-      // The run ends after its container is removed: its end is not before its steps'.
+      // The run ends after its container is removed, not at its start (as the run log said once).
       assert.ok(Date.parse(result.finishedAt) >= Date.parse(result.nodes[1].finishedAt), `${result.finishedAt} < ${result.nodes[1].finishedAt}`);
-      assert.match(await runLog('ct_dag', result.dagRunId), new RegExp(`DAG run finished.* finished-at=${result.finishedAt.replace(/[.]/g, '\\.')}`));
     });
 
     test('keepContainer keeps it after the run; startup entrypoint, user, network and restartPolicy are the container\'s', async () => {
@@ -416,10 +415,8 @@ describe('the container executor', { skip }, () => {
         '    command: echo never',
       ].join('\n'));
       assert.equal(result.status, 2, JSON.stringify(result));
-      // The container may be seen running before its command fails: then the readiness check
-      // passes and the step's exec finds it stopped. Either way the run fails naming its state.
-      const log = await runLog('ct_nostart', result.dagRunId);
-      assert.match(log, /container did not start.*the container stopped before it was ready \(status exited, exit code 127\)|is not running \(status exited, exit code 127\)/);
+      // Seen running before its command fails, it passes the readiness check; the step's exec then finds it stopped.
+      assert.match(await runLog('ct_nostart', result.dagRunId), /container did not start.*the container stopped before it was ready \(status exited, exit code 127\)|is not running \(status exited, exit code 127\)/);
       assert.notEqual(result.nodes[0].status, 4, 'the step did not succeed');
       assert.deepEqual(await containerNamed('ct_nostart'), []);
     });

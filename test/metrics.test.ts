@@ -1,4 +1,4 @@
-// GET /api/v2/metrics on the real server: every metric of http-api.md 4.9 with the troupe_ prefix,
+// GET /api/v2/metrics on the real server: every metric of docs/metrics.md with the troupe_ prefix,
 // gauges that agree with GET /dag-runs?status=1 and GET /queues at the same moment, totals and
 // histograms counted from the engine's events, request durations by route template, and the
 // default Node.js process metrics.
@@ -94,7 +94,7 @@ describe('metrics', () => {
     assert.deepEqual([...metrics.types.keys()].filter((name) => !name.startsWith('troupe_')), []);
   });
 
-  test('the metrics route is public: authentication never applies to it (http-api.md 5.5)', async () => {
+  test('the metrics route is public: authentication never applies to it (docs/api.md)', async () => {
     const router = new Router();
     opsRoutes(router);
     assert.equal(router.match('GET', '/metrics')?.public, true);

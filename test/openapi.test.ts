@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { apiRouter, buildOpenApiDocument, openApiPath } from '../src/http/index.ts';
+import { apiRouter, buildOpenApiDocument, openApiPath, takesRemoteNode } from '../src/http/index.ts';
 import { HELLO, startTestServer, type TestServer } from './helpers.ts';
 import { checkedResponses, OpenApiChecker, openApiChecker } from './openapi-check.ts';
 
@@ -66,7 +66,8 @@ describe('the OpenAPI document', () => {
       operationIds.add(operation.operationId);
       const pathParameters = [...route.pattern.matchAll(/:(\w+)/g)].map(([, name]) => name);
       assert.deepEqual(operation.parameters?.filter((p: any) => p.in === 'path').map((p: any) => p.name) ?? [], pathParameters);
-      assert.deepEqual(operation.parameters?.filter((p: any) => p.in === 'query').map((p: any) => p.name) ?? [], route.doc!.query?.map((q) => q.name) ?? []);
+      const remoteNode = takesRemoteNode(route.pattern) ? ['remoteNode'] : [];
+      assert.deepEqual(operation.parameters?.filter((p: any) => p.in === 'query').map((p: any) => p.name) ?? [], [...route.doc!.query?.map((q) => q.name) ?? [], ...remoteNode]);
       assert.equal(operation.requestBody !== undefined, route.doc!.body !== undefined);
       const statuses = Object.keys(operation.responses).map(Number);
       assert.ok(statuses.some((status) => status >= 200 && status < 300), `${route.method} ${route.pattern} has a success response`);

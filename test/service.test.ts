@@ -54,15 +54,24 @@ test('flags win over TROUPE_* variables, which win over the config file', async 
   assert.equal(await exited(child), 0);
 });
 
-test('a bad configuration is a clear error and exit code 1', async (t) => {
+test('a key troupe does not use is named in a warning and the server starts; a bad value is a clear error and exit code 1', async (t) => {
   const home = await mkdtemp(join(tmpdir(), 'troupe-bad-'));
   t.after(() => rm(home, { recursive: true, force: true }));
-  await writeFile(join(home, 'config.yaml'), 'prot: 9000\n');
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'start-all', '--home', home], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Dagu's paths block names the folders; `prot` and `paths.baseConfig` are not troupe's.
+  await writeFile(join(home, 'config.yaml'), 'prot: 9000\npaths:\n  dagsDir: from-paths\n  baseConfig: base.yaml\n');
+  const { child, output } = await startCli(['--home', home, '--port', '0']);
+  t.after(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  assert.match(output(), /"level":"warn".*ignoring keys troupe does not use: prot, paths\.baseConfig/);
+  assert.deepEqual(await readdir(join(home, 'from-paths')), ['example.yaml']);
+  child.kill('SIGTERM');
+  assert.equal(await exited(child), 0);
+
+  await writeFile(join(home, 'config.yaml'), 'port: ninety\n');
+  const bad = spawn(process.execPath, ['--import', 'tsx', cli, 'start-all', '--home', home], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (chunk) => { stderr += chunk; });
-  assert.equal(await exited(child), 1);
-  assert.match(stderr, /unknown key "prot"/);
+  bad.stderr!.on('data', (chunk) => { stderr += chunk; });
+  assert.equal(await exited(bad), 1);
+  assert.equal(stderr.trim(), 'troupe: invalid port "ninety"');
 });
 
 test('SIGTERM the moment the listening line appears still shuts down cleanly (regression: handlers came after the line)', async (t) => {

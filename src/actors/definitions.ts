@@ -5,7 +5,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { dagNameProblem, type Dag, type DagFile, type DagStore } from '../core/index.ts';
 import { DagCatalog } from './dag-catalog.ts';
-import { DefinitionParser, callCycles, callTargets, type ParseResult, type ParsedFile } from '../definition/index.ts';
+import { DefinitionParser, callCycles, callTargets, fieldsNotRunYet, type ParseResult, type ParsedFile } from '../definition/index.ts';
 
 export interface LoadedDag {
   dag?: Dag;
@@ -88,7 +88,9 @@ export class Definitions {
     const result = await this.parser.parse(spec, { ...options, baseDir: this.dags.dir });
     // A definition that cannot be read has no calls to follow.
     const cycles = result.dag ? await this.callCycles(options.fileName, result) : [];
-    return { result, errors: [...result.errors, ...cycles] };
+    // Valid means it will run: what this build cannot carry out is a problem here, not at the start.
+    const unsupported = result.dag ? fieldsNotRunYet(result.dag).map((field) => `${field}: this troupe build cannot run it`) : [];
+    return { result, errors: [...result.errors, ...cycles, ...unsupported] };
   }
 
   /**

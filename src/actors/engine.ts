@@ -23,6 +23,7 @@ import { settleInterrupted } from './scheduler/recovery.ts';
 import { schedulerMachine } from './scheduler/scheduler.machine.ts';
 import { customQueueBusy } from './scheduler/slots.ts';
 import { stepMachine } from './step/step.machine.ts';
+import { errorText, log } from '../logging/index.ts';
 
 export interface EngineDeps {
   runs: RunStore;
@@ -81,7 +82,7 @@ export class Engine {
   constructor(private readonly deps: EngineDeps) {
     this.clock = deps.clock ?? systemClock;
     this.definitions = new Definitions(deps.dags, deps.parser);
-    const onStoreError = deps.onStoreError ?? ((error) => console.error('troupe: store write failed:', error));
+    const onStoreError = deps.onStoreError ?? ((error) => log.error({ error: errorText(error) }, 'store write failed'));
     this.writes = new RunWrites(deps.runs, deps.logs, onStoreError);
     const subDags: SubDagRunner = {
       start: (call, child) => this.childRuns.start(call, child),
@@ -94,7 +95,10 @@ export class Engine {
     const run = runMachine.provide({
       actors: { step: stepMachine.provide({ actors: { executeStep } }), prepareServices: services.prepareServices, releaseServices: services.releaseServices },
       actions: {
-        persist: (_, { record, changed }) => this.writes.persist(record, changed),
+        persist: (_, { record, changed }) => {
+          this.writes.persist(record, changed);
+          this.events.observe(record, changed);
+        },
         appendLog: (_, { path, line }) => deps.logs.appendRunLog(path, line),
         mailRunEnd: services.mailRunEnd,
         mailStepError: services.mailStepError,
@@ -113,7 +117,6 @@ export class Engine {
       isSuspended: (fileName: string) => deps.runs.isSuspended(fileName),
     };
     this.scheduler = createActor(scheduler, { input, ...(deps.timers ? { clock: deps.timers } : {}) });
-    this.events.attach(this.scheduler.system);
     const host = {
       deps, scheduler: this.scheduler, clock: this.clock, definitions: this.definitions, onStoreError,
       announce: (record: RunRecord) => this.events.announce(record),
@@ -258,18 +261,25 @@ export class Engine {
     if (targetId !== prior.dagRunId) this.starter.refuseTaken(prior.name, targetId);
     // `resume`: an attempt a crash interrupted goes on as recovery.ts chose.
     const attempt = resume ?? { record: prior, rerun: rerunSelection(dag, prior, options.stepName) };
+    const queue = dag.queue ?? prior.name;
+    // maxActiveRuns holds a retry back as it does a start; a sub DAG run's (as its parent's start
+    // does not wait for it) and a run resumed after a crash (admitted before) are not counted.
+    const holdsSlot = !resume && !prior.parentDAGRunId;
+    if (holdsSlot) this.starter.reserveSlot(prior.name, targetId, dag.maxActiveRuns, queue);
     reserved.add(key);
     if (key !== priorKey) reserved.add(priorKey);
+    // The run's own params, as they were: nothing of them runs again as a command.
+    const seed = {
+      dag, name: prior.name, dagRunId: targetId, specText, fileName: prior.fileName, queue, reservedSlot: holdsSlot,
+      params: async () => mergeParams(dag.params, paramsFromRequest(prior.params)),
+      prior: attempt,
+    };
     try {
-      // The run's own params, as they were: nothing of them runs again as a command.
-      return await this.starter.startAttempt({
-        dag, name: prior.name, dagRunId: targetId, specText, fileName: prior.fileName, queue: dag.queue ?? prior.name,
-        params: async () => mergeParams(dag.params, paramsFromRequest(prior.params)),
-        prior: attempt,
-      });
+      return await this.starter.startAttempt(seed);
     } finally {
       reserved.delete(key);
       reserved.delete(priorKey);
+      if (seed.reservedSlot) this.starter.releaseSlot(prior.name, targetId);
     }
   }
 

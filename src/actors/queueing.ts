@@ -21,7 +21,7 @@ import { admissionError } from './scheduler/admission.ts';
 import { admittedCount, findQueued, queuedCount, waitReasons } from './scheduler/slots.ts';
 import { usableDag } from './usable-dag.ts';
 
-/** workflow-format section 8: a dispatched run that is not active within this long leaves its queue failed. */
+/** definition format: limits: a dispatched run that is not active within this long leaves its queue failed. */
 export const QUEUED_START_DEADLINE_MS = 10_000;
 
 export interface EnqueueOptions extends StartOptions {

@@ -8,6 +8,7 @@ import { logLine } from './run/log-line.ts';
 import { runMail, stepErrorMail, type MailConfig } from './run/notifications.ts';
 import type { RunPlan } from './run/plan.ts';
 import type { ServiceOutcome } from './run/run.machine.ts';
+import { log } from '../logging/index.ts';
 
 /** The log files among `paths` that exist: a step that did not run, or wrote nothing, has none. */
 async function existing(paths: string[] | undefined): Promise<string[] | undefined> {
@@ -45,7 +46,7 @@ export function runServices(dispatcher: StepDispatcher, logs: LogStore, now: () 
       if (error === undefined) return;
       const line = logLine(now(), 'ERROR', `${what} was not sent`, { dag: record.name, 'run-id': record.dagRunId, error });
       return logs.appendRunLog(record.log, line);
-    }).catch((error: Error) => console.error(`troupe: ${what} of ${record.name} ${record.dagRunId}: ${error.message}`));
+    }).catch((error: Error) => log.error({ dag: record.name, dagRunId: record.dagRunId, error: error.message }, `${what} failed`));
   };
   return {
     prepareServices: fromPromise<ServiceOutcome, RunPlan>(async ({ input: plan, signal }) => {

@@ -46,6 +46,8 @@ export interface StarterHost {
   scheduler: Actor<typeof schedulerMachine>;
   clock: Clock;
   isActive(name: string, dagRunId: string): boolean;
+  /** Tells subscribers of a run's status as it is admitted (engine-events.ts). */
+  announce(record: RunRecord): void;
   /** Closing: no run starts. Draining: only sub DAG runs of active runs start. */
   shuttingDown(): { closed: boolean; draining: boolean };
 }
@@ -81,6 +83,22 @@ export class RunStarter {
     if (this.reserved.has(runKey(name, dagRunId)) || this.host.isActive(name, dagRunId) || deps.queue.find(name, dagRunId) || deps.runs.get(name, dagRunId)) {
       throw new AppError('already_exists', `dag-run ID ${dagRunId} already exists for DAG ${name}`);
     }
+  }
+
+  /**
+   * A retry holds a slot as a start does: refused (409 max_run_reached) when its DAG has
+   * maxActiveRuns active already, else reserved until its run is admitted. Call with no await
+   * between the checks before it and the reservation.
+   */
+  reserveSlot(name: string, dagRunId: string, maxActiveRuns: number, queue: string): void {
+    const context = this.host.scheduler.getSnapshot().context;
+    const refused = admissionError({ name, maxActiveRuns, singleton: false, kind: 'start', active: admittedCount(context, name), queued: queuedCount(context, name) });
+    if (refused) throw refused;
+    this.host.scheduler.send({ type: 'run.reserve', name, dagRunId, queue });
+  }
+
+  releaseSlot(name: string, dagRunId: string): void {
+    this.host.scheduler.send({ type: 'run.release', name, dagRunId });
   }
 
   async launch(dag: Dag, specText: string, options: StartOptions, kind: 'start' | 'inline', fileName?: string): Promise<{ dagRunId: string }> {
@@ -151,6 +169,8 @@ export class RunStarter {
     // A queued run's replaces its queued one as its item leaves the queue, in one transaction.
     const saved = seed.queued ? deps.queue.dispatch(record).then(() => undefined) : deps.runs.save(record);
     if (!seed.queued) void deps.runs.saveSpec(name, dagRunId, seed.specText);
+    // Subscribers hear the run start as it is admitted (its actor writes when its first step starts).
+    this.host.announce(record);
     // Admitted in one step: a start's reserved slot becomes the active run, never both at once.
     scheduler.send({ type: 'run.admit', input: { record, plan, ...(unmet ? { unmet } : {}) }, reserved: seed.reservedSlot === true, queue: seed.queue });
     seed.reservedSlot = false;

@@ -2,13 +2,16 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { AppError, queueNameProblem } from '../core/index.ts';
+import { AppError, parseRemoteNodes, queueNameProblem, type RemoteNode } from '../core/index.ts';
 import { parseYamlMap } from '../definition/index.ts';
 import type { QueueConfig, TroupeConfig } from '../main.ts';
+import { LOG_LEVELS, isLogLevel } from '../logging/index.ts';
 
 export interface ResolvedConfig extends TroupeConfig {
   carrier: 'auto' | 'uws' | 'node';
   configFile?: string;
+  /** Keys of config.yaml that troupe does not use: started all the same, and told (docs/configuration.md). */
+  warnings: string[];
 }
 
 export interface Flags {
@@ -19,23 +22,27 @@ export interface Flags {
   config?: string;
   http?: string;
   'shutdown-grace'?: string;
+  'log-level'?: string;
 }
 
-type Layer = Partial<Record<'host' | 'port' | 'home' | 'dags' | 'data' | 'logs' | 'http' | 'workers' | 'grace', string>>;
+type Layer = Partial<Record<'host' | 'port' | 'home' | 'dags' | 'data' | 'logs' | 'http' | 'workers' | 'grace' | 'logLevel', string>>;
 
 const fileKeys: Record<string, keyof Layer> = {
   host: 'host', port: 'port', home: 'home', dags: 'dags', dagsDir: 'dags', dataDir: 'data', logDir: 'logs', logsDir: 'logs', http: 'http', workers: 'workers', shutdownGraceSec: 'grace',
+  logLevel: 'logLevel',
 };
 
 export async function resolveConfig(flags: Flags, env: Record<string, string | undefined>): Promise<ResolvedConfig> {
   const fromEnv: Layer = {
     host: env.TROUPE_HOST, port: env.TROUPE_PORT, home: env.TROUPE_HOME, dags: env.TROUPE_DAGS,
     data: env.TROUPE_DATA, logs: env.TROUPE_LOGS, http: env.TROUPE_HTTP, workers: env.TROUPE_WORKERS, grace: env.TROUPE_SHUTDOWN_GRACE_SEC,
+    logLevel: env.TROUPE_LOG_LEVEL,
   };
-  const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags['shutdown-grace'] };
+  const corsFromEnv = defined(env.TROUPE_CORS_ORIGINS)?.split(',').map((origin) => origin.trim()).filter(Boolean);
+  const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags['shutdown-grace'], logLevel: flags['log-level'] };
   const home = resolve(fromFlags.home ?? fromEnv.home ?? join(homedir(), '.troupe'));
   const configFile = flags.config ?? env.TROUPE_CONFIG;
-  const { layer: fromFile, queues } = await readConfigFile(configFile ? resolve(configFile) : join(home, 'config.yaml'), configFile !== undefined);
+  const { layer: fromFile, queues, remoteNodes, corsOrigins, ignored } = await readConfigFile(configFile ? resolve(configFile) : join(home, 'config.yaml'), configFile !== undefined);
   const pick = (key: keyof Layer) => defined(fromFlags[key]) ?? defined(fromEnv[key]) ?? defined(fromFile[key]);
   const port = Number(pick('port') ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new AppError('bad_request', `invalid port "${pick('port')}"`);
@@ -46,8 +53,11 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
   if (maxThreads !== undefined && (!Number.isInteger(maxThreads) || maxThreads < 1)) throw new AppError('bad_request', `workers must be a positive integer`);
   const grace = Number(pick('grace') ?? 0);
   if (!Number.isFinite(grace) || grace < 0) throw new AppError('bad_request', `shutdown grace must be a number of seconds, 0 or more, not "${pick('grace')}"`);
+  const logLevel = pick('logLevel') ?? 'info';
+  if (!isLogLevel(logLevel)) throw new AppError('bad_request', `log level must be one of ${LOG_LEVELS.join(', ')}, not "${logLevel}"`);
   return {
     host: pick('host') ?? '127.0.0.1',
+    logLevel,
     port,
     home,
     dagsDir: resolve(home, pick('dags') ?? 'dags'),
@@ -57,7 +67,10 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     maxThreads,
     shutdownGraceMs: grace * 1000,
     queues,
+    remoteNodes,
+    corsOrigins: corsFromEnv ?? corsOrigins,
     configFile,
+    warnings: ignored.length === 0 ? [] : [`config file: ignoring keys troupe does not use: ${ignored.join(', ')}`],
   };
 }
 
@@ -65,12 +78,21 @@ function defined(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
-async function readConfigFile(path: string, required: boolean): Promise<{ layer: Layer; queues: QueueConfig[] }> {
+interface FileSettings {
+  layer: Layer;
+  queues: QueueConfig[];
+  remoteNodes: RemoteNode[];
+  corsOrigins: string[];
+  /** Keys read and not used. */
+  ignored: string[];
+}
+
+async function readConfigFile(path: string, required: boolean): Promise<FileSettings> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !required) return { layer: {}, queues: [] };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !required) return { layer: {}, queues: [], remoteNodes: [], corsOrigins: [], ignored: [] };
     throw new AppError('bad_request', `cannot read config file ${path}: ${(error as Error).message}`);
   }
   let map: Record<string, unknown>;
@@ -81,16 +103,57 @@ async function readConfigFile(path: string, required: boolean): Promise<{ layer:
   }
   const layer: Layer = {};
   let queues: QueueConfig[] = [];
+  let remoteNodes: RemoteNode[] = [];
+  let corsOrigins: string[] = [];
+  const ignored: string[] = [];
   for (const [key, value] of Object.entries(map)) {
+    // Dagu's `paths: {dagsDir, dataDir, logDir}` (or snake_case) name the same folders.
+    if (key === 'paths' && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [inner, folder] of Object.entries(value as Record<string, unknown>)) {
+        const target = PATH_KEYS[inner];
+        if (!target) ignored.push(`paths.${inner}`);
+        else if (folder !== null && folder !== undefined) layer[target] ??= String(folder);
+      }
+      continue;
+    }
+    if (key === 'cors') {
+      corsOrigins = corsConfig(value, path);
+      continue;
+    }
     if (key === 'queues') {
       queues = queueConfig(value, path);
       continue;
     }
+    // Dagu's switch for debug logging; logLevel says more and wins when both are set.
+    if (key === 'debug') {
+      if (value === true) layer.logLevel ??= 'debug';
+      continue;
+    }
+    if (key === 'remoteNodes') {
+      try {
+        remoteNodes = parseRemoteNodes(value);
+      } catch (error) {
+        throw new AppError('bad_request', `config file ${path}: ${(error as Error).message}`);
+      }
+      continue;
+    }
     const target = fileKeys[key];
-    if (!target) throw new AppError('bad_request', `config file ${path}: unknown key "${key}"`);
-    if (value !== null && value !== undefined) layer[target] = String(value);
+    if (!target) ignored.push(key);
+    else if (value !== null && value !== undefined) layer[target] = String(value);
   }
-  return { layer, queues };
+  return { layer, queues, remoteNodes, corsOrigins, ignored };
+}
+
+const PATH_KEYS: Record<string, keyof Layer> = { dagsDir: 'dags', dags_dir: 'dags', dataDir: 'data', data_dir: 'data', logDir: 'logs', log_dir: 'logs' };
+
+/** `cors: {allowOrigins: [origin...]}` (`*` for any); CORS is off without it. */
+function corsConfig(value: unknown, path: string): string[] {
+  if (value === null || value === undefined) return [];
+  const origins = typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>).allowOrigins ?? (value as Record<string, unknown>).allowedOrigins : undefined;
+  if (!Array.isArray(origins) || origins.some((origin) => typeof origin !== 'string' || origin === '')) {
+    throw new AppError('bad_request', `config file ${path}: cors: allowOrigins must be a list of origins (such as https://app.example.com, or "*")`);
+  }
+  return origins as string[];
 }
 
 /**

@@ -3,9 +3,10 @@
 import { parseArgs } from 'node:util';
 import { startTroupe } from '../main.ts';
 import { resolveConfig } from './config.ts';
+import { flushLog, log } from '../logging/index.ts';
 
 const usage = `usage: troupe start-all [--host HOST] [--port PORT] [--home DIR] [--dags DIR] [--config FILE]
-                        [--http auto|uws|node] [--shutdown-grace SEC]
+                        [--http auto|uws|node] [--shutdown-grace SEC] [--log-level LEVEL]
 
   start-all   run the REST API server and the scheduler in one process
               (defaults: 127.0.0.1:8080, home ~/.troupe; TROUPE_* variables and
@@ -14,7 +15,9 @@ const usage = `usage: troupe start-all [--host HOST] [--port PORT] [--home DIR] 
               pipelining and JSON protocol errors), auto (uws, node when uws cannot load)
   --shutdown-grace  on SIGTERM or SIGINT, seconds active runs may go on to finish before
               they are stopped and recorded aborted (default 0); no run starts meanwhile,
-              a second signal stops them at once`;
+              a second signal stops them at once
+  --log-level debug, info (default), warn, error or silent: the server's log, JSON lines on
+              stdout; debug adds a line per request`;
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -22,7 +25,7 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       host: { type: 'string' }, port: { type: 'string' }, home: { type: 'string' },
-      dags: { type: 'string' }, config: { type: 'string' }, http: { type: 'string' }, 'shutdown-grace': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      dags: { type: 'string' }, config: { type: 'string' }, http: { type: 'string' }, 'shutdown-grace': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
   });
   const command = positionals[0] ?? 'start-all';
@@ -44,39 +47,45 @@ async function main(argv: string[]): Promise<number> {
   const ignoreHangup = () => {};
   process.on('SIGHUP', ignoreHangup);
   const config = await resolveConfig(values, process.env);
+  for (const warning of config.warnings) log.warn(warning);
   const troupe = await startTroupe({ ...config, writeExample: true });
-  // SIGHUP reloads the custom queues' limits from the configuration (docs/configuration.md).
+  // SIGHUP reloads the custom queues' limits and the remote nodes from the configuration (docs/configuration.md).
   process.on('SIGHUP', () => {
     resolveConfig(values, process.env).then(
       (reloaded) => {
         const queues = reloaded.queues ?? [];
         troupe.engine.setQueueLimits(new Map(queues.map(({ name, maxConcurrency }) => [name, maxConcurrency])));
-        console.log(`troupe: SIGHUP: queues reloaded: ${queues.map(({ name, maxConcurrency }) => `${name}=${maxConcurrency}`).join(', ') || 'no custom queue'}`);
+        troupe.remoteNodes.replace(reloaded.remoteNodes ?? []);
+        log.info(`SIGHUP: queues reloaded: ${queues.map(({ name, maxConcurrency }) => `${name}=${maxConcurrency}`).join(', ') || 'no custom queue'}; `
+          + `remote nodes: ${troupe.remoteNodes.names().join(', ') || 'none'}`);
       },
-      (error: unknown) => console.error(`troupe: SIGHUP: configuration not reloaded: ${(error as Error).message}`),
+      (error: unknown) => log.error(`SIGHUP: configuration not reloaded: ${(error as Error).message}`),
     );
   });
   process.off('SIGHUP', ignoreHangup);
-  console.log(`troupe listening on http://${config.host}:${troupe.server.port}/api/v2 (${troupe.server.carrier}); home ${config.home}; steps start with ${troupe.spawnMethod}`);
+  log.info({ url: `http://${config.host}:${troupe.server.port}/api/v2`, carrier: troupe.server.carrier, home: config.home }, `troupe listening on http://${config.host}:${troupe.server.port}/api/v2 (${troupe.server.carrier}); home ${config.home}; steps start with ${troupe.spawnMethod}`);
   const signal = await signalled;
   const grace = config.shutdownGraceMs ?? 0;
   if (grace > 0 && troupe.engine.activeRuns().length > 0) {
-    console.log(`troupe: ${signal} received, admitting no runs; active runs have ${grace / 1000} s to finish (a second signal stops them now)`);
+    log.info(`${signal} received, admitting no runs; active runs have ${grace / 1000} s to finish (a second signal stops them now)`);
     const stopNow = (again: string) => {
-      console.log(`troupe: ${again} received, stopping runs now`);
+      log.info(`${again} received, stopping runs now`);
       void troupe.engine.close();
     };
     process.once('SIGINT', stopNow);
     process.once('SIGTERM', stopNow);
   } else {
-    console.log(`troupe: ${signal} received, stopping runs and shutting down`);
+    log.info(`${signal} received, stopping runs and shutting down`);
   }
   try {
     await troupe.close();
   } catch (error) {
-    console.error('troupe: shutdown failed:', error);
+    log.error({ error: (error as Error).message }, 'shutdown failed');
+    flushLog();
     return 1;
   }
+  log.info('stopped');
+  flushLog();
   return 0;
 }
 

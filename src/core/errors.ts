@@ -14,7 +14,9 @@ export type ErrorCode =
   | 'remote_node_error'
   | 'payload_too_large'
   | 'request_timeout'
-  | 'headers_too_large';
+  | 'headers_too_large'
+  /** Not of the specification: a path served with other methods (405, with Allow). */
+  | 'method_not_allowed';
 
 export class AppError extends Error {
   override readonly name = 'AppError';

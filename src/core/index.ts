@@ -9,3 +9,4 @@ export * from './ports.ts';
 export * from './records.ts';
 export * from './masking.ts';
 export * from './manual-clock.ts';
+export * from './remote-node.ts';

@@ -24,7 +24,7 @@ export interface Schedule {
   restart: ScheduleEntry[];
 }
 
-/** A precondition (workflow-format 2.6): a command that must exit 0, or a value to compare. */
+/** A precondition (definition format: preconditions): a command that must exit 0, or a value to compare. */
 export interface Condition {
   /** Text whose expansion (variables, backticks) is compared with `expected`. */
   condition?: string;

@@ -91,7 +91,7 @@ export interface RunRecord {
   fileName?: string;
   error?: string;
   /**
-   * The outputs document (workflow-format 7.6): output key -> trimmed stdout, secrets already masked,
+   * The outputs document (definition format: the outputs document): output key -> trimmed stdout, secrets already masked,
    * the later step winning; absent until a step with an output finishes.
    */
   outputs?: Record<string, string>;

@@ -1,4 +1,4 @@
-// Backtick command substitution in env values, param defaults and conditions (workflow-format 7.1):
+// Backtick command substitution in env values, param defaults and conditions (definition format: variable references):
 // finding the commands and putting their output back. Running them is the runtime's job (the pool).
 
 /** The commands between backticks, in order; a backslash-escaped backtick is not one. */

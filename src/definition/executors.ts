@@ -1,4 +1,4 @@
-// Executor forms and each executor's config (workflow-format section 5): `executor: <type>` or
+// Executor forms and each executor's config (definition format: executors): `executor: <type>` or
 // `{type, config}`, validated per type. Their runtimes (but shell) come with later capabilities.
 import type { ExecutorConfig } from '../core/index.ts';
 import { isPlainMap, type FieldReader } from './field-reader.ts';

@@ -1,4 +1,4 @@
-// Variable references of workflow-format 7.1, table-driven.
+// Variable references of definition format: variable references, table-driven.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { evaluateEnv, expandShellCode, expandVariables, type ExpandScope } from './expand.ts';

@@ -1,4 +1,4 @@
-// Variable references (workflow-format 7.1) in commands, scripts and env values:
+// Variable references (definition format: variable references) in commands, scripts and env values:
 //   $NAME ${NAME}          a param, env variable, secret or output; $1 ${1} positional params
 //   ${NAME:offset:length}  a slice (length optional)
 //   ${NAME:-fallback}      the fallback when NAME is unset or empty

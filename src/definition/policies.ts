@@ -1,4 +1,4 @@
-// Conditions and step policies (workflow-format 2.6 to 2.9): read, validated and normalised.
+// Conditions and step policies (definition format: preconditions, continueOn, retryPolicy, repeatPolicy): read, validated and normalised.
 import type { Condition, ContinueOn, RepeatPolicy, RetryPolicy } from '../core/index.ts';
 import { dropUndefined, isPlainMap, type FieldReader } from './field-reader.ts';
 import type { Path } from './issues.ts';

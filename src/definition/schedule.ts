@@ -1,4 +1,4 @@
-// schedule (workflow-format 2.1): a cron string, a list of them, or {start, stop, restart}, each
+// schedule (definition format: root fields): a cron string, a list of them, or {start, stop, restart}, each
 // expression optionally prefixed `CRON_TZ=<zone> `. Expressions and zones are checked with croner,
 // and compileCron gives the scheduler the same reading of an expression the check made.
 import { Cron } from 'croner';

@@ -1,4 +1,4 @@
-// Step fields beyond the command (workflow-format 2.5): output files, shell packages, mail, timeout,
+// Step fields beyond the command (definition format: step fields): output files, shell packages, mail, timeout,
 // sub DAG parameters and fan-out.
 import { posix as path } from 'node:path';
 import type { Step } from '../core/index.ts';

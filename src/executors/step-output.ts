@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { createMasker, type StepResult } from '../core/index.ts';
 import type { ControlMessage, WorkerTask } from './protocol.ts';
+import { workerLog } from '../logging/worker-log.ts';
 
 /** One log file and its copy (the definition's `stdout`/`stderr` field); writes apply in order. */
 class LogStream {
@@ -39,11 +40,13 @@ class LogStream {
 
   private append(text: string): void {
     if (text === '') return;
-    this.queue = this.queue.then(() => appendToAll(this.paths, text));
+    this.queue = this.queue.then(() => appendToLogs(this.paths, text));
   }
 }
 
-async function appendToAll(paths: Array<string | undefined>, text: string): Promise<void> {
+/** Appends `text` to each log file named (the step's log and its copy); one that cannot be written is logged, and the step goes on. */
+export async function appendToLogs(paths: Array<string | undefined>, text: string): Promise<void> {
+  if (text === '') return;
   for (const path of paths) {
     if (path === undefined) continue;
     try {
@@ -52,7 +55,7 @@ async function appendToAll(paths: Array<string | undefined>, text: string): Prom
       await appendFile(path, text);
     } catch (error) {
       // The step goes on; its output is lost, and the server's log says why.
-      console.error(`troupe: cannot write step log ${path}: ${(error as Error).message}`);
+      workerLog('error', { path: path, error: (error as Error).message }, 'cannot write a step log');
     }
   }
 }

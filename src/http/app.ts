@@ -1,5 +1,7 @@
 // The API as one function from a raw request to a response: routing, body parsing, error documents.
 import { AppError } from '../core/index.ts';
+import { log } from '../logging/index.ts';
+import { Cors } from './cors.ts';
 import { errorResponse } from './errors.ts';
 import { Router } from './router.ts';
 import { dagRunRoutes } from './routes/dag-runs.ts';
@@ -43,6 +45,12 @@ export function createApi(deps: ApiDeps): Api {
   const serve = async (raw: RawRequest, seen: { route: string }): Promise<HttpResponse> => {
     try {
       if (!raw.path.startsWith(`${API_PREFIX}/`)) throw new AppError('not_found', `no route for ${raw.path}`);
+      // Before routing: a remote node answers for every route it serves, this build's or not.
+      const forwarded = await deps.remoteNodes.forward(raw, raw.path.slice(API_PREFIX.length));
+      if (forwarded) {
+        seen.route = 'remoteNode';
+        return forwarded;
+      }
       const match = router.match(raw.method, raw.path.slice(API_PREFIX.length));
       if (!match) throw new AppError('not_found', `no route for ${raw.method} ${raw.path}`);
       seen.route = match.pattern;
@@ -58,11 +66,26 @@ export function createApi(deps: ApiDeps): Api {
       return errorResponse(error);
     }
   };
+  const cors = new Cors({ allowOrigins: deps.corsOrigins ?? [] });
+  const methodsAt = (path: string): string[] => {
+    if (!path.startsWith(`${API_PREFIX}/`)) return [];
+    try {
+      return router.match('OPTIONS', path.slice(API_PREFIX.length)) ? ['OPTIONS'] : [];
+    } catch (error) {
+      return error instanceof AppError && Array.isArray(error.details?.allow) ? error.details.allow as string[] : [];
+    }
+  };
   return async (raw) => {
     const started = performance.now();
     const seen = { route: 'unmatched' };
-    const response = await serve(raw, seen);
-    deps.metrics.observeRequest(raw.method, seen.route, response.status, (performance.now() - started) / 1000);
+    const preflight = cors.enabled ? cors.preflight(raw, methodsAt) : undefined;
+    if (preflight) seen.route = 'preflight';
+    const answered = preflight ?? await serve(raw, seen);
+    const response = cors.enabled ? cors.decorate(raw, answered) : answered;
+    const seconds = (performance.now() - started) / 1000;
+    deps.metrics.observeRequest(raw.method, seen.route, response.status, seconds);
+    // At debug only: a line per request (health checks included) would drown an info log.
+    if (log.isLevelEnabled('debug')) log.debug({ method: raw.method, route: seen.route, status: response.status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
     return response;
   };
 }

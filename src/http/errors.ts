@@ -1,6 +1,7 @@
 // The only place that maps an error code to an HTTP status, and the error document.
 import { AppError, type ErrorCode } from '../core/index.ts';
 import type { HttpResponse } from './types.ts';
+import { errorText, log } from '../logging/index.ts';
 
 const statusOf: Record<ErrorCode, number> = {
   bad_request: 400,
@@ -19,6 +20,7 @@ const statusOf: Record<ErrorCode, number> = {
   // Protocol errors of the node:http carrier (uWS writes its own, see node-server.ts).
   request_timeout: 408,
   headers_too_large: 431,
+  method_not_allowed: 405,
 };
 
 /** Where the specification gives one code two statuses: the route that answers with the other. */
@@ -36,10 +38,12 @@ export function errorResponse(error: unknown, overrides: Partial<Record<ErrorCod
   if (error instanceof AppError) {
     const body: Record<string, unknown> = { code: error.code, message: error.message };
     if (error.details) body.details = error.details;
-    const headers: Record<string, string> | undefined = error.code === 'unauthorized' ? { 'www-authenticate': 'Basic realm="troupe"' } : undefined;
+    const allow = error.code === 'method_not_allowed' && Array.isArray(error.details?.allow) ? (error.details.allow as string[]).join(', ') : undefined;
+    const headers: Record<string, string> | undefined = error.code === 'unauthorized' ? { 'www-authenticate': 'Basic realm="troupe"' } : allow ? { allow } : undefined;
     return { status: statusOfCode(error.code, overrides), body, ...(headers ? { headers } : {}) };
   }
   // Never a stack trace on the wire; the server log gets the detail.
-  console.error('troupe: unexpected error:', error);
+  // The stack helps whoever debugs; the client gets only the error document.
+  log.error({ error: errorText(error), stack: (error as Error)?.stack }, 'unexpected error');
   return { status: 500, body: { code: 'internal_error', message: 'An unexpected error occurred' } };
 }

@@ -2,3 +2,4 @@ export { startServer, type Carrier, type RunningServer, type ServerOptions } fro
 export { apiRouter, createApi, API_PREFIX, type Api, type RawRequest } from './app.ts';
 export { buildOpenApiDocument, openApiPath } from './openapi.ts';
 export type { ApiDeps, HttpResponse } from './types.ts';
+export { RemoteNodes, takesRemoteNode } from './remote-nodes.ts';

@@ -11,6 +11,7 @@ import { errorResponse } from './errors.ts';
 import { MAX_BODY_BYTES, type HttpResponse } from './types.ts';
 import type { RunningServer } from './server.ts';
 import { listenError } from './listen-error.ts';
+import { errorText, log } from '../logging/index.ts';
 
 export interface NodeServerOptions {
   /** How long a client may take to send a request's headers (node's default is 60 s). */
@@ -49,7 +50,7 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
         }));
     }, () => res.destroy()).catch((error: unknown) => {
       // A request must not take the server down: a failure past the API's own handling is logged.
-      console.error('troupe: answering a request failed:', error);
+      log.error({ error: errorText(error) }, 'answering a request failed');
       res.destroy();
     });
 

@@ -4,6 +4,7 @@
 import type { TSchema } from 'typebox';
 import type { ErrorCode } from '../core/index.ts';
 import { statusOfCode } from './errors.ts';
+import { takesRemoteNode } from './remote-nodes.ts';
 import { allComponents, ErrorDocument, ref } from './response-schemas.ts';
 import { PATH_PARAMETERS, type RouteDoc } from './route-doc.ts';
 import type { RouteEntry } from './router.ts';
@@ -34,6 +35,7 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
   payload_too_large: 'the body exceeds 1 MiB',
   request_timeout: 'the headers did not arrive within 60 s (node:http carrier)',
   headers_too_large: 'the headers exceed 16 KiB (node:http carrier)',
+  method_not_allowed: 'the path is served with other methods, which the Allow header lists',
 };
 
 /**
@@ -44,6 +46,8 @@ function commonErrors(entry: RouteEntry, doc: RouteDoc): ErrorCode[] {
   const codes: ErrorCode[] = ['internal_error', 'request_timeout', 'headers_too_large'];
   if (entry.pattern.includes(':') || (doc.query?.length ?? 0) > 0 || doc.body) codes.push('bad_request');
   if (doc.body) codes.push('payload_too_large');
+  // An unknown node is 400; a node that fails, 502 (remote-nodes.ts).
+  if (takesRemoteNode(entry.pattern)) codes.push('bad_request', 'remote_node_error', 'bad_gateway');
   return codes;
 }
 
@@ -90,6 +94,12 @@ function operation(Type: TypeBuilder, entry: RouteEntry, doc: RouteDoc, shared: 
   const queryParameters = (doc.query ?? []).map((param) => ({
     name: param.name, in: 'query', required: param.required === true, description: param.description, schema: param.schema(Type),
   }));
+  if (takesRemoteNode(entry.pattern)) {
+    queryParameters.push({
+      name: 'remoteNode', in: 'query', required: false, schema: Type.String({ default: 'local' }),
+      description: 'A node of config.yaml `remoteNodes` that answers the request instead (its answer is returned as it is); `local` or empty: this server',
+    });
+  }
   const responses: Json = {};
   for (const [status, response] of Object.entries(doc.responses)) {
     const content = response.body

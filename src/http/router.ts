@@ -5,7 +5,7 @@ import type { Handler } from './types.ts';
 
 export interface RouteOptions {
   /**
-   * Served without authentication whatever the auth mode: the metrics (http-api.md 5.5). Auth
+   * Served without authentication whatever the auth mode: the metrics (docs/api.md). Auth
    * checks `Match.public` and must keep honouring it.
    */
   public?: boolean;
@@ -61,9 +61,11 @@ export class Router {
    */
   match(method: string, path: string): Match | undefined {
     const served = method === 'HEAD' ? 'GET' : method;
-    const parts = path.split('/').filter(Boolean);
+    // An empty segment inside the path is an empty parameter (`/dags//rename` names no DAG), not
+    // no segment; a trailing slash is ignored.
+    const parts = path.replace(/^\//, '').replace(/\/$/, '').split('/');
     let best: { route: Route; params: Record<string, string>; literals: number } | undefined;
-    let pathMatched = false;
+    const allowed = new Set<string>();
     for (const route of this.routes) {
       if (route.segments.length !== parts.length) continue;
       const params: Record<string, string> = {};
@@ -86,12 +88,16 @@ export class Router {
         }
       }
       if (!ok) continue;
-      pathMatched = true;
+      allowed.add(route.method);
       if (route.method !== served) continue;
       if (!best || literals > best.literals) best = { route, params, literals };
     }
     if (best) return { handler: best.route.handler, params: best.params, pattern: best.route.pattern, public: best.route.public === true };
-    if (pathMatched) throw new AppError('bad_request', `method ${method} is not allowed here`);
+    if (allowed.size > 0) {
+      if (allowed.has('GET')) allowed.add('HEAD');
+      const allow = [...allowed].sort();
+      throw new AppError('method_not_allowed', `${method} is not served at ${path}; it serves ${allow.join(', ')}`, { allow });
+    }
     return undefined;
   }
 }

@@ -4,6 +4,7 @@ import { createApi } from './app.ts';
 import { listenNode } from './node-server.ts';
 import { listenUws } from './uws-server.ts';
 import type { ApiDeps } from './types.ts';
+import { log } from '../logging/index.ts';
 
 export type Carrier = 'uws' | 'node';
 
@@ -34,11 +35,11 @@ export async function startServer(deps: ApiDeps, options: ServerOptions): Promis
     try {
       const uws = await import('uWebSockets.js');
       const server = await listenUws(uws, api, options.host, options.port);
-      (options.warn ?? console.warn)(UWS_LIMITS);
+      (options.warn ?? ((line: string) => log.warn(line)))(UWS_LIMITS);
       return server;
     } catch (error) {
       if (carrier === 'uws' || (error as Error).message.startsWith('cannot listen')) throw error;
-      (options.warn ?? console.warn)(`troupe: uWebSockets.js cannot load here (${(error as Error).message.split('\n')[0]}); serving with node:http`);
+      (options.warn ?? ((line: string) => log.warn(line)))(`troupe: uWebSockets.js cannot load here (${(error as Error).message.split('\n')[0]}); serving with node:http`);
     }
   }
   return listenNode(api, options.host, options.port, { headersTimeoutMs: options.headersTimeoutMs });

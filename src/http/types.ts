@@ -2,6 +2,7 @@
 import type { Clock, DagStore, LogStore, RunStore } from '../core/index.ts';
 import type { CronScheduler, Engine } from '../actors/index.ts';
 import type { ResourceHistory, TroupeMetrics } from '../ops/index.ts';
+import type { RemoteNodes } from './remote-nodes.ts';
 
 export interface HttpRequest {
   method: string;
@@ -35,6 +36,10 @@ export interface ApiDeps {
   metrics: TroupeMetrics;
   /** `GET /services/resources/history`. */
   resources: ResourceHistory;
+  /** Where a request with `remoteNode` goes (config.yaml `remoteNodes`). */
+  remoteNodes: RemoteNodes;
+  /** Origins whose browsers may call the API (`cors.allowOrigins`; `*`: any); none by default. */
+  corsOrigins?: readonly string[];
 }
 
 export type Handler = (request: HttpRequest, deps: ApiDeps) => Promise<HttpResponse> | HttpResponse;

@@ -24,6 +24,7 @@ import { MAX_BODY_BYTES } from './types.ts';
 import type { HttpResponse } from './types.ts';
 import type { RunningServer } from './server.ts';
 import { listenError, probeListen } from './listen-error.ts';
+import { errorText, log } from '../logging/index.ts';
 
 type Uws = typeof import('uWebSockets.js');
 
@@ -98,7 +99,7 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number): Promi
 function answer(api: Api, raw: RawRequest, res: UwsResponse, state: { aborted: boolean }): void {
   api(raw).then((response) => send(res, state, response, false, raw.method === 'HEAD')).catch((error: unknown) => {
     // A request must not take the server down: a failure past the API's own handling is logged.
-    console.error('troupe: answering a request failed:', error);
+    log.error({ error: errorText(error) }, 'answering a request failed');
     if (!state.aborted) {
       state.aborted = true;
       res.close();

@@ -21,7 +21,7 @@ export interface MetricsSources {
 
 const PREFIX = 'troupe_';
 
-/** The spec's label values (http-api.md 4.9: succeeded, failed, canceled), and partial success. */
+/** The spec's label values (the API's status labels: succeeded, failed, canceled), and partial success. */
 const RUN_END_LABELS: Partial<Record<EngineEvent['type'], string>> = {
   'run.succeeded': 'succeeded',
   'run.failed': 'failed',

@@ -1,4 +1,4 @@
-// The machine's CPU, memory, disk and load, sampled every 5 s and kept 24 h in memory (COMPAT:
+// The machine's CPU, memory, disk and load, sampled every 5 s and kept 24 h in memory (docs/metrics.md:
 // `GET /services/resources/history`). Fixed-size typed arrays used as a ring: a day of samples
 // costs the same memory from the first hour on, and a sample allocates nothing but the CPU reading.
 import { statfsSync } from 'node:fs';

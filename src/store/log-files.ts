@@ -3,6 +3,7 @@ import { closeSync, mkdirSync, open, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileSafe, type LogChunk, type LogQuery, type LogStore, type StepLogPaths } from '../core/index.ts';
 import { readLogChunk } from './log-reader.ts';
+import { log as serverLog } from '../logging/index.ts';
 
 interface RunLog {
   fd?: number;
@@ -114,7 +115,7 @@ export class LogFiles implements LogStore {
     log.opened ??= new Promise<void>((resolve) => {
       const create = () => open(path, 'a', (error, fd) => {
         if (error) {
-          console.error(`troupe: cannot write run log ${path}:`, error.message);
+          serverLog.error({ path, error: error.message }, 'cannot write a run log');
           log.lines = [];
           log.failed = true;
         } else {
@@ -157,7 +158,7 @@ export class LogFiles implements LogStore {
     try {
       writeSync(log.fd, text);
     } catch (error) {
-      console.error('troupe: cannot write a run log:', (error as Error).message);
+      serverLog.error({ error: (error as Error).message }, 'cannot write a run log');
     }
   }
 

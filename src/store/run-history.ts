@@ -5,6 +5,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fileSafe, type NodeRecord, type RunRecord } from '../core/index.ts';
 import type { LmdbRunStore } from './lmdb-run-store.ts';
 import { ATTEMPT_FILE_TAIL, scriptPathOf } from './log-files.ts';
+import { log } from '../logging/index.ts';
 
 /**
  * One unlink (rm's lstat first doubled the cost); a file already gone is what was wanted. A file
@@ -15,7 +16,7 @@ async function removeFile(path: string): Promise<void> {
   try {
     await unlink(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') console.error(`troupe: history retention cannot remove ${path}:`, (error as Error).message);
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') log.error({ path, error: (error as Error).message }, 'history retention cannot remove a file');
   }
 }
 

@@ -8,6 +8,7 @@ import { LmdbRunStore } from './lmdb-run-store.ts';
 import { DagFiles } from './dag-files.ts';
 import { LogFiles } from './log-files.ts';
 import { readLogChunk, EXACT_LIMIT } from './log-reader.ts';
+import { setLogSink } from '../logging/index.ts';
 
 function record(name: string, dagRunId: string, createdAtMs: number, status: RunStatus = RunStatus.Succeeded): RunRecord {
   return {
@@ -200,21 +201,24 @@ test('run log lines land in call order, across ticks, and are all written when t
   // each with its own lines, one that cannot be created (a folder has its name) in their midst.
   const many = Array.from({ length: 30 }, (_, i) => logs.runLogPath('d', `m${i}`, 'a1'));
   await mkdir(many[10]);
-  const quiet = t.mock.method(console, 'error', () => {});
+  const logged: string[] = [];
+  const restoreLog = setLogSink({ write: (line: string) => logged.push(line) });
   many.forEach((path, i) => logs.appendRunLog(path, `line ${i}`));
   await Promise.all(many.map((path) => logs.closeRunLog(path)));
-  assert.equal(quiet.mock.callCount(), 1);
-  quiet.mock.restore();
+  restoreLog();
+  assert.equal(logged.length, 1);
+  assert.equal(JSON.parse(logged[0]).path, many[10], 'the server log names the log that could not be created');
   for (const [i, path] of many.entries()) {
     if (i !== 10) assert.equal(await readFile(path, 'utf8'), `line ${i}\n`);
   }
 
   // A log that cannot be created loses its lines, and says so; nothing throws.
   const lost = join(dir, 'missing-folder', 'x.run.log');
-  const errors: unknown[] = [];
-  t.mock.method(console, 'error', (...args: unknown[]) => errors.push(args));
+  const errors: string[] = [];
+  const restore = setLogSink({ write: (line: string) => errors.push(line) });
   logs.appendRunLog(lost, 'gone');
   await logs.closeRunLog(lost);
+  restore();
   assert.equal(errors.length, 1);
-  assert.match(String((errors[0] as unknown[])[0]), /cannot write run log/);
+  assert.deepEqual([JSON.parse(errors[0]).msg, JSON.parse(errors[0]).path], ['cannot write a run log', lost]);
 });

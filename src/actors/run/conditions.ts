@@ -1,4 +1,4 @@
-// Preconditions (workflow-format 2.6): each holds or the step is skipped (the run, at DAG level, is
+// Preconditions (definition format: preconditions): each holds or the step is skipped (the run, at DAG level, is
 // aborted). A command must exit 0; a condition is expanded (variables, then backtick commands on the
 // pool) and compared with `expected` (`re:` for a regular expression), or, without `expected`, run
 // as a command. `negate` inverts the outcome.

@@ -1,4 +1,4 @@
-// continueOn (workflow-format 2.7): whether a failed or skipped step lets its dependents go on, and
+// continueOn (definition format: continueOn): whether a failed or skipped step lets its dependents go on, and
 // whether it is recorded as succeeded (markSuccess). Pure.
 import type { ContinueOn, StepResult } from '../../core/index.ts';
 

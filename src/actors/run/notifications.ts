@@ -1,4 +1,4 @@
-// The mail a run sends (workflow-format 2.1), as Dagu sends it: on its end, by mailOn, errorMail's
+// The mail a run sends (definition format: root fields), as Dagu sends it: on its end, by mailOn, errorMail's
 // when it failed and infoMail's when it succeeded (or partially); and errorMail's for a failed step
 // with mailOnError, when the step fails. Each is a mail executor's config; the engine sends it on
 // the pool with the DAG's smtp settings (run-services.ts). Pure.
@@ -10,7 +10,7 @@ import { RunStatus, runStatusLabel, type MailSpec, type RunRecord } from '../../
 import { runReportHtml } from './mail-report.ts';
 import type { RunPlan } from './plan.ts';
 
-/** The mail executor's config (workflow-format 5.5). */
+/** The mail executor's config (definition format: mail executor). */
 export interface MailConfig {
   to: string[];
   from?: string;

@@ -45,7 +45,7 @@ export interface PlannedStep {
   mailOnError?: boolean;
 }
 
-/** The run's notification mail (workflow-format 2.1): when it goes and to whom. */
+/** The run's notification mail (definition format: root fields): when it goes and to whom. */
 export interface RunMailPlan {
   mailOn: { failure: boolean; success: boolean };
   errorMail?: MailSpec;
@@ -175,7 +175,7 @@ function planStep(step: Step, dag: Dag, paths: StepLogPaths, depends: string[] |
   };
 }
 
-/** A DAG-level container or ssh runs the steps the shell would run (workflow-format 2.3, 2.4). */
+/** A DAG-level container or ssh runs the steps the shell would run (definition format: DAG-level container, 2.4). */
 function executorOf(step: Step, dag: Dag): PlannedStep['executor'] {
   if (step.executor.type !== 'shell' && step.executor.type !== 'command') return step.executor;
   if (dag.container) return { type: 'docker', config: {} };

@@ -5,6 +5,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { DAG_DEFAULTS, isFinalRunStatus, systemClock, type Clock, type RunRecord } from '../../core/index.ts';
 import type { Definitions } from '../definitions.ts';
+import { errorText, log } from '../../logging/index.ts';
 
 const DAY_MS = 86_400_000;
 const RETENTION_SWEEP_EVERY_MS = 3_600_000;
@@ -100,7 +101,7 @@ export class RetentionSweeper {
 
   /** A first sweep now, then one every `everyMs`; the timer does not keep the process alive. */
   start(): void {
-    const sweepLogged = () => void this.sweep().catch(this.options.onError ?? ((error) => console.error('troupe: history retention sweep failed:', error)));
+    const sweepLogged = () => void this.sweep().catch(this.options.onError ?? ((error) => log.error({ error: errorText(error) }, 'history retention sweep failed')));
     sweepLogged();
     // A tick that finds a sweep still under way (a huge backlog) leaves it to finish: none pile up.
     this.timer = setInterval(() => { if (this.sweeping === 0) sweepLogged(); }, this.options.everyMs ?? RETENTION_SWEEP_EVERY_MS).unref();

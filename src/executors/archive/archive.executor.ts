@@ -1,4 +1,4 @@
-// The archive executor (workflow-format 5.4): `extract`, `create` or `list` on a tar, tar.gz or
+// The archive executor (definition format: archive executor): `extract`, `create` or `list` on a tar, tar.gz or
 // zip archive. Relative paths resolve against the step's working folder. Each operation prints
 // its result as Dagu does: one JSON document (2-space indent) on stdout, which `output` captures.
 import { stat } from 'node:fs/promises';

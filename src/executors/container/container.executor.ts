@@ -1,4 +1,4 @@
-// The container executor (workflow-format 5.1; types `docker` and `container`): a step runs in a
+// The container executor (definition format: container executor; types `docker` and `container`): a step runs in a
 // new container made from `image`, or by exec in the running container `containerName` names, or,
 // when the DAG has its own container (2.3), by exec in that one (the step's config is ignored).
 import { constants as osConstants } from 'node:os';

@@ -4,7 +4,7 @@ import type Docker from 'dockerode';
 import type { ContainerSpec, StepTask } from '../../core/index.ts';
 import { MANAGED_LABEL } from './docker.ts';
 
-/** The step-level config of `executor: docker` (workflow-format 5.1), as the definition wrote it. */
+/** The step-level config of `executor: docker` (definition format: container executor), as the definition wrote it. */
 export interface StepContainerConfig {
   image?: string;
   containerName?: string;

@@ -1,4 +1,4 @@
-// Executor type `dag-container`: the run's DAG-level container (workflow-format 2.3), started once
+// Executor type `dag-container`: the run's DAG-level container (definition format: DAG-level container), started once
 // before its first step (`action: start`) and removed after its last handler (`action: remove`),
 // unless keepContainer. The run dispatches both; steps exec into it (container.executor.ts).
 import { constants as osConstants } from 'node:os';
@@ -10,6 +10,7 @@ import { MANAGED_LABEL, daemonMessage, deadline, docker, isNotFound, connectDock
 import { ensureImage } from './image-pull.ts';
 import { READINESS_LIMIT_MS, waitReady } from './readiness.ts';
 import { Stops } from './stops.ts';
+import { workerLog } from '../../logging/worker-log.ts';
 
 /**
  * The readiness limit; TROUPE_CONTAINER_READY_TIMEOUT_MS shortens it for tests, which could not
@@ -81,7 +82,7 @@ async function removeLeftover(name: string): Promise<void> {
 
 async function removeQuietly(container: Docker.Container): Promise<void> {
   await container.remove({ force: true, v: true, ...deadline() } as Docker.ContainerRemoveOptions).catch((error: unknown) => {
-    console.error(`troupe: container ${container.id} was not removed: ${daemonMessage(error)}`);
+    workerLog('error', { container: container.id, error: daemonMessage(error) }, 'a container was not removed');
   });
 }
 

@@ -1,4 +1,4 @@
-// Waits until a started DAG-level container is ready (workflow-format 2.3): running, or healthy
+// Waits until a started DAG-level container is ready (definition format: DAG-level container): running, or healthy
 // when its image has a healthcheck, then, with logPattern, until a log line matches. The limit is
 // 120 s; its error names the last state seen.
 import { PassThrough } from 'node:stream';

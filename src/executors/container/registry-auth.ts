@@ -1,4 +1,4 @@
-// Which registryAuths entry (workflow-format 2.1) a pull of an image uses: the one for the
+// Which registryAuths entry (definition format: root fields) a pull of an image uses: the one for the
 // registry host the image reference names. The daemon receives it as the X-Registry-Auth header.
 
 export type RegistryAuths = Record<string, { username?: string; password?: string }>;

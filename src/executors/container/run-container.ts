@@ -5,6 +5,7 @@ import type Docker from 'dockerode';
 import { demultiplex, docker, daemonMessage, deadline } from './docker.ts';
 import type { StepOutput } from './step-output.ts';
 import type { Outcome, Stops } from './stops.ts';
+import { workerLog } from '../../logging/worker-log.ts';
 
 /** After the container exits, its attached stream gets this long to deliver the last output. */
 const STREAM_GRACE_MS = 2_000;
@@ -23,7 +24,7 @@ export async function runInNewContainer(options: Docker.ContainerCreateOptions, 
     return await attachStartWait(container, output, stops);
   } finally {
     if (!keep) await container.remove({ force: true, v: true, ...deadline() } as Docker.ContainerRemoveOptions).catch((error: unknown) => {
-      console.error(`troupe: container ${container.id} was not removed: ${daemonMessage(error)}`);
+      workerLog('error', { container: container.id, error: daemonMessage(error) }, 'a container was not removed');
     });
   }
 }

@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import { createMasker } from '../../core/index.ts';
 import type { StepTask } from '../../core/index.ts';
 import type { ChunkSink } from './docker.ts';
+import { workerLog } from '../../logging/worker-log.ts';
 
 
 class LogSink implements ChunkSink {
@@ -49,7 +50,7 @@ class LogSink implements ChunkSink {
       } catch (error) {
         // The step goes on; its output is lost, and the server's log says why.
         this.failed = true;
-        console.error(`troupe: cannot write step log ${path}: ${(error as Error).message}`);
+        workerLog('error', { path: path, error: (error as Error).message }, 'cannot write a step log');
       }
     }
     this.prepared = true;

@@ -1,4 +1,4 @@
-// The http executor's pure parts: the request a step describes (workflow-format 5.3) and the
+// The http executor's pure parts: the request a step describes (definition format: http executor) and the
 // response's head as Dagu prints it (Go's status line, then its header block).
 export interface HttpRequestSpec {
   method: string;

@@ -1,4 +1,4 @@
-// The http executor (workflow-format 5.3): `METHOD URL` sent with undici. A 2xx status succeeds;
+// The http executor (definition format: http executor): `METHOD URL` sent with undici. A 2xx status succeeds;
 // any other fails the step (exit 1) after the response is printed. The body streams to the
 // stdout log, after Dagu's status line and headers unless `silent` (and the status is 2xx).
 import type { StepResult } from '../../core/index.ts';

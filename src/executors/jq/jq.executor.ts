@@ -1,12 +1,11 @@
-// The jq executor (workflow-format 5.6): `command` is the filter, `script` the input JSON. Results
+// The jq executor (definition format: jq executor): `command` is the filter, `script` the input JSON. Results
 // go one per line to the step's stdout log, as indented JSON with sorted keys, or raw with
 // `config.raw`. jq itself runs on this pool worker's jq thread (jq-runner.ts).
 import { constants as osConstants } from 'node:os';
-import { appendFile, mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { createMasker, type StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
 import { JqRunner, type JqOutcome } from './jq-runner.ts';
+import { appendToLogs } from '../step-output.ts';
 
 const runner = new JqRunner();
 
@@ -35,7 +34,7 @@ export async function runJq(task: WorkerTask): Promise<StepResult> {
   if (outcome.kind === 'error') return failed(task, outcome.message);
   const mask = masker(task);
   const text = mask(outcome.stdout === '' ? '' : `${outcome.stdout}\n`);
-  await writeLogs(text, task.stdoutPath, task.stdoutCopy);
+  await appendToLogs([task.stdoutPath, task.stdoutCopy], text);
   if (Buffer.byteLength(text) > task.maxOutputSize) return { kind: 'ok', exitCode: 0, error: `output exceeded maxOutputSize (${task.maxOutputSize} bytes)` };
   return task.captureOutput ? { kind: 'ok', exitCode: 0, output: text.trim() } : { kind: 'ok', exitCode: 0 };
 }
@@ -43,7 +42,7 @@ export async function runJq(task: WorkerTask): Promise<StepResult> {
 /** jq's message goes to the step's stderr log and becomes the step's error. */
 async function failed(task: WorkerTask, message: string): Promise<StepResult> {
   const masked = masker(task)(message);
-  await writeLogs(`${masked}\n`, task.stderrPath, task.stderrCopy);
+  await appendToLogs([task.stderrPath, task.stderrCopy], `${masked}\n`);
   return { kind: 'ok', exitCode: 1, error: masked };
 }
 
@@ -51,17 +50,3 @@ function masker(task: WorkerTask): (text: string) => string {
   return task.secrets.length > 0 ? createMasker(task.secrets) : (text) => text;
 }
 
-async function writeLogs(text: string, ...paths: Array<string | undefined>): Promise<void> {
-  if (text === '') return;
-  for (const path of paths) {
-    if (path === undefined) continue;
-    try {
-      // A definition's output file may name a folder that does not exist yet.
-      await mkdir(dirname(path), { recursive: true });
-      await appendFile(path, text);
-    } catch (error) {
-      // The step goes on; its output is lost, and the server's log says why.
-      console.error(`troupe: cannot write step log ${path}: ${(error as Error).message}`);
-    }
-  }
-}

@@ -1,15 +1,15 @@
-// The mail executor (workflow-format 5.5): sends one message through the DAG's root `smtp` server.
+// The mail executor (definition format: mail executor): sends one message through the DAG's root `smtp` server.
 // On success the stdout log says who got it (the recipients the server accepted), the subject, the
 // Message-ID and the server's final reply; any failure (no server, a missing attachment, a refused
 // connection, a refused login, a rejected recipient, a timeout) fails the step with exit code 1 and
 // the server's answer as its error and in its stderr log. A stop aborts the SMTP session.
 import { constants as osConstants } from 'node:os';
-import { appendFile, mkdir, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { stat } from 'node:fs/promises';
 import { createMasker, type StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
 import { readMailConfig, readSmtpServer, type MailMessageSpec } from './mail-config.ts';
 import { sendMail, type Delivery } from './send-mail.ts';
+import { appendToLogs } from '../step-output.ts';
 
 export async function runMail(task: WorkerTask): Promise<StepResult> {
   const mask = masker(task);
@@ -33,7 +33,7 @@ export async function runMail(task: WorkerTask): Promise<StepResult> {
     if (outcome.kind === 'aborted' || stopSignal !== undefined) return stopped(stopSignal ?? 'SIGTERM');
     if (outcome.kind === 'failed') return await failed(task, mask, outcome.message);
     const text = mask(report(mail.value, outcome.delivery));
-    await writeLogs(text, task.stdoutPath, task.stdoutCopy);
+    await appendToLogs([task.stdoutPath, task.stdoutCopy], text);
     // Some recipients were refused: the others got the message, and the step still fails, naming them.
     if (outcome.delivery.rejected.length > 0) {
       const refused = outcome.delivery.rejected.map(({ recipient, response }) => `${recipient}: ${response}`).join('; ');
@@ -74,7 +74,7 @@ function stopped(signal: string): StepResult {
 
 async function failed(task: WorkerTask, mask: (text: string) => string, message: string): Promise<StepResult> {
   const masked = mask(`mail: ${message}`);
-  await writeLogs(`${masked}\n`, task.stderrPath, task.stderrCopy);
+  await appendToLogs([task.stderrPath, task.stderrCopy], `${masked}\n`);
   return { kind: 'ok', exitCode: 1, error: masked };
 }
 
@@ -84,17 +84,3 @@ function masker(task: WorkerTask): (text: string) => string {
   return secrets.length > 0 ? createMasker(secrets) : (text) => text;
 }
 
-async function writeLogs(text: string, ...paths: Array<string | undefined>): Promise<void> {
-  if (text === '') return;
-  for (const path of paths) {
-    if (path === undefined) continue;
-    try {
-      // A definition's output file may name a folder that does not exist yet.
-      await mkdir(dirname(path), { recursive: true });
-      await appendFile(path, text);
-    } catch (error) {
-      // The step goes on; its output is lost, and the server's log says why.
-      console.error(`troupe: cannot write step log ${path}: ${(error as Error).message}`);
-    }
-  }
-}

@@ -7,6 +7,7 @@ import type { StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
 import { createMasker } from '../../core/index.ts';
 import { spawner, type OutputStream, type StepProcess } from './spawner.ts';
+import { workerLog } from '../../logging/worker-log.ts';
 
 const DEFAULT_SHELL = ['sh'];
 
@@ -164,7 +165,7 @@ class LazyLog {
     } catch (error) {
       // The step goes on; its output is lost, and the server's log says why.
       this.failed = true;
-      console.error(`troupe: cannot write step log ${this.path}: ${(error as Error).message}`);
+      workerLog('error', { path: this.path, error: (error as Error).message }, 'cannot write a step log');
     }
   }
 

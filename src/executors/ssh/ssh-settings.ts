@@ -1,4 +1,4 @@
-// Which ssh settings a step connects with (workflow-format 2.4, 5.2): its own config, or else the
+// Which ssh settings a step connects with (definition format: ssh settings, 5.2): its own config, or else the
 // DAG's `ssh`, never a mix of the two, with 2.4's defaults filled in. Pure: reads no file.
 import { homedir, userInfo } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';

@@ -1,10 +1,8 @@
-// The ssh executor (workflow-format 2.4, 5.2): runs the step's command, commands or script on a
+// The ssh executor (definition format: ssh settings, 5.2): runs the step's command, commands or script on a
 // remote host through ssh2, its output streamed to the step's logs as a local step's is. A stop
 // sends its signal to the remote command's process group (through the watcher of remote-program.ts),
 // then SIGKILL after the cleanup time, when the connection is closed too.
 import { constants as osConstants } from 'node:os';
-import { appendFile, mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { ClientChannel } from 'ssh2';
 import { createMasker, type StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
@@ -12,6 +10,7 @@ import { forwardOutputs } from '../shell/shell.executor.ts';
 import { remoteProgram, stopLine } from './remote-program.ts';
 import { connect } from './ssh-connection.ts';
 import { sshSettings } from './ssh-settings.ts';
+import { appendToLogs } from '../step-output.ts';
 
 /** After the exit status, the output streams get this long to close (as a local step's pipes do). */
 const STREAM_GRACE_MS = 100;
@@ -149,7 +148,7 @@ class StopRequests {
 /** The failure's message goes to the step's stderr log and becomes the step's error. */
 async function failed(task: WorkerTask, message: string): Promise<StepResult> {
   const text = mask(task, message);
-  await writeLogs(`${text}\n`, task.stderrPath, task.stderrCopy);
+  await appendToLogs([task.stderrPath, task.stderrCopy], `${text}\n`);
   return { kind: 'ok', exitCode: 1, error: text };
 }
 
@@ -157,14 +156,3 @@ function mask(task: WorkerTask, text: string): string {
   return task.secrets.length > 0 ? createMasker(task.secrets)(text) : text;
 }
 
-async function writeLogs(text: string, ...paths: Array<string | undefined>): Promise<void> {
-  for (const path of paths) {
-    if (path === undefined) continue;
-    try {
-      await mkdir(dirname(path), { recursive: true });
-      await appendFile(path, text);
-    } catch (error) {
-      console.error(`troupe: cannot write step log ${path}: ${(error as Error).message}`);
-    }
-  }
-}

@@ -1,23 +1,15 @@
-// The workflow-action executor (workflow-format 5, experimental in Dagu): it runs a marketplace
+// The workflow-action executor (definition format: executors, experimental in Dagu): it runs a marketplace
 // action in a container, which needs the action's repository from its marketplace and an image
 // registry. Neither is reachable from this deployment, so a step of this type is accepted by
 // validation and fails at once, saying so (docs/executors/workflow-action.md says what it would take).
-import { appendFile, mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { StepResult } from '../../core/index.ts';
 import type { WorkerTask } from '../protocol.ts';
+import { appendToLogs } from '../step-output.ts';
 
 export async function runWorkflowAction(task: WorkerTask): Promise<StepResult> {
   const action = task.command?.trim() || '(none)';
   const error = `workflow-action ${action}: this troupe build does not run marketplace actions; `
     + 'they need the action fetched from its marketplace and a container image from a registry, which this deployment cannot reach';
-  if (task.stderrPath !== undefined) {
-    try {
-      await mkdir(dirname(task.stderrPath), { recursive: true });
-      await appendFile(task.stderrPath, `${error}\n`);
-    } catch (writeError) {
-      console.error(`troupe: cannot write step log ${task.stderrPath}: ${(writeError as Error).message}`);
-    }
-  }
+  await appendToLogs([task.stderrPath, task.stderrCopy], `${error}\n`);
   return { kind: 'ok', exitCode: 1, error };
 }

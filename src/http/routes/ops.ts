@@ -31,7 +31,7 @@ function resourceHistory(request: HttpRequest, deps: ApiDeps) {
 
 export function opsRoutes(router: Router): void {
   router
-    // Never behind authentication, whatever the auth mode (http-api.md 5.5): Prometheus scrapes it.
+    // Never behind authentication, whatever the auth mode (docs/api.md): Prometheus scrapes it.
     .add('GET', '/metrics', metrics, {
       public: true,
       operationId: 'getMetrics', summary: 'Prometheus metrics, never behind authentication', tag: 'monitoring',

@@ -6,6 +6,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { RunStatus, isoTime, systemClock, systemTimers, type Clock, type Timers, type CronState, type CronStateStore, type MissedTick, type Schedule } from '../../../core/index.ts';
 import { CronPlanner, type DueTick } from './cron-planner.ts';
 import { CronTicker } from './cron-ticker.ts';
+import { log } from '../../../logging/index.ts';
 
 /** What the scheduler reads of a stored DAG. */
 export interface CronDag {
@@ -92,7 +93,7 @@ export class CronScheduler {
     this.engine = options.engine;
     this.clock = options.clock ?? systemClock;
     this.timers = options.timers ?? systemTimers;
-    this.log = options.log ?? ((line) => console.error(line));
+    this.log = options.log ?? ((line) => log.warn(line));
     this.planner = new CronPlanner({ clock: this.clock, isSuspended: (fileName) => this.engine.isSuspended(fileName), timeZone: options.timeZone });
     this.ticker = new CronTicker({ planner: this.planner, clock: this.clock, timers: this.timers, onTicks: (ticks) => this.onTicks(ticks) });
     this.planned = new Promise((resolve) => { this.markPlanned = resolve; });

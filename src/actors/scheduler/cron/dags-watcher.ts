@@ -3,6 +3,7 @@
 // overflowed event queue, a watch that failed). It reads no file: the cron scheduler does.
 import { watch, type FSWatcher } from 'node:fs';
 import { isValidDagName } from '../../../core/index.ts';
+import { log as logger } from '../../../logging/index.ts';
 
 export interface DagsWatcherOptions {
   dir: string;
@@ -27,7 +28,7 @@ export class DagsWatcher {
 
   start(): void {
     const everyMs = this.options.rescanEveryMs ?? RESCAN_EVERY_MS;
-    const log = this.options.log ?? ((line: string) => console.error(line));
+    const log = this.options.log ?? ((line: string) => logger.warn(line));
     const giveUp = (error: Error) => {
       log(`troupe: cannot watch the DAGs directory (${error.message}); files changed by hand are found by a rescan every ${everyMs / 1000} s`);
       this.watcher?.close();
