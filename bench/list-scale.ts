@@ -15,14 +15,17 @@ const DAGS = 300;
 const REQUESTS = 41;
 const STATUSES = [RunStatus.Succeeded, RunStatus.Succeeded, RunStatus.Succeeded, RunStatus.Failed, RunStatus.Aborted];
 
+/** Three days ago: 100,000 runs a second apart stay within the default retention (30 days). */
+const BASE_MS = Date.now() - 3 * 86_400_000;
+
 function run(index: number, name: string): RunRecord {
-  const iso = new Date(Date.UTC(2026, 0, 1) + index * 1000).toISOString();
+  const iso = new Date(BASE_MS + index * 1000).toISOString();
   const dagRunId = `r${String(index).padStart(7, '0')}`;
   return {
     name, dagRunId, attemptId: `a${index}`, rootDAGRunName: name, rootDAGRunId: dagRunId, parentDAGRunName: '', parentDAGRunId: '',
     status: STATUSES[index % STATUSES.length], queuedAt: '', startedAt: iso, finishedAt: iso, log: `/tmp/logs/${name}/${dagRunId}.log`, params: '{}',
     nodes: [{ step: { name: 's1', command: 'true' }, status: 4, stdout: `/tmp/logs/${name}/${dagRunId}.s1.out`, stderr: '', startedAt: iso, finishedAt: iso, retryCount: 0, doneCount: 0, error: '', subRuns: [], subRunsRepeated: [] } as never],
-    createdAtMs: Date.UTC(2026, 0, 1) + index * 1000,
+    createdAtMs: BASE_MS + index * 1000,
   };
 }
 

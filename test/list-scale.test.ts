@@ -14,7 +14,8 @@ import { runSummary } from '../src/http/present.ts';
 import { homePaths } from '../src/main.ts';
 import { startTestServer, type TestServer } from './helpers.ts';
 
-const BASE_MS = Date.UTC(2026, 0, 1);
+/** Yesterday's midnight (UTC): recent enough that no retention sweep (30 days by default) removes them. */
+const BASE_MS = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 86_400_000;
 const NAMES = ['alpha', 'beta', 'Gamma', 'delta-x', 'epsilon'];
 const STATUSES = [RunStatus.Succeeded, RunStatus.Failed, RunStatus.Aborted, RunStatus.PartiallySucceeded, RunStatus.Succeeded];
 
@@ -160,6 +161,7 @@ describe('the status index of a store written before it existed', () => {
     const home = await mkdtemp(join(tmpdir(), 'troupe-list-'));
     const { dataDir } = homePaths(home);
     const store = new LmdbRunStore(dataDir);
+    // Recent (BASE_MS): the retention sweep at start would remove runs older than 30 days.
     const records = Array.from({ length: 50 }, (_, index) => record(index));
     await Promise.all(records.map((run) => store.save(run)));
     await store.close();
