@@ -44,11 +44,13 @@ export class StatusEvents {
     if (this.listeners.size === 0) return;
     const key = `${record.name}\n${record.dagRunId}`;
     const last = this.seen.get(key);
-    const at = new Date().toISOString();
+    // The time is stamped only when something is told: most writes change no status.
+    let stamp: string | undefined;
+    const at = () => (stamp ??= new Date().toISOString());
     const runChanged = !last || last.run !== record.status;
     const final = isFinalRunStatus(record.status);
     // A run's start comes before its steps' events, its end after them.
-    if (runChanged && !final) this.emitRun(record, at);
+    if (runChanged && !final) this.emitRun(record, at());
     // The first write seen of a run: every node; later ones: the nodes named, in order.
     const statuses = last?.nodes ?? record.nodes.map(() => 0);
     const indexes = last ? [...changed].sort((a, b) => a - b) : record.nodes.keys();
@@ -56,9 +58,9 @@ export class StatusEvents {
       const node = record.nodes[index];
       if (!node || statuses[index] === node.status) continue;
       statuses[index] = node.status;
-      this.emit({ type: `step.${nodeStatusLabel(node.status)}`, name: record.name, dagRunId: record.dagRunId, stepName: node.step.name, status: node.status, at, startedAt: node.startedAt, finishedAt: node.finishedAt });
+      this.emit({ type: `step.${nodeStatusLabel(node.status)}`, name: record.name, dagRunId: record.dagRunId, stepName: node.step.name, status: node.status, at: at(), startedAt: node.startedAt, finishedAt: node.finishedAt });
     }
-    if (runChanged && final) this.emitRun(record, at);
+    if (runChanged && final) this.emitRun(record, at());
     if (final) this.seen.delete(key);
     else this.seen.set(key, { run: record.status, nodes: statuses });
   }

@@ -12,3 +12,36 @@ export function createMasker(secrets: readonly string[]): (text: string) => stri
     return out;
   };
 }
+
+/** Past this many characters without a line break, what is held is masked and let go anyway. */
+const LONGEST_HELD_LINE = 64 * 1024;
+
+/**
+ * Masks a stream of text whole lines at a time, so that a secret split across two chunks is still
+ * found. `push` answers what is ready to write, masked; `end` what was held back.
+ */
+export class LineMasker {
+  private pending = '';
+
+  constructor(private readonly mask: (text: string) => string) {}
+
+  push(text: string): string {
+    this.pending += text;
+    const cut = this.pending.lastIndexOf('\n');
+    let ready = '';
+    if (cut >= 0) {
+      ready = this.pending.slice(0, cut + 1);
+      this.pending = this.pending.slice(cut + 1);
+    } else if (this.pending.length > LONGEST_HELD_LINE) {
+      ready = this.pending;
+      this.pending = '';
+    }
+    return ready === '' ? '' : this.mask(ready);
+  }
+
+  end(): string {
+    const rest = this.pending;
+    this.pending = '';
+    return rest === '' ? '' : this.mask(rest);
+  }
+}

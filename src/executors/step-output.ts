@@ -4,37 +4,25 @@ import { constants as osConstants } from 'node:os';
 import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { createMasker, type StepResult } from '../core/index.ts';
+import { LineMasker, createMasker, type StepResult } from '../core/index.ts';
 import type { ControlMessage, WorkerTask } from './protocol.ts';
 import { workerLog } from '../logging/worker-log.ts';
 
 /** One log file and its copy (the definition's `stdout`/`stderr` field); writes apply in order. */
 class LogStream {
-  private pending = '';
   private queue: Promise<void> = Promise.resolve();
+  private readonly masker: LineMasker | undefined;
 
-  constructor(private readonly paths: Array<string | undefined>, private readonly mask: ((text: string) => string) | undefined) {}
+  constructor(private readonly paths: Array<string | undefined>, mask: ((text: string) => string) | undefined) {
+    this.masker = mask ? new LineMasker(mask) : undefined;
+  }
 
   write(text: string): void {
-    if (!this.mask) {
-      this.append(text);
-      return;
-    }
-    // Whole lines are masked, so that a secret split across two chunks is still found.
-    this.pending += text;
-    const cut = this.pending.lastIndexOf('\n');
-    if (cut >= 0) {
-      this.append(this.mask(this.pending.slice(0, cut + 1)));
-      this.pending = this.pending.slice(cut + 1);
-    } else if (this.pending.length > 64 * 1024) {
-      this.append(this.mask(this.pending));
-      this.pending = '';
-    }
+    this.append(this.masker ? this.masker.push(text) : text);
   }
 
   async close(): Promise<void> {
-    if (this.mask && this.pending !== '') this.append(this.mask(this.pending));
-    this.pending = '';
+    if (this.masker) this.append(this.masker.end());
     await this.queue;
   }
 

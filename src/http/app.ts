@@ -67,14 +67,7 @@ export function createApi(deps: ApiDeps): Api {
     }
   };
   const cors = new Cors({ allowOrigins: deps.corsOrigins ?? [] });
-  const methodsAt = (path: string): string[] => {
-    if (!path.startsWith(`${API_PREFIX}/`)) return [];
-    try {
-      return router.match('OPTIONS', path.slice(API_PREFIX.length)) ? ['OPTIONS'] : [];
-    } catch (error) {
-      return error instanceof AppError && Array.isArray(error.details?.allow) ? error.details.allow as string[] : [];
-    }
-  };
+  const methodsAt = (path: string): string[] => (path.startsWith(`${API_PREFIX}/`) ? router.methodsAt(path.slice(API_PREFIX.length)) : []);
   return async (raw) => {
     const started = performance.now();
     const seen = { route: 'unmatched' };

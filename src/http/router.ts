@@ -94,10 +94,25 @@ export class Router {
     }
     if (best) return { handler: best.route.handler, params: best.params, pattern: best.route.pattern, public: best.route.public === true };
     if (allowed.size > 0) {
-      if (allowed.has('GET')) allowed.add('HEAD');
-      const allow = [...allowed].sort();
+      const allow = withHead(allowed);
       throw new AppError('method_not_allowed', `${method} is not served at ${path}; it serves ${allow.join(', ')}`, { allow });
     }
     return undefined;
   }
+
+  /** The methods a path is served with (HEAD wherever GET is), sorted; none for a path not served. */
+  methodsAt(path: string): string[] {
+    try {
+      // OPTIONS is never a route's method: the answer is the 405's Allow list, or no match.
+      this.match('OPTIONS', path);
+      return [];
+    } catch (error) {
+      return error instanceof AppError && error.code === 'method_not_allowed' ? error.details!.allow as string[] : [];
+    }
+  }
+}
+
+function withHead(methods: Set<string>): string[] {
+  if (methods.has('GET')) methods.add('HEAD');
+  return [...methods].sort();
 }

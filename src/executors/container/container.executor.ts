@@ -11,7 +11,8 @@ import { execInContainer, type ExecSettings } from './exec-in-container.ts';
 import { ensureImage } from './image-pull.ts';
 import { runInNewContainer } from './run-container.ts';
 import { StepOutput } from './step-output.ts';
-import { Stops, type Outcome } from './stops.ts';
+import { Stops } from '../stops.ts';
+import type { Outcome } from './outcome.ts';
 
 /** Where a step's commands run: by exec in a running container, or each in a new one. */
 type Target =

@@ -9,7 +9,7 @@ import { containerEnv, dagCreateOptions } from './create-options.ts';
 import { MANAGED_LABEL, daemonMessage, deadline, docker, isNotFound, connectDocker } from './docker.ts';
 import { ensureImage } from './image-pull.ts';
 import { READINESS_LIMIT_MS, waitReady } from './readiness.ts';
-import { Stops } from './stops.ts';
+import { Stops } from '../stops.ts';
 import { workerLog } from '../../logging/worker-log.ts';
 
 /**

@@ -4,7 +4,8 @@
 import type Docker from 'dockerode';
 import { demultiplex, docker, daemonIsLocal, daemonMessage, deadline } from './docker.ts';
 import type { StepOutput } from './step-output.ts';
-import type { Outcome, Stops } from './stops.ts';
+import type { Stops } from '../stops.ts';
+import type { Outcome } from './outcome.ts';
 
 /** How often the exec is inspected while its stream stays open (a background child may hold it). */
 const POLL_MS = 200;

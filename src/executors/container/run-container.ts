@@ -4,7 +4,8 @@
 import type Docker from 'dockerode';
 import { demultiplex, docker, daemonMessage, deadline } from './docker.ts';
 import type { StepOutput } from './step-output.ts';
-import type { Outcome, Stops } from './stops.ts';
+import type { Stops } from '../stops.ts';
+import type { Outcome } from './outcome.ts';
 import { workerLog } from '../../logging/worker-log.ts';
 
 /** After the container exits, its attached stream gets this long to deliver the last output. */

@@ -2,42 +2,29 @@
 // masked line by line, stdout kept for `output` up to maxOutputSize, as the shell executor does.
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { createMasker } from '../../core/index.ts';
+import { LineMasker, createMasker } from '../../core/index.ts';
 import type { StepTask } from '../../core/index.ts';
 import type { ChunkSink } from './docker.ts';
 import { workerLog } from '../../logging/worker-log.ts';
 
-
 class LogSink implements ChunkSink {
-  private pending = '';
   private failed = false;
   private prepared = false;
+  private readonly masker: LineMasker | undefined;
 
-  constructor(private readonly paths: string[], private readonly mask: ((text: string) => string) | undefined, private readonly onChunk?: (chunk: Buffer) => void) {}
+  constructor(private readonly paths: string[], mask: ((text: string) => string) | undefined, private readonly onChunk?: (chunk: Buffer) => void) {
+    this.masker = mask ? new LineMasker(mask) : undefined;
+  }
 
   write(chunk: Buffer | string): boolean {
     const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     this.onChunk?.(buffer);
-    if (!this.mask) {
-      this.append(buffer);
-      return true;
-    }
-    // Whole lines are masked, so that a secret split across two chunks is still found.
-    this.pending += buffer.toString('utf8');
-    const cut = this.pending.lastIndexOf('\n');
-    if (cut >= 0) {
-      this.append(this.mask(this.pending.slice(0, cut + 1)));
-      this.pending = this.pending.slice(cut + 1);
-    } else if (this.pending.length > 64 * 1024) {
-      this.append(this.mask(this.pending));
-      this.pending = '';
-    }
+    this.append(this.masker ? this.masker.push(buffer.toString('utf8')) : buffer);
     return true;
   }
 
   flush(): void {
-    if (this.mask && this.pending !== '') this.append(this.mask(this.pending));
-    this.pending = '';
+    if (this.masker) this.append(this.masker.end());
   }
 
   append(data: Buffer | string): void {

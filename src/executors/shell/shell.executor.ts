@@ -5,9 +5,10 @@ import { dirname } from 'node:path';
 import { rm, writeFile } from 'node:fs/promises';
 import type { StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
-import { createMasker } from '../../core/index.ts';
+import { LineMasker, createMasker } from '../../core/index.ts';
 import { spawner, type OutputStream, type StepProcess } from './spawner.ts';
 import { workerLog } from '../../logging/worker-log.ts';
+import { Stops } from '../stops.ts';
 
 const DEFAULT_SHELL = ['sh'];
 
@@ -31,36 +32,6 @@ export async function runShell(task: WorkerTask): Promise<StepResult> {
     stops.detach();
     // The script lives as long as its step: what it holds is nobody's to read afterwards.
     if (task.script !== undefined) await rm(task.scriptPath, { force: true }).catch(() => {});
-  }
-}
-
-/** The stop messages of one step: kept until the process is there, then handed on as they come. */
-class Stops {
-  private first: ControlMessage | undefined;
-  private handler: ((message: ControlMessage) => void) | undefined;
-  private readonly listener = (message: ControlMessage) => {
-    if (message.type !== 'stop') return;
-    this.first ??= message;
-    this.handler?.(message);
-  };
-
-  constructor(private readonly port: WorkerTask['port']) {
-    port.on('message', this.listener);
-  }
-
-  get requested(): boolean {
-    return this.first !== undefined;
-  }
-
-  /** `handler` gets every stop from now on, and at once the one that came before, if any. */
-  handle(handler: (message: ControlMessage) => void): void {
-    this.handler = handler;
-    if (this.first) handler(this.first);
-  }
-
-  detach(): void {
-    this.handler = undefined;
-    this.port.off('message', this.listener);
   }
 }
 
@@ -237,30 +208,21 @@ export function forwardOutputs(child: Pick<StepProcess, 'stdout' | 'stderr'>, ta
 
 function forward(stream: OutputStream, log: LogTargets, mask: ((text: string) => string) | undefined, onChunk?: (chunk: Buffer) => void): Promise<void> {
   return new Promise((resolve) => {
-    let pending = '';
+    const masker = mask ? new LineMasker(mask) : undefined;
     stream.on('data', (chunk: Buffer) => {
       onChunk?.(chunk);
-      if (!mask) {
+      if (!masker) {
         log.write(chunk);
         return;
       }
-      // Mask whole lines, so that a secret split across two chunks is still found.
-      pending += chunk.toString('utf8');
-      const cut = pending.lastIndexOf('\n');
-      if (cut >= 0) {
-        log.write(mask(pending.slice(0, cut + 1)));
-        pending = pending.slice(cut + 1);
-      } else if (pending.length > 64 * 1024) {
-        log.write(mask(pending));
-        pending = '';
-      }
+      const ready = masker.push(chunk.toString('utf8'));
+      if (ready !== '') log.write(ready);
     });
     let finished = false;
     const finish = () => {
       if (finished) return;
       finished = true;
-      if (mask) log.write(mask(pending));
-      pending = '';
+      if (masker) log.write(masker.end());
       log.close();
       resolve();
     };

@@ -11,6 +11,7 @@ import { remoteProgram, stopLine } from './remote-program.ts';
 import { connect } from './ssh-connection.ts';
 import { sshSettings } from './ssh-settings.ts';
 import { appendToLogs } from '../step-output.ts';
+import { Stops } from '../stops.ts';
 
 /** After the exit status, the output streams get this long to close (as a local step's pipes do). */
 const STREAM_GRACE_MS = 100;
@@ -18,7 +19,7 @@ const STREAM_GRACE_MS = 100;
 const KILL_GRACE_MS = 2_000;
 
 export async function runSsh(task: WorkerTask): Promise<StepResult> {
-  const stops = new StopRequests(task.port);
+  const stops = new Stops(task.port);
   try {
     return await run(task, stops);
   } finally {
@@ -26,7 +27,7 @@ export async function runSsh(task: WorkerTask): Promise<StepResult> {
   }
 }
 
-async function run(task: WorkerTask, stops: StopRequests): Promise<StepResult> {
+async function run(task: WorkerTask, stops: Stops): Promise<StepResult> {
   const resolved = sshSettings(task.executor.config, task.services?.ssh, task.workingDir);
   if (resolved.kind === 'invalid') return failed(task, resolved.message);
   const { settings } = resolved;
@@ -66,7 +67,7 @@ interface Exit {
   signal?: string;
 }
 
-async function execute(task: WorkerTask, channel: ClientChannel, stdin: string, stops: StopRequests, disconnect: () => void, connectionError: () => string | undefined): Promise<StepResult> {
+async function execute(task: WorkerTask, channel: ClientChannel, stdin: string, stops: Stops, disconnect: () => void, connectionError: () => string | undefined): Promise<StepResult> {
   let exit: Exit | undefined;
   channel.on('exit', (code: number | null, signal?: string) => (exit = { code, ...(signal !== undefined ? { signal } : {}) }));
   const closed = new Promise<void>((resolve) => channel.once('close', () => resolve()));
@@ -117,32 +118,6 @@ function stoppedResult(signal = 'SIGTERM'): StepResult & { kind: 'ok' } {
 function sendSignal(channel: ClientChannel, signal: string): void {
   const line = stopLine(signal);
   if (line !== undefined && channel.writable) channel.write(line);
-}
-
-/** The stop messages of one step: the first is kept, and each goes to the current handler. */
-class StopRequests {
-  first: ControlMessage | undefined;
-  private handler: ((message: ControlMessage) => void) | undefined;
-  private readonly listener = (message: ControlMessage) => {
-    if (message.type !== 'stop') return;
-    this.first ??= message;
-    this.handler?.(message);
-  };
-
-  constructor(private readonly port: WorkerTask['port']) {
-    port.on('message', this.listener);
-  }
-
-  /** `handler` gets every stop from now on, and at once the one that came before, if any. */
-  handle(handler: (message: ControlMessage) => void): void {
-    this.handler = handler;
-    if (this.first) handler(this.first);
-  }
-
-  detach(): void {
-    this.handler = undefined;
-    this.port.off('message', this.listener);
-  }
 }
 
 /** The failure's message goes to the step's stderr log and becomes the step's error. */

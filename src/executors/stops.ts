@@ -1,17 +1,18 @@
-// The stop messages of one container task: heard from the start (a stop may come while an image
-// is pulled or a container created), then handed to whatever runs at the moment.
-import type { ControlMessage, WorkerTask } from '../protocol.ts';
+// The stop messages of one step's task: heard from the start (a stop may come before the process
+// exists, or while an image is pulled or a session opens), kept, then handed to whatever runs at the
+// moment. Shared by the shell, ssh and container executors.
+import type { ControlMessage, WorkerTask } from './protocol.ts';
 
 export class Stops {
   first: ControlMessage | undefined;
   private handler: ((message: ControlMessage) => void) | undefined;
-  /** Aborted on the first stop: cancels a pull or a readiness wait under way. */
-  readonly controller = new AbortController();
+  /** Made on first use: only executors that wait on something abortable (a pull) need one. */
+  private controller: AbortController | undefined;
   private readonly listener = (message: ControlMessage) => {
     if (message.type !== 'stop') return;
     if (this.first === undefined) {
       this.first = message;
-      this.controller.abort();
+      this.controller?.abort();
     }
     this.handler?.(message);
   };
@@ -24,7 +25,12 @@ export class Stops {
     return this.first !== undefined;
   }
 
+  /** Aborted on the first stop: cancels a pull or a readiness wait under way. */
   get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.first) this.controller.abort();
+    }
     return this.controller.signal;
   }
 
@@ -39,9 +45,3 @@ export class Stops {
     this.port.off('message', this.listener);
   }
 }
-
-/** How a container task ended: its process exited, a stop ended it, or the daemon refused. */
-export type Outcome =
-  | { kind: 'exited'; exitCode: number }
-  | { kind: 'stopped'; signal: string }
-  | { kind: 'failed'; message: string };
