@@ -23,6 +23,12 @@ export class Progress {
     if (mode === 'live') this.ticker = setInterval(() => this.draw(), 500).unref();
   }
 
+  /** A retry's steps as the attempt before it left them: only what changes from there is told. */
+  seed(run: RunView): void {
+    for (const node of run.nodes) this.shown.set(node.step.name, node.statusLabel);
+    this.runLabel = run.statusLabel;
+  }
+
   update(run: RunView): void {
     this.latest = run;
     if (this.mode === 'live') {

@@ -29,7 +29,7 @@ export async function retry(dag: string, options: CommonOptions & { runId: strin
   return withBackend(options, async (backend) => {
     const before = await backend.run(name, options.runId);
     await backend.retry(name, before.dagRunId, { stepName: options.step });
-    return follow(backend, name, before.dagRunId, options, before.finishedAt);
+    return follow(backend, name, before.dagRunId, options, before);
   });
 }
 
@@ -65,8 +65,10 @@ export async function exec(command: string[], options: CommonOptions & { runId?:
 }
 
 /** Follows the run to its end; Ctrl-C stops it and waits for its end, a second Ctrl-C leaves at once. */
-async function follow(backend: Backend, name: string, dagRunId: string, options: CommonOptions, previousEnd?: string): Promise<number> {
+async function follow(backend: Backend, name: string, dagRunId: string, options: CommonOptions, before?: RunView): Promise<number> {
   const progress = new Progress(progressMode(options.json));
+  if (before) progress.seed(before);
+  const previousEnd = before?.finishedAt;
   let interrupted = false;
   const onInterrupt = () => {
     if (interrupted) process.exit(130);
