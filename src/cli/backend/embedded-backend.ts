@@ -121,7 +121,7 @@ function applyEvent(run: RunView, event: EngineEvent): RunView {
   if (!('stepName' in event)) return run;
   const index = run.nodes.findIndex((node) => node.step.name === event.stepName);
   const node: NodeView = index >= 0 ? run.nodes[index] : { step: { name: event.stepName }, status: 0, statusLabel: 'not_started', startedAt: '', finishedAt: '', error: '', stdout: '', stderr: '' };
-  const next = { ...node, status: event.status, statusLabel: nodeStatusLabel(event.status as 0), startedAt: event.startedAt, finishedAt: event.finishedAt };
+  const next = { ...node, status: event.status, statusLabel: nodeStatusLabel(event.status as 0), startedAt: event.startedAt, finishedAt: event.finishedAt, error: event.error };
   const nodes = run.nodes.slice();
   if (index >= 0) nodes[index] = next;
   else nodes.push(next);
