@@ -16,20 +16,20 @@ export async function start(dag: string, words: string[], options: StartOptions)
   const { dagsDir } = await homeConfig(options);
   const ref = dagRef(dag, dagsDir);
   const params = paramsOf(options.params, words);
-  return withBackend(options, async (backend) => {
+  return following(options, async (backend, interrupt) => {
     const { dagRunId } = await backend.start(ref, { params, dagRunId: options.runId, dagName: options.name });
     const name = options.name ?? (ref.kind === 'file' ? ref.name : dagName(dag, dagsDir));
-    return follow(backend, name, dagRunId, options);
+    return follow(backend, name, dagRunId, options, interrupt);
   });
 }
 
 export async function retry(dag: string, options: CommonOptions & { runId: string; step?: string }): Promise<number> {
   const { dagsDir } = await homeConfig(options);
   const name = dagName(dag, dagsDir);
-  return withBackend(options, async (backend) => {
+  return following(options, async (backend, interrupt) => {
     const before = await backend.run(name, options.runId);
     await backend.retry(name, before.dagRunId, { stepName: options.step });
-    return follow(backend, name, before.dagRunId, options, before);
+    return follow(backend, name, before.dagRunId, options, interrupt, before);
   });
 }
 
@@ -37,7 +37,7 @@ export async function retry(dag: string, options: CommonOptions & { runId: strin
 export async function restart(dag: string, options: CommonOptions & { runId?: string }): Promise<number> {
   const { dagsDir } = await homeConfig(options);
   const name = dagName(dag, dagsDir);
-  return withBackend(options, async (backend) => {
+  return following(options, async (backend, interrupt) => {
     const prior = await backend.run(name, options.runId ?? 'latest');
     if (prior.statusLabel === 'running') {
       await backend.stop(name, prior.dagRunId);
@@ -48,7 +48,7 @@ export async function restart(dag: string, options: CommonOptions & { runId?: st
       say(options, { type: 'queued', name, dagRunId }, `dag-run ${name} ${dagRunId} queued (its queue is full)`);
       return EXIT_OK;
     }
-    return follow(backend, name, dagRunId, options);
+    return follow(backend, name, dagRunId, options, interrupt);
   });
 }
 
@@ -58,33 +58,65 @@ export async function exec(command: string[], options: CommonOptions & { runId?:
   const step: Record<string, unknown> = { name: 'run', command: command.map(shellWord).join(' ') };
   if (options.workdir) step.dir = options.workdir;
   const spec = JSON.stringify({ name, ...(options.env?.length ? { env: options.env } : {}), steps: [step] });
-  return withBackend(options, async (backend) => {
+  return following(options, async (backend, interrupt) => {
     const { dagRunId } = await backend.startSpec(spec, { name, dagRunId: options.runId });
-    return follow(backend, name, dagRunId, options);
+    return follow(backend, name, dagRunId, options, interrupt);
   });
 }
 
-/** Follows the run to its end; Ctrl-C stops it and waits for its end, a second Ctrl-C leaves at once. */
-async function follow(backend: Backend, name: string, dagRunId: string, options: CommonOptions, before?: RunView): Promise<number> {
+/**
+ * Ctrl-C while a run is followed: the first stops the run (the command waits for its end and says
+ * so), a second leaves at once. Listening starts before the run does, so that no Ctrl-C is missed.
+ */
+class Interrupt {
+  private pressed = false;
+  private stopRun: (() => void) | undefined;
+  private readonly onSignal = () => {
+    if (this.pressed) process.exit(130);
+    this.pressed = true;
+    this.stopRun?.();
+  };
+
+  constructor() {
+    process.on('SIGINT', this.onSignal);
+  }
+
+  get interrupted(): boolean {
+    return this.pressed;
+  }
+
+  /** From here Ctrl-C stops this run (at once, when it was pressed already). */
+  follows(backend: Backend, name: string, dagRunId: string): void {
+    this.stopRun = () => {
+      process.stderr.write(`\nCtrl-C: stopping dag-run ${name} ${dagRunId} (Ctrl-C again to leave it running)\n`);
+      backend.stop(name, dagRunId).catch(() => undefined);
+    };
+    if (this.pressed) this.stopRun();
+  }
+
+  close(): void {
+    process.off('SIGINT', this.onSignal);
+  }
+}
+
+/** Follows the run to its end with live progress, then sums it up. */
+async function follow(backend: Backend, name: string, dagRunId: string, options: CommonOptions, interrupt: Interrupt, before?: RunView): Promise<number> {
   const progress = new Progress(progressMode(options.json));
   if (before) progress.seed(before);
-  const previousEnd = before?.finishedAt;
-  let interrupted = false;
-  const onInterrupt = () => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
-    process.stderr.write(`\nCtrl-C: stopping dag-run ${name} ${dagRunId} (Ctrl-C again to leave it running)\n`);
-    backend.stop(name, dagRunId).catch(() => undefined);
-  };
-  process.on('SIGINT', onInterrupt);
-  let final: RunView;
-  try {
-    final = await backend.watch(name, dagRunId, (run) => progress.update(run), { previousEnd });
-  } finally {
-    process.off('SIGINT', onInterrupt);
-  }
-  progress.finish(final, { interrupted });
+  interrupt.follows(backend, name, dagRunId);
+  const final = await backend.watch(name, dagRunId, (run) => progress.update(run), { previousEnd: before?.finishedAt });
+  progress.finish(final, { interrupted: interrupt.interrupted });
   return final.statusLabel === 'succeeded' ? EXIT_OK : EXIT_FAILED;
+}
+
+/** Runs `work` with the backend and a Ctrl-C listener, both closed after. */
+async function following(options: CommonOptions, work: (backend: Backend, interrupt: Interrupt) => Promise<number>): Promise<number> {
+  const interrupt = new Interrupt();
+  try {
+    return await withBackend(options, (backend) => work(backend, interrupt));
+  } finally {
+    interrupt.close();
+  }
 }
 
 export async function withBackend(options: CommonOptions, work: (backend: Backend) => Promise<number>): Promise<number> {
