@@ -1,6 +1,6 @@
 // The troupe command's verbs and flags (commander), with Dagu's names. Each verb's work lives in
 // commands/ and is loaded when the verb runs, so that help, version and errors start fast.
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 
 export const SERVER_FLAGS_HELP = `
 The API server and the scheduler run in one process (one process owns a home): \`server\` and
@@ -37,9 +37,9 @@ function serverFlags(command: Command): Command {
     .option('--home <dir>', 'the home (default ~/.troupe)')
     .option('--dags <dir>', 'the DAGs folder (default HOME/dags)')
     .option('--config <file>', 'the configuration file (default HOME/config.yaml)')
-    .addOption(new Option('--http <carrier>', 'the HTTP server: uws, node (also HTTP/1.0 and pipelining) or auto').choices(['auto', 'uws', 'node']))
+    .option('--http <carrier>', 'the HTTP server: uws, node (also HTTP/1.0 and pipelining) or auto')
     .option('--shutdown-grace <sec>', 'on SIGTERM or SIGINT, seconds active runs may take to finish (default 0)')
-    .addOption(new Option('--log-level <level>', 'the server log (JSON lines on stdout)').choices(['debug', 'info', 'warn', 'error', 'silent']));
+    .option('--log-level <level>', 'the server log (JSON lines on stdout): debug, info, warn, error or silent');
 }
 
 function days(value: string): number {

@@ -3,7 +3,7 @@
 // what it starts is the same run, in the same store, as a server would start.
 import { AppError, isFinalRunStatus, nodeStatusLabel, runStatusLabel, type NodeRecord, type RunRecord } from '../../core/index.ts';
 import { openEngine, type EngineHandle, type TroupeConfig } from '../../main.ts';
-import type { EngineEvent } from '../../actors/index.ts';
+import type { EngineEvent } from '../../index.ts';
 import type { Backend, DagRef, NodeView, RunOptions, RunView } from './types.ts';
 
 export class EmbeddedBackend implements Backend {

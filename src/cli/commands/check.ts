@@ -1,10 +1,9 @@
 // validate and dry: a DAG read and checked as the engine would, without running anything. They read
 // the DAG files alone, so they answer the same whether or not a server holds the home.
 import { dirname } from 'node:path';
-import { Definitions } from '../../actors/index.ts';
 import type { Dag, Step } from '../../core/index.ts';
 import { mergeParams, paramsFromRequest, paramsRecord } from '../../definition/index.ts';
-import { DagFiles } from '../../store/index.ts';
+import { checkDefinition } from '../../command-home.ts';
 import { dagSpec, paramsOf } from '../dag-arg.ts';
 import { EXIT_FAILED, EXIT_OK } from '../errors.ts';
 import { printJson, table } from '../output.ts';
@@ -14,8 +13,7 @@ async function checked(dag: string, options: CommonOptions) {
   const { dagsDir } = await homeConfig(options);
   const { spec, fileName, path } = dagSpec(dag, dagsDir);
   // A file outside the DAGs folder calls DAGs beside it, as a stored one calls the folder's.
-  const definitions = new Definitions(new DagFiles(dirname(path)));
-  const { result, errors } = await definitions.check(spec, { fileName, defaultName: fileName });
+  const { result, errors } = await checkDefinition(dirname(path), spec, { fileName });
   return { dag: result.dag, errors, path };
 }
 

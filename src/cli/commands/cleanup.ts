@@ -2,9 +2,7 @@
 // and log files (Dagu's flags: --retention-days, 0 = every finished run; --dry-run; --yes). It
 // needs the store itself: with a server on the home, that server's histRetentionDays does it.
 import { createInterface } from 'node:readline/promises';
-import { expiredRunTrees } from '../../actors/index.ts';
-import type { RunRecord } from '../../core/index.ts';
-import { RunHistory } from '../../store/index.ts';
+import { expiredHistory, removeHistory } from '../../command-home.ts';
 import { EmbeddedBackend } from '../backend/embedded-backend.ts';
 import { dagName } from '../dag-arg.ts';
 import { CliError, EXIT_OK } from '../errors.ts';
@@ -13,7 +11,6 @@ import { homeConfig, type CommonOptions } from '../target.ts';
 import { withBackend } from './run.ts';
 
 const DAY_MS = 86_400_000;
-const PAGE = 64;
 
 export async function cleanup(dag: string, options: CommonOptions & { retentionDays: number; dryRun?: boolean; yes?: boolean }): Promise<number> {
   const { dagsDir } = await homeConfig(options);
@@ -24,9 +21,7 @@ export async function cleanup(dag: string, options: CommonOptions & { retentionD
         'stop the server and run it again, or set histRetentionDays in the DAG and let the server remove old runs');
     }
     const { runs } = await backend.handle();
-    const history = new RunHistory(runs);
-    const cutoffMs = Date.now() - options.retentionDays * DAY_MS;
-    const trees = expiredTrees(history, name, cutoffMs);
+    const trees = expiredHistory(runs, name, Date.now() - options.retentionDays * DAY_MS);
     const ids = trees.map((tree) => tree[tree.length - 1].dagRunId);
     const what = options.retentionDays === 0 ? `every finished dag-run of ${name}` : `the dag-runs of ${name} finished more than ${options.retentionDays} days ago`;
     if (options.dryRun || ids.length === 0) {
@@ -38,23 +33,11 @@ export async function cleanup(dag: string, options: CommonOptions & { retentionD
       process.stdout.write('nothing removed\n');
       return EXIT_OK;
     }
-    const removed = await history.remover().removeRuns(trees.flat());
+    const removed = await removeHistory(runs, trees);
     if (options.json) printJson({ name, dryRun: false, dagRunIds: ids, removed });
     else process.stdout.write(`removed ${ids.length} dag-run${ids.length === 1 ? '' : 's'} of ${name}\n`);
     return EXIT_OK;
   });
-}
-
-function expiredTrees(history: RunHistory, name: string, cutoffMs: number): RunRecord[][] {
-  const trees: RunRecord[][] = [];
-  let after: { createdAtMs: number; dagRunId: string } | undefined;
-  for (;;) {
-    const page = history.runsCreatedBefore(name, cutoffMs + 1, PAGE, after);
-    if (page.length === 0) return trees;
-    after = page[page.length - 1];
-    const candidates = page.map(({ dagRunId }) => history.get(name, dagRunId)).filter((record) => record !== undefined);
-    trees.push(...expiredRunTrees(candidates, cutoffMs + 1, (runName, id) => history.get(runName, id)));
-  }
 }
 
 async function confirmed(question: string): Promise<boolean> {
