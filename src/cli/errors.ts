@@ -34,7 +34,7 @@ export function describeError(error: unknown): { line: string; code: number } {
 
 function fixFor(code: string): string {
   switch (code) {
-    case 'not_found': return ' (`troupe status <dag>` shows its runs; check the DAG name and --run-id)';
+    case 'not_found': return ': check the DAG name and the run id (`troupe status` lists the recent runs)';
     case 'already_running': return ': wait for it to end, or `troupe stop` it';
     case 'not_running': return ': nothing to stop';
     case 'unauthorized': return ': pass --token or set TROUPE_TOKEN';

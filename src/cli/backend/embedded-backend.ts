@@ -1,7 +1,7 @@
 // The verbs with no server on the home: this process takes the home's lock and runs a command's
 // engine on it (no schedules, no retention sweep, queued runs stay queued for a server), so that
 // what it starts is the same run, in the same store, as a server would start.
-import { AppError, isFinalRunStatus, nodeStatusLabel, runStatusLabel, type NodeRecord, type RunRecord } from '../../core/index.ts';
+import { AppError, isFinalRunStatus, nodeStatusLabel, runStatusLabel, type NodeRecord, type RunRecord, type RunStatus } from '../../core/index.ts';
 import { openEngine, type EngineHandle, type TroupeConfig } from '../../main.ts';
 import type { EngineEvent } from '../../index.ts';
 import type { Backend, DagRef, NodeView, RunOptions, RunView } from './types.ts';
@@ -51,10 +51,17 @@ export class EmbeddedBackend implements Backend {
     return runView((await this.handle()).engine.findRun(name, dagRunId));
   }
 
-  async runs(name?: string): Promise<RunView[]> {
+  async runs(name?: string, filter: { status?: number; limit?: number } = {}): Promise<RunView[]> {
     const { runs } = await this.handle();
-    const found = runs.list(name === undefined ? {} : { name });
-    return found.filter((record) => record.parentDAGRunId === '').map(runView);
+    const rows = runs.summaries({ ...(name === undefined ? {} : { name }), ...(filter.status === undefined ? {} : { status: filter.status as RunStatus }) }).runs;
+    const found: RunView[] = [];
+    // Summary rows first (no nodes read), then whole records for the ones shown.
+    for (const row of rows) {
+      if (filter.limit !== undefined && found.length >= filter.limit) break;
+      const record = runs.get(row.name, row.dagRunId);
+      if (record && record.parentDAGRunId === '') found.push(runView(record));
+    }
+    return found;
   }
 
   async stop(name: string, dagRunId: string): Promise<void> {

@@ -38,8 +38,11 @@ export class HttpBackend implements Backend {
     return (await this.call<{ dagRun: RunView }>('GET', runPath(name, dagRunId))).dagRun;
   }
 
-  async runs(name?: string): Promise<RunView[]> {
-    const path = name === undefined ? '/dag-runs' : `/dag-runs/${encodeURIComponent(name)}`;
+  async runs(name?: string, filter: { status?: number; limit?: number } = {}): Promise<RunView[]> {
+    const query = new URLSearchParams();
+    if (filter.status !== undefined) query.set('status', String(filter.status));
+    if (filter.limit !== undefined) query.set('limit', String(filter.limit));
+    const path = `${name === undefined ? '/dag-runs' : `/dag-runs/${encodeURIComponent(name)}`}${query.size > 0 ? `?${query}` : ''}`;
     return (await this.call<{ dagRuns: RunView[] }>('GET', path)).dagRuns;
   }
 

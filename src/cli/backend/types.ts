@@ -48,8 +48,8 @@ export interface Backend {
   dequeue(name: string, dagRunId: string): Promise<void>;
   /** Run details; `latest` names the newest run of the DAG. */
   run(name: string, dagRunId: string): Promise<RunView>;
-  /** The runs of a DAG name (or every run), newest first. */
-  runs(name?: string): Promise<RunView[]>;
+  /** The runs of a DAG name (or of every DAG), newest first, sub DAG runs left out; `status`: of that status only. */
+  runs(name?: string, filter?: { status?: number; limit?: number }): Promise<RunView[]>;
   stop(name: string, dagRunId: string): Promise<void>;
   retry(name: string, dagRunId: string, options: { stepName?: string }): Promise<void>;
   reschedule(name: string, dagRunId: string, options: { dagRunId?: string }): Promise<{ dagRunId: string; queued: boolean }>;

@@ -15,7 +15,7 @@ export async function status(dag: string | undefined, options: CommonOptions & {
   return withBackend(options, async (backend) => {
     if (dag === undefined) {
       if (options.runId) throw new CliError('--run-id needs the DAG it is a run of', 'troupe status <dag> --run-id <id>');
-      const runs = (await backend.runs()).slice(0, RECENT_RUNS);
+      const runs = await backend.runs(undefined, { limit: RECENT_RUNS });
       if (options.json) printJson({ dagRuns: runs });
       else process.stdout.write(`${runs.length === 0 ? 'no dag-runs yet' : runTable(runs)}\n`);
       return EXIT_OK;
@@ -36,7 +36,7 @@ export async function stop(dag: string, options: CommonOptions & { runId?: strin
       await backend.stop(name, options.runId);
       say(options, { stopped: [{ name, dagRunId: options.runId }] }, `stopped dag-run ${name} ${options.runId}`);
     } else {
-      const running = (await backend.runs(name)).filter((run) => run.statusLabel === 'running');
+      const running = await backend.runs(name, { status: 1 });
       for (const run of running) await backend.stop(name, run.dagRunId);
       const ids = running.map((run) => run.dagRunId);
       say(options, { stopped: ids.map((dagRunId) => ({ name, dagRunId })) }, ids.length === 0 ? `no running dag-run of ${name}` : `stopped ${ids.map((id) => `dag-run ${name} ${id}`).join(', ')}`);

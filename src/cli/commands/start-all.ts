@@ -3,7 +3,7 @@
 // `troupe scheduler`: the same without the API (schedules and queues only).
 import { openEngine, startTroupe, type EngineHandle } from '../../main.ts';
 import { resolveConfig, type Flags } from '../config.ts';
-import { flushLog, log } from '../../logging/index.ts';
+import { flushLog, log, logRuns } from '../../logging/index.ts';
 
 /** The server flags as the parser hands them (camelCase). */
 export interface ServerOptions {
@@ -33,6 +33,8 @@ export async function serve(options: ServerOptions, withApi: boolean): Promise<n
   for (const warning of config.warnings) log.warn(warning);
   const troupe = withApi ? await startTroupe({ ...config, writeExample: true }) : undefined;
   const handle: EngineHandle = troupe ?? await openEngine({ ...config, writeExample: true });
+  // The server logs a line as each run starts and ends (startTroupe); the scheduler alone does too.
+  const stopRunLines = troupe ? () => {} : logRuns((listener) => handle.engine.subscribe(listener));
   // SIGHUP reloads the custom queues' limits and the remote nodes from the configuration (docs/configuration.md).
   process.on('SIGHUP', () => {
     resolveConfig(flags, process.env).then(
@@ -52,7 +54,11 @@ export async function serve(options: ServerOptions, withApi: boolean): Promise<n
   } else {
     log.info({ home: config.home }, `troupe scheduler running (no API); home ${config.home}; steps start with ${handle.spawnMethod}`);
   }
+  // With no server listening, nothing else keeps the process alive until the signal (the
+  // scheduler's timers do not hold it open).
+  const alive = setInterval(() => {}, 2 ** 30);
   const signal = await signalled;
+  clearInterval(alive);
   const grace = config.shutdownGraceMs ?? 0;
   if (grace > 0 && handle.engine.activeRuns().length > 0) {
     log.info(`${signal} received, admitting no runs; active runs have ${grace / 1000} s to finish (a second signal stops them now)`);
@@ -68,6 +74,7 @@ export async function serve(options: ServerOptions, withApi: boolean): Promise<n
   try {
     if (!troupe) await handle.engine.drain(grace);
     await handle.close();
+    stopRunLines();
   } catch (error) {
     log.error({ error: (error as Error).message }, 'shutdown failed');
     flushLog();
