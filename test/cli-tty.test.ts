@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { cli } from './cli-process.ts';
-import { FAILS, makeHome } from './cli-run.ts';
+import { startTestServer } from './helpers.ts';
+import { FAILS, PASSES, makeHome } from './cli-run.ts';
 
 /** Runs `troupe <args>` on a pseudo-terminal; resolves with what the terminal received and the exit code. */
 function onTerminal(args: string[]): Promise<{ code: number | null; screen: string }> {
@@ -31,4 +32,17 @@ test('on a terminal, start shows a live view redrawn in place, then the summary;
   // No plain transition lines on a terminal: the view alone, then the summary after it.
   assert.doesNotMatch(screen, /\d\d:\d\d:\d\d step /);
   assert.match(screen, /dag-run fails tty1: failed in \S+\r\n {2}failed step break: exit status 3\r\n/);
+});
+
+test('on a terminal, over HTTP to the home\'s server, the live view shows the polled steps and a successful run exits 0', async (t) => {
+  const home = await makeHome({ passes: PASSES });
+  const server = await startTestServer('uws', { home: home.dir });
+  t.after(() => server.close());
+  const { code, screen } = await onTerminal(['start', 'passes', '-r', 'tty2', ...home.flag]);
+  assert.equal(code, 0, screen);
+  assert.match(screen, /^passes tty2 {2}/);
+  assert.match(screen, /✔ first +succeeded/);
+  assert.match(screen, /✔ second +succeeded/);
+  assert.match(screen, /dag-run passes tty2: succeeded in \S+\r\n/);
+  assert.equal((await server.call('GET', '/dag-runs/passes/tty2')).body.dagRun.status, 4);
 });
