@@ -40,9 +40,15 @@ test('embedded start follows each step, sums up, exits 0 or 1; the runs are in t
   assert.equal(summary.status, 'failed');
   assert.deepEqual(summary.failedSteps, [{ name: 'break', error: 'exit status 3' }]);
 
+  const embedded = await Promise.all([troupe(['status', 'fails', '-r', 'run-one', '--json', ...home.flag]), troupe(['status', '--json', ...home.flag])]);
+
   // The lock is released: a server opens the home and serves what the command stored.
   const server = await startTestServer('uws', { home: home.dir });
   t.after(() => server.close());
+  // The same verbs now go to the server, and print the same.
+  const overHttp = await Promise.all([troupe(['status', 'fails', '-r', 'run-one', '--json', ...home.flag]), troupe(['status', '--json', ...home.flag])]);
+  assert.deepEqual(overHttp.map((outcome) => JSON.parse(outcome.stdout)), embedded.map((outcome) => JSON.parse(outcome.stdout)));
+  assert.equal(JSON.parse(embedded[1].stdout).dagRuns.length, 3);
   assert.equal((await server.call('GET', `/dag-runs/passes/${passedId}`)).body.dagRun.status, 4);
   const one = (await server.call('GET', '/dag-runs/fails/run-one')).body.dagRun;
   assert.equal(one.status, 2);

@@ -1,7 +1,7 @@
 // The verbs with no server on the home: this process takes the home's lock and runs a command's
 // engine on it (no schedules, no retention sweep, queued runs stay queued for a server), so that
 // what it starts is the same run, in the same store, as a server would start.
-import { AppError, isFinalRunStatus, nodeStatusLabel, runStatusLabel, type NodeRecord, type RunRecord, type RunStatus } from '../../core/index.ts';
+import { AppError, isFinalRunStatus, nodeStatusLabel, runStatusLabel, type RunRecord, type RunStatus } from '../../core/index.ts';
 import { openEngine, type EngineHandle, type TroupeConfig } from '../../main.ts';
 import type { EngineEvent } from '../../index.ts';
 import type { Backend, DagRef, NodeView, RunOptions, RunView } from './types.ts';
@@ -59,7 +59,8 @@ export class EmbeddedBackend implements Backend {
     for (const row of rows) {
       if (filter.limit !== undefined && found.length >= filter.limit) break;
       const record = runs.get(row.name, row.dagRunId);
-      if (record && record.parentDAGRunId === '') found.push(runView(record));
+      // As the API's listings: summaries, without nodes.
+      if (record && record.parentDAGRunId === '') found.push({ ...runView(record), nodes: [] });
     }
     return found;
   }
@@ -143,13 +144,12 @@ function finishedOf(event: EngineEvent): string | undefined {
   return 'finishedAt' in event ? event.finishedAt : undefined;
 }
 
-/** A record in the API's shape of run details (the fields the command shows). */
+/** A record in the API's shape of run details (the fields the command shows; the handlers' nodes are not steps). */
 export function runView(record: RunRecord): RunView {
-  const handlers = Object.values(record.handlers ?? {}).filter((node): node is NodeRecord => node !== undefined);
   return {
     name: record.name, dagRunId: record.dagRunId, status: record.status, statusLabel: runStatusLabel(record.status),
     queuedAt: record.queuedAt, startedAt: record.startedAt, finishedAt: record.finishedAt, log: record.log, params: record.params,
-    nodes: [...record.nodes, ...handlers].map((node) => ({
+    nodes: record.nodes.map((node) => ({
       step: { name: node.step.name }, status: node.status, statusLabel: nodeStatusLabel(node.status),
       startedAt: node.startedAt, finishedAt: node.finishedAt, error: node.error, stdout: node.stdout, stderr: node.stderr,
     })),

@@ -35,7 +35,7 @@ export class HttpBackend implements Backend {
   }
 
   async run(name: string, dagRunId: string): Promise<RunView> {
-    return (await this.call<{ dagRun: RunView }>('GET', runPath(name, dagRunId))).dagRun;
+    return viewOf((await this.call<{ dagRun: RunView }>('GET', runPath(name, dagRunId))).dagRun);
   }
 
   async runs(name?: string, filter: { status?: number; limit?: number } = {}): Promise<RunView[]> {
@@ -43,7 +43,7 @@ export class HttpBackend implements Backend {
     if (filter.status !== undefined) query.set('status', String(filter.status));
     if (filter.limit !== undefined) query.set('limit', String(filter.limit));
     const path = `${name === undefined ? '/dag-runs' : `/dag-runs/${encodeURIComponent(name)}`}${query.size > 0 ? `?${query}` : ''}`;
-    return (await this.call<{ dagRuns: RunView[] }>('GET', path)).dagRuns;
+    return (await this.call<{ dagRuns: RunView[] }>('GET', path)).dagRuns.map(viewOf);
   }
 
   async stop(name: string, dagRunId: string): Promise<void> {
@@ -97,6 +97,18 @@ export class HttpBackend implements Backend {
     if (response.statusCode >= 200 && response.statusCode < 300) return (text === '' ? {} : JSON.parse(text)) as T;
     throw apiError(response.statusCode, text, this.url);
   }
+}
+
+/** The fields the command shows, as the embedded engine gives them: --json prints the same either way. */
+function viewOf(run: RunView): RunView {
+  return {
+    name: run.name, dagRunId: run.dagRunId, status: run.status, statusLabel: run.statusLabel, queuedAt: run.queuedAt,
+    startedAt: run.startedAt, finishedAt: run.finishedAt, log: run.log, params: run.params,
+    nodes: (run.nodes ?? []).map((node) => ({
+      step: { name: node.step.name }, status: node.status, statusLabel: node.statusLabel, startedAt: node.startedAt,
+      finishedAt: node.finishedAt, error: node.error, stdout: node.stdout, stderr: node.stderr,
+    })),
+  };
 }
 
 function runPath(name: string, dagRunId: string): string {
