@@ -8,6 +8,8 @@ import type { Backend, DagRef, RunOptions, RunView } from './types.ts';
 
 /** How often a watched run's details are read; a run's record changes at most this often on screen. */
 const POLL_MS = 200;
+/** Reads of a run just started that may find nothing (its first write not committed yet) before it is taken as missing. */
+const MISSING_READS = 50;
 
 export class HttpBackend implements Backend {
   readonly kind = 'server';
@@ -61,13 +63,13 @@ export class HttpBackend implements Backend {
   /** The API has no stream of a run's changes: its details are read until they show its end. */
   async watch(name: string, dagRunId: string, onChange: (run: RunView) => void, options: { previousEnd?: string } = {}): Promise<RunView> {
     let seen = '';
-    for (;;) {
+    for (let missing = 0; ;) {
       let run: RunView | undefined;
       try {
         run = await this.run(name, dagRunId);
       } catch (error) {
-        // Started but not committed to the store yet: asked again.
-        if (!(error instanceof AppError && error.code === 'not_found')) throw error;
+        // Started but not committed to the store yet: asked again, a while.
+        if (!(error instanceof AppError && error.code === 'not_found') || ++missing >= MISSING_READS) throw error;
       }
       if (run) {
         const text = JSON.stringify(run);
