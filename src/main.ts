@@ -9,7 +9,8 @@ import { log, logRuns, setLogLevel, type LogLevel } from './logging/index.ts';
 import { RemoteNodes, startServer, type Carrier, type RunningServer } from './http/index.ts';
 import { ResourceHistory, TroupeMetrics, engineSources } from './ops/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
-import { CronStateFile, DagFiles, LmdbQueueStore, LmdbRunStore, LogFiles, RunHistory } from './store/index.ts';
+import { CronStateFile, DagFiles, LmdbQueueStore, LmdbRunStore, LmdbUserStore, LogFiles, RunHistory } from './store/index.ts';
+import { Auth, type AuthSettings } from './auth/index.ts';
 
 export interface TroupeConfig {
   host: string;
@@ -58,6 +59,8 @@ export interface TroupeConfig {
   remoteNodeTimeoutMs?: number;
   /** Origins whose browsers may call the API (config.yaml `cors.allowOrigins`; `*`: any); none by default. */
   corsOrigins?: string[];
+  /** Authentication and roles (config.yaml `auth`, `permissions`): mode none without credentials by default (docs/auth.md). */
+  auth?: AuthSettings;
 }
 
 export interface QueueConfig {
@@ -83,6 +86,8 @@ export interface Troupe extends EngineHandle {
   server: RunningServer;
   /** Where requests with `remoteNode` go; `replace` takes a reloaded list. */
   remoteNodes: RemoteNodes;
+  /** Who may call the API: users, API keys, sessions (docs/auth.md). */
+  auth: Auth;
 }
 
 export async function readVersion(): Promise<string> {
@@ -173,10 +178,13 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
     void remoteNodes.close();
   };
   let server: RunningServer;
+  let auth: Auth;
   try {
+    // Users and keys live beside the runs, in the same LMDB environment.
+    auth = await Auth.open(config.auth ?? {}, new LmdbUserStore(handle.runs.environment), config.clock);
     server = await startServer(
       { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, version, startedAtMs,
-        clock: config.clock ?? systemClock, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins },
+        clock: config.clock ?? systemClock, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth },
       { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs },
     );
   } catch (error) {
@@ -189,6 +197,7 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
     ...handle,
     server,
     remoteNodes,
+    auth,
     // Admission stops first and the active runs get their grace period, the API answering
     // meanwhile; then requests stop, then the runs left are stopped (their steps get their signal).
     close: () => (closed ??= (async () => {

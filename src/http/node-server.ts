@@ -47,6 +47,7 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
           query: at < 0 ? '' : url.slice(at + 1),
           headers: req.headers as Record<string, string>,
           body,
+          remoteAddress: req.socket.remoteAddress,
         }));
     }, () => res.destroy()).catch((error: unknown) => {
       // A request must not take the server down: a failure past the API's own handling is logged.

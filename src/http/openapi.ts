@@ -36,6 +36,7 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
   request_timeout: 'the headers did not arrive within 60 s (node:http carrier)',
   headers_too_large: 'the headers exceed 16 KiB (node:http carrier)',
   method_not_allowed: 'the path is served with other methods, which the Allow header lists',
+  too_many_requests: 'too many failed sign-ins for the username or from the address; Retry-After says when to try again',
 };
 
 /**

@@ -49,7 +49,9 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number): Promi
       smuggling(res, state);
       return;
     }
-    const raw: RawRequest = { method, path: req.getUrl(), query: req.getQuery() ?? '', headers, body: undefined };
+    // Read now: uWS lets the request and the peer's address be read only inside this call.
+    const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+    const raw: RawRequest = { method, path: req.getUrl(), query: req.getQuery() ?? '', headers, body: undefined, remoteAddress };
     const length = Number(headers['content-length'] ?? 0);
     if (length > MAX_BODY_BYTES) {
       send(res, state, tooLarge, true);
