@@ -11,6 +11,7 @@ import { ResourceHistory, TroupeMetrics, engineSources } from './ops/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
 import { CronStateFile, DagFiles, LmdbQueueStore, LmdbRunStore, LmdbUserStore, LogFiles, RunHistory } from './store/index.ts';
 import { Auth, type AuthSettings } from './auth/index.ts';
+import { openOidcSignIn, type OidcSettings } from './auth/oidc/index.ts';
 
 export interface TroupeConfig {
   host: string;
@@ -61,6 +62,8 @@ export interface TroupeConfig {
   corsOrigins?: string[];
   /** Authentication and roles (config.yaml `auth`, `permissions`): mode none without credentials by default (docs/auth.md). */
   auth?: AuthSettings;
+  /** OIDC login (config.yaml `auth.oidc`), in auth modes oidc and builtin (docs/auth.md). */
+  oidc?: OidcSettings;
 }
 
 export interface QueueConfig {
@@ -182,9 +185,10 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
   try {
     // Users and keys live beside the runs, in the same LMDB environment.
     auth = await Auth.open(config.auth ?? {}, new LmdbUserStore(handle.runs.environment), config.clock);
+    const oidc = openOidcSignIn(config.oidc, auth);
     server = await startServer(
       { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, version, startedAtMs,
-        clock: config.clock ?? systemClock, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth },
+        clock: config.clock ?? systemClock, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc },
       { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs },
     );
   } catch (error) {

@@ -9,6 +9,7 @@ import { dagRunRoutes } from './routes/dag-runs.ts';
 import { dagRoutes } from './routes/dags.ts';
 import { logRoutes } from './routes/logs.ts';
 import { openApiRoutes } from './routes/openapi.ts';
+import { oidcRoutes } from './routes/oidc.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { queueRoutes } from './routes/queues.ts';
 import { systemRoutes } from './routes/system.ts';
@@ -38,6 +39,7 @@ export function apiRouter(): Router {
   logRoutes(router);
   queueRoutes(router);
   opsRoutes(router);
+  oidcRoutes(router);
   openApiRoutes(router);
   return router;
 }

@@ -18,6 +18,9 @@ const TAGS = [
   { name: 'dag-runs', description: 'Starting runs, their details, logs, outputs, stop, retry and step status' },
   { name: 'queues', description: 'Enqueueing, dequeue, reschedule and the queues' },
   { name: 'monitoring', description: 'Prometheus metrics and the machine\'s resource history' },
+  { name: 'auth', description: 'Signing in, the caller\'s own account' },
+  { name: 'users', description: 'User management (admin)' },
+  { name: 'api-keys', description: 'API keys (admin)' },
 ];
 
 const ERROR_WHEN: Record<ErrorCode, string> = {
@@ -106,7 +109,8 @@ function operation(Type: TypeBuilder, entry: RouteEntry, doc: RouteDoc, shared: 
     const content = response.body
       ? { 'application/json': { schema: response.body.build(Type) } }
       : response.text ? { [response.text]: { schema: Type.String() } } : undefined;
-    responses[status] = { description: response.description, ...(content ? { content } : {}) };
+    const headers = response.headers && Object.fromEntries(Object.entries(response.headers).map(([name, description]) => [name, { description, schema: Type.String() }]));
+    responses[status] = { description: response.description, ...(headers ? { headers } : {}), ...(content ? { content } : {}) };
   }
   Object.assign(responses, errorResponses(entry, doc, shared, Type));
   const body = doc.body?.build(Type);

@@ -12,6 +12,8 @@ export interface SuccessResponse {
   body?: BodySchema<TSchema>;
   /** A body that is not JSON: its media type (the schema is a string). */
   text?: string;
+  /** Headers the response carries (a redirect's Location, a Set-Cookie), by name: what each holds. */
+  headers?: Record<string, string>;
 }
 
 export interface RouteDoc {
@@ -19,7 +21,7 @@ export interface RouteDoc {
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'system' | 'dags' | 'dag-runs' | 'queues' | 'monitoring';
+  tag: 'system' | 'dags' | 'dag-runs' | 'queues' | 'monitoring' | 'auth' | 'users' | 'api-keys';
   query?: ReadonlyArray<QueryParam<unknown>>;
   body?: BodySchema<TSchema>;
   responses: Record<number, SuccessResponse>;

@@ -135,3 +135,37 @@ export function formAction(hop: Hop): string {
   if (!match) throw new Error(`no form at ${hop.url} (${hop.response.status}): ${hop.text.slice(0, 300)}`);
   return new URL(match[1].replace(/&amp;/g, '&'), hop.url).href;
 }
+
+/**
+ * Signs in at the provider as a browser would, from its authorization URL: its login form with
+ * `login` (any password), then its consent form, following each redirect, until it sends the
+ * browser to `callbackPrefix`. Returns that URL; throws with the page when the provider stops elsewhere.
+ */
+export async function signInAtProvider(jar: CookieJar, authorizationUrl: string, login: string, callbackPrefix: string): Promise<string> {
+  let location = authorizationUrl;
+  for (let pages = 0; pages < 5; pages++) {
+    let callback: string | undefined;
+    const page = await followRedirects(jar, location, (url) => {
+      if (url.startsWith(callbackPrefix)) callback = url;
+      return callback !== undefined;
+    });
+    if (callback) return callback;
+    const prompt = /name="prompt" value="(\w+)"/.exec(page.text)?.[1];
+    if (page.response.status !== 200 || !prompt) throw new Error(`the provider stopped at ${page.url} (${page.response.status}): ${page.text.slice(0, 500)}`);
+    const submitted = await browse(jar, formAction(page), { form: prompt === 'login' ? { prompt, login, password: 'any password' } : { prompt } });
+    const next = submitted.response.headers.get('location');
+    if (!next) throw new Error(`the provider answered its ${prompt} form with ${submitted.response.status}: ${submitted.text.slice(0, 500)}`);
+    location = new URL(next, submitted.url).href;
+    if (location.startsWith(callbackPrefix)) return location;
+  }
+  throw new Error('the provider asked for more than 5 pages');
+}
+
+/** A loopback port free a moment ago, for a server whose address another must know before it starts. */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}

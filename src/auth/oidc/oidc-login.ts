@@ -9,8 +9,9 @@ import type { OidcSettings } from './settings.ts';
 import { TransactionSealer } from './transaction.ts';
 
 /** Where below clientUrl the provider sends the browser back (register it with the provider). */
-export const CALLBACK_PATH = '/api/v2/auth/oidc/callback';
-export const LOGIN_PATH = '/api/v2/auth/oidc/login';
+export const OIDC_PATH = '/api/v2/auth/oidc';
+export const CALLBACK_PATH = `${OIDC_PATH}/callback`;
+export const LOGIN_PATH = `${OIDC_PATH}/login`;
 
 export interface LoginStart {
   /** The provider's authorization URL, to redirect the browser to. */

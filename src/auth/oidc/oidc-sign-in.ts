@@ -61,6 +61,25 @@ export class OidcSignIn {
   }
 }
 
+/**
+ * The OIDC sign-in `settings` configure, or undefined when they are absent. Discovery starts in the
+ * background: an issuer that cannot be reached is logged, and logins answer 502 until it can be.
+ */
+export function openOidcSignIn(settings: OidcSettings | undefined, auth: Auth, options: { timeoutSec?: number } = {}): OidcSignIn | undefined {
+  if (!settings) {
+    if (auth.mode === 'oidc') throw new AppError('bad_request', 'auth.mode oidc needs auth.oidc: clientId, issuer and clientUrl (TROUPE_AUTH_OIDC_CLIENT_ID, TROUPE_AUTH_OIDC_ISSUER, TROUPE_AUTH_OIDC_CLIENT_URL)');
+    return undefined;
+  }
+  if (auth.mode === 'none') {
+    // With authentication off a session would grant nothing more than no credentials do.
+    log.warn('auth.oidc is set but auth.mode is none: OIDC login is off (set auth.mode to oidc or builtin)');
+    return undefined;
+  }
+  const signIn = new OidcSignIn(settings, auth, options);
+  void signIn.warmUp();
+  return signIn;
+}
+
 function domainOf(email: string | undefined): string | undefined {
   return email?.includes('@') ? email.slice(email.lastIndexOf('@') + 1) : undefined;
 }

@@ -1,9 +1,6 @@
 // OIDC login settings: Dagu's `auth.oidc` keys of config.yaml and their TROUPE_AUTH_OIDC_*
 // variables (a variable wins over the file), read and checked before anything starts.
-import { AppError } from '../../core/index.ts';
-
-export const OIDC_ROLES = ['admin', 'manager', 'operator', 'viewer'] as const;
-export type OidcRole = typeof OIDC_ROLES[number];
+import { AppError, isRole, ROLES, type Role } from '../../core/index.ts';
 
 export interface OidcSettings {
   clientId: string;
@@ -20,7 +17,7 @@ export interface OidcSettings {
   /** false: only users created beforehand (by an admin) may log in with OIDC. */
   autoSignup: boolean;
   /** The role of a user created at their first OIDC login. */
-  defaultRole: OidcRole;
+  defaultRole: Role;
 }
 
 export const DEFAULT_SCOPES = ['openid', 'profile', 'email'];
@@ -116,8 +113,8 @@ function roleMapping(file: Record<string, unknown>, fail: (problem: string) => A
   return defaultRole ?? default_role;
 }
 
-function role(raw: unknown, fail: (problem: string) => AppError): OidcRole | undefined {
+function role(raw: unknown, fail: (problem: string) => AppError): Role | undefined {
   if (raw === undefined || raw === null || raw === '') return undefined;
-  if (typeof raw !== 'string' || !(OIDC_ROLES as readonly string[]).includes(raw)) throw fail(`roleMapping.defaultRole must be one of ${OIDC_ROLES.join(', ')}, not "${String(raw)}"`);
-  return raw as OidcRole;
+  if (!isRole(raw)) throw fail(`roleMapping.defaultRole must be one of ${ROLES.join(', ')}, not "${String(raw)}"`);
+  return raw;
 }

@@ -3,16 +3,14 @@
 import { parseCookie, stringifySetCookie } from 'cookie';
 import { AppError } from '../../core/index.ts';
 import { SESSION_COOKIE } from '../../auth/index.ts';
-import { TRANSACTION_TTL_SEC, type OidcSignIn } from '../../auth/oidc/index.ts';
-import { API_PREFIX } from '../app.ts';
+import { OIDC_PATH, TRANSACTION_TTL_SEC, type OidcSignIn } from '../../auth/oidc/index.ts';
 import { enumQuery } from '../query.ts';
-import { LoginResponse } from '../response-schemas.ts';
+import { bodySchema } from '../schemas.ts';
 import type { Router } from '../router.ts';
 import type { ApiDeps, HttpRequest, HttpResponse } from '../types.ts';
 
 /** Carries the login in progress from the redirect to the callback, and is sent to those two only. */
 const TRANSACTION_COOKIE = 'troupe_oidc';
-const OIDC_PATH = `${API_PREFIX}/auth/oidc`;
 const FormatQuery = enumQuery('format', '`json`: the callback answers {token, expiresAt, user} instead of redirecting to clientUrl', ['json']);
 
 function configured(deps: ApiDeps): OidcSignIn {
@@ -50,6 +48,13 @@ async function callback(request: HttpRequest, deps: ApiDeps): Promise<HttpRespon
 function wantsJson(accept: string | undefined): boolean {
   return accept !== undefined && accept.includes('application/json') && !accept.includes('text/html');
 }
+
+// Until the auth routes' LoginResponse: the same shape.
+const LoginResponse = bodySchema((Type) => Type.Object({
+  token: Type.String({ description: 'A session token: send it as `Authorization: Bearer <token>`' }),
+  expiresAt: Type.String({ description: 'ISO 8601' }),
+  user: Type.Object({ id: Type.String(), username: Type.String(), role: Type.String(), createdAt: Type.String(), updatedAt: Type.String() }, { additionalProperties: false }),
+}, { additionalProperties: false }));
 
 const SET_COOKIE = 'The session cookie `troupe_session` (HttpOnly, SameSite=Lax, Path=/, Secure when clientUrl is https)';
 
