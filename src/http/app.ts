@@ -5,6 +5,8 @@ import { Cors } from './cors.ts';
 import { errorResponse } from './errors.ts';
 import type { Auth, Identity } from '../auth/index.ts';
 import { Router, type Match } from './router.ts';
+import { apiKeyRoutes } from './routes/api-keys.ts';
+import { authRoutes } from './routes/auth.ts';
 import { dagRunRoutes } from './routes/dag-runs.ts';
 import { dagRoutes } from './routes/dags.ts';
 import { logRoutes } from './routes/logs.ts';
@@ -12,6 +14,7 @@ import { openApiRoutes } from './routes/openapi.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { queueRoutes } from './routes/queues.ts';
 import { systemRoutes } from './routes/system.ts';
+import { userRoutes } from './routes/users.ts';
 import type { ApiDeps, HttpResponse } from './types.ts';
 
 export const API_PREFIX = '/api/v2';
@@ -39,6 +42,9 @@ export function apiRouter(): Router {
   queueRoutes(router);
   opsRoutes(router);
   openApiRoutes(router);
+  authRoutes(router);
+  userRoutes(router);
+  apiKeyRoutes(router);
   return router;
 }
 
