@@ -6,6 +6,7 @@ import { AppError, parseRemoteNodes, queueNameProblem, type RemoteNode } from '.
 import { parseYamlMap } from '../definition/index.ts';
 import type { QueueConfig, TroupeConfig } from '../main.ts';
 import { LOG_LEVELS, isLogLevel } from '../logging/index.ts';
+import { resolveAuth, type AuthFile } from './auth-config.ts';
 
 export interface ResolvedConfig extends TroupeConfig {
   carrier: 'auto' | 'uws' | 'node';
@@ -42,7 +43,10 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
   const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags['shutdown-grace'], logLevel: flags['log-level'] };
   const home = resolve(fromFlags.home ?? fromEnv.home ?? join(homedir(), '.troupe'));
   const configFile = flags.config ?? env.TROUPE_CONFIG;
-  const { layer: fromFile, queues, remoteNodes, corsOrigins, ignored } = await readConfigFile(configFile ? resolve(configFile) : join(home, 'config.yaml'), configFile !== undefined);
+  const filePath = configFile ? resolve(configFile) : join(home, 'config.yaml');
+  const { layer: fromFile, queues, remoteNodes, corsOrigins, ignored: ignoredKeys, authFile } = await readConfigFile(filePath, configFile !== undefined);
+  const { settings: auth, ignored: ignoredAuth } = resolveAuth(authFile, env, filePath);
+  const ignored = [...ignoredKeys, ...ignoredAuth];
   const pick = (key: keyof Layer) => defined(fromFlags[key]) ?? defined(fromEnv[key]) ?? defined(fromFile[key]);
   const port = Number(pick('port') ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new AppError('bad_request', `invalid port "${pick('port')}"`);
@@ -69,6 +73,7 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     queues,
     remoteNodes,
     corsOrigins: corsFromEnv ?? corsOrigins,
+    auth,
     configFile,
     warnings: ignored.length === 0 ? [] : [`config file: ignoring keys troupe does not use: ${ignored.join(', ')}`],
   };
@@ -85,6 +90,8 @@ interface FileSettings {
   corsOrigins: string[];
   /** Keys read and not used. */
   ignored: string[];
+  /** `auth` and `permissions` as written, for auth-config.ts. */
+  authFile: AuthFile;
 }
 
 async function readConfigFile(path: string, required: boolean): Promise<FileSettings> {
@@ -92,7 +99,7 @@ async function readConfigFile(path: string, required: boolean): Promise<FileSett
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !required) return { layer: {}, queues: [], remoteNodes: [], corsOrigins: [], ignored: [] };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !required) return { layer: {}, queues: [], remoteNodes: [], corsOrigins: [], ignored: [], authFile: {} };
     throw new AppError('bad_request', `cannot read config file ${path}: ${(error as Error).message}`);
   }
   let map: Record<string, unknown>;
@@ -106,7 +113,12 @@ async function readConfigFile(path: string, required: boolean): Promise<FileSett
   let remoteNodes: RemoteNode[] = [];
   let corsOrigins: string[] = [];
   const ignored: string[] = [];
+  const authFile: AuthFile = {};
   for (const [key, value] of Object.entries(map)) {
+    if (key === 'auth' || key === 'permissions') {
+      authFile[key] = value;
+      continue;
+    }
     // Dagu's `paths: {dagsDir, dataDir, logDir}` (or snake_case) name the same folders.
     if (key === 'paths' && value !== null && typeof value === 'object' && !Array.isArray(value)) {
       for (const [inner, folder] of Object.entries(value as Record<string, unknown>)) {
@@ -141,7 +153,7 @@ async function readConfigFile(path: string, required: boolean): Promise<FileSett
     if (!target) ignored.push(key);
     else if (value !== null && value !== undefined) layer[target] = String(value);
   }
-  return { layer, queues, remoteNodes, corsOrigins, ignored };
+  return { layer, queues, remoteNodes, corsOrigins, ignored, authFile };
 }
 
 const PATH_KEYS: Record<string, keyof Layer> = { dagsDir: 'dags', dags_dir: 'dags', dataDir: 'data', data_dir: 'data', logDir: 'logs', log_dir: 'logs' };

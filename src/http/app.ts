@@ -5,6 +5,8 @@ import { Cors } from './cors.ts';
 import { errorResponse } from './errors.ts';
 import type { Auth, Identity } from '../auth/index.ts';
 import { Router, type Match } from './router.ts';
+import { apiKeyRoutes } from './routes/api-keys.ts';
+import { authRoutes } from './routes/auth.ts';
 import { dagRunRoutes } from './routes/dag-runs.ts';
 import { dagRoutes } from './routes/dags.ts';
 import { logRoutes } from './routes/logs.ts';
@@ -13,6 +15,7 @@ import { oidcRoutes } from './routes/oidc.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { queueRoutes } from './routes/queues.ts';
 import { systemRoutes } from './routes/system.ts';
+import { userRoutes } from './routes/users.ts';
 import type { ApiDeps, HttpResponse } from './types.ts';
 
 export const API_PREFIX = '/api/v2';
@@ -41,6 +44,9 @@ export function apiRouter(): Router {
   opsRoutes(router);
   oidcRoutes(router);
   openApiRoutes(router);
+  authRoutes(router);
+  userRoutes(router);
+  apiKeyRoutes(router);
   return router;
 }
 

@@ -23,6 +23,12 @@ const TAGS = [
   { name: 'api-keys', description: 'API keys (admin)' },
 ];
 
+/** Every route that is not public takes either (docs/auth.md). */
+const SECURITY_SCHEMES = {
+  basicAuth: { type: 'http', scheme: 'basic', description: 'A stored user\'s username and password, or the static `auth.basic` pair' },
+  bearerAuth: { type: 'http', scheme: 'bearer', description: 'A session token (POST /auth/login), an API key, or the static `auth.token.value`' },
+};
+
 const ERROR_WHEN: Record<ErrorCode, string> = {
   bad_request: 'invalid parameters, body, name or status value',
   not_found: 'the DAG, run, step or queue does not exist',
@@ -48,6 +54,8 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
  */
 function commonErrors(entry: RouteEntry, doc: RouteDoc): ErrorCode[] {
   const codes: ErrorCode[] = ['internal_error', 'request_timeout', 'headers_too_large'];
+  // Once authentication is on: no or bad credentials, or a role that may not.
+  if (!entry.public) codes.push('unauthorized', 'forbidden');
   if (entry.pattern.includes(':') || (doc.query?.length ?? 0) > 0 || doc.body) codes.push('bad_request');
   if (doc.body) codes.push('payload_too_large');
   // An unknown node is 400; a node that fails, 502 (remote-nodes.ts).
@@ -119,6 +127,7 @@ function operation(Type: TypeBuilder, entry: RouteEntry, doc: RouteDoc, shared: 
     summary: doc.summary,
     ...(doc.description ? { description: doc.description } : {}),
     tags: [doc.tag],
+    ...(entry.public ? { security: [] } : { security: [{ basicAuth: [] }, { bearerAuth: [] }] }),
     ...(pathParameters.length + queryParameters.length > 0 ? { parameters: [...pathParameters, ...queryParameters] } : {}),
     ...(body ? {
       requestBody: {
@@ -158,6 +167,6 @@ export async function buildOpenApiDocument(routes: RouteEntry[], version: string
     servers: [{ url: '/api/v2' }],
     tags: TAGS,
     paths,
-    components: { schemas, responses: Object.fromEntries([...sharedErrors].sort(([a], [b]) => a.localeCompare(b))) },
+    components: { securitySchemes: SECURITY_SCHEMES, schemas, responses: Object.fromEntries([...sharedErrors].sort(([a], [b]) => a.localeCompare(b))) },
   })) as Json;
 }

@@ -39,4 +39,6 @@ export const PATH_PARAMETERS: Record<string, string> = {
   subDagRunId: 'The id of a sub DAG run of the run, at any depth',
   stepName: 'The step name; the log routes also find a handler\'s node by its name (onInit, onSuccess, onFailure, onCancel, onExit)',
   queue: 'The custom queue\'s name',
+  userId: 'The user\'s id',
+  keyId: 'The API key\'s id',
 };

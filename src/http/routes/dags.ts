@@ -289,78 +289,78 @@ async function stopAll(request: HttpRequest, deps: ApiDeps) {
 
 export function dagRoutes(router: Router): void {
   router
-    .add('GET', '/dags', listDags, {
+    .add('GET', '/dags', listDags, { permission: 'read',
       operationId: 'listDAGs', summary: 'List DAG definitions, a page at a time', tag: 'dags',
       query: Object.values(ListQuery),
       responses: { 200: { description: 'A page of DAGs; `errors` names the files that could not be read', body: DagListResponse } },
     })
-    .add('POST', '/dags', createDag, {
+    .add('POST', '/dags', createDag, { permission: 'write',
       operationId: 'createNewDAG', summary: 'Create a DAG file (a minimal one without spec)', tag: 'dags',
       body: CreateDagBody,
       responses: { 201: { description: 'Created', body: CreatedDagResponse } },
       errors: ['bad_request', 'already_exists'],
     })
-    .add('POST', '/dags/validate', validateDag, {
+    .add('POST', '/dags/validate', validateDag, { permission: 'read',
       operationId: 'validateDAGSpec', summary: 'Validate a spec without storing it', tag: 'dags',
       description: 'Problems answer 200 with valid false; with `name`, the spec is checked as that DAG file\'s next text.',
       body: ValidateBody,
       responses: { 200: { description: 'The verdict and every problem', body: ValidateResponse } },
     })
-    .add('GET', '/dags/search', searchDags, {
+    .add('GET', '/dags/search', searchDags, { permission: 'read',
       operationId: 'searchDAGs', summary: 'Find text in DAG files', tag: 'dags',
       query: [SearchText],
       responses: { 200: { description: 'Each file with matching lines', body: SearchResponse } },
       errors: ['bad_request'],
     })
-    .add('GET', '/dags/tags', listTags, {
+    .add('GET', '/dags/tags', listTags, { permission: 'read',
       operationId: 'getAllDAGTags', summary: 'Every tag of the DAGs', tag: 'dags',
       responses: { 200: { description: 'Unique tags, sorted', body: TagsResponse } },
     })
-    .add('GET', '/dags/:fileName', getDag, {
+    .add('GET', '/dags/:fileName', getDag, { permission: 'read',
       operationId: 'getDAGDetails', summary: 'A DAG with its latest run, schedule and problems', tag: 'dags',
       responses: { 200: { description: 'The DAG', body: DagDetailsResponse } },
       errors: ['not_found'],
     })
-    .add('DELETE', '/dags/:fileName', deleteDag, {
+    .add('DELETE', '/dags/:fileName', deleteDag, { permission: 'write',
       operationId: 'deleteDAG', summary: 'Delete a DAG file (its runs stay)', tag: 'dags',
       responses: { 204: { description: 'Deleted' } },
       errors: ['not_found'],
     })
-    .add('GET', '/dags/:fileName/spec', getSpec, {
+    .add('GET', '/dags/:fileName/spec', getSpec, { permission: 'read',
       operationId: 'getDAGSpec', summary: 'A DAG file\'s YAML', tag: 'dags',
       responses: { 200: { description: 'The spec and its problems', body: DagSpecResponse } },
       errors: ['not_found'],
     })
-    .add('PUT', '/dags/:fileName/spec', putSpec, {
+    .add('PUT', '/dags/:fileName/spec', putSpec, { permission: 'write',
       operationId: 'updateDAGSpec', summary: 'Replace a DAG file\'s YAML', tag: 'dags',
       description: 'A spec with problems answers 200 with them in `errors` and leaves the file as it was.',
       body: SpecBody,
       responses: { 200: { description: 'Stored when `errors` is empty', body: ErrorsResponse } },
       errors: ['bad_request', 'not_found'],
     })
-    .add('POST', '/dags/:fileName/rename', renameDag, {
+    .add('POST', '/dags/:fileName/rename', renameDag, { permission: 'write',
       operationId: 'renameDAG', summary: 'Rename a DAG file (its run history keeps the old name)', tag: 'dags',
       body: RenameBody,
       responses: { 200: { description: 'Renamed' } },
       errors: ['bad_request', 'not_found', 'already_exists'],
     })
-    .add('POST', '/dags/:fileName/suspend', suspendDag, {
+    .add('POST', '/dags/:fileName/suspend', suspendDag, { permission: 'run',
       operationId: 'updateDAGSuspensionState', summary: 'Suspend or resume a DAG\'s schedule', tag: 'dags',
       body: SuspendBody,
       responses: { 200: { description: 'Done' } },
       errors: ['bad_request', 'not_found'],
     })
-    .add('GET', '/dags/:fileName/dag-runs', dagRunsOfDag, {
+    .add('GET', '/dags/:fileName/dag-runs', dagRunsOfDag, { permission: 'read',
       operationId: 'getDAGDAGRunHistory', summary: 'A DAG\'s 30 latest runs and their steps\' statuses', tag: 'dags',
       responses: { 200: { description: 'The runs, newest first, and one grid row per step', body: DagRunHistoryResponse } },
       errors: ['not_found'],
     })
-    .add('GET', '/dags/:fileName/dag-runs/:dagRunId', dagRunOfDag, {
+    .add('GET', '/dags/:fileName/dag-runs/:dagRunId', dagRunOfDag, { permission: 'read',
       operationId: 'getDAGDAGRunDetails', summary: 'A run of a DAG', tag: 'dags',
       responses: { 200: { description: 'The run', body: DagRunResponse } },
       errors: ['not_found'],
     })
-    .add('POST', '/dags/:fileName/stop-all', stopAll, {
+    .add('POST', '/dags/:fileName/stop-all', stopAll, { permission: 'run',
       operationId: 'stopAllDAGRuns', summary: 'Stop every running run of a DAG', tag: 'dags',
       responses: { 200: { description: 'Every stopped run is recorded', body: ErrorsResponse } },
       errors: ['not_found'],
