@@ -3,9 +3,12 @@
 // hand). The session the callback sets is then what calls the API.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { exited, startCli } from './cli-process.ts';
 import { startTestServer, type TestServer } from './helpers.ts';
-import { assertDocumented } from './openapi-check.ts';
-import { browse, CookieJar, freePort, signInAtProvider, startTestProvider, type Hop, type TestProvider } from './support/oidc-provider.ts';
+import { browse, CookieJar, documented, freePort, signInAtProvider, startTestProvider, type Hop, type TestProvider } from './support/oidc-provider.ts';
 
 const ACCOUNTS = {
   alice: { email: 'alice@example.com' },
@@ -14,16 +17,6 @@ const ACCOUNTS = {
   eve: { email: 'eve@corp.example', emailVerified: false },
 };
 const STATIC_TOKEN = 'static-token-for-the-oidc-tests';
-
-/** The hop's response, checked against the OpenAPI document as test/helpers.ts `call` checks its own. */
-async function documented(hop: Hop): Promise<Hop> {
-  const url = new URL(hop.url);
-  await assertDocumented({
-    method: 'GET', path: `${url.pathname.replace(/^\/api\/v2/, '')}${url.search}`,
-    status: hop.response.status, contentType: hop.response.headers.get('content-type'), text: hop.text,
-  });
-  return hop;
-}
 
 interface Setup {
   server: TestServer;
@@ -269,6 +262,40 @@ describe('OIDC configuration at start', () => {
       }
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('troupe start-all with OIDC from config.yaml and the environment', () => {
+  test('auth.oidc without auth.mode selects mode oidc (as Dagu); a login gives a session the API accepts; the secret is never printed', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'troupe-oidc-cli-'));
+    const port = await freePort();
+    const clientUrl = `http://127.0.0.1:${port}`;
+    const provider = await startTestProvider(`${clientUrl}/api/v2/auth/oidc/callback`, ACCOUNTS);
+    await writeFile(join(home, 'config.yaml'), [
+      'auth:', '  oidc:', `    clientId: ${provider.clientId}`, `    clientUrl: ${clientUrl}`, `    issuer: ${provider.issuer}`,
+      '    whitelist: [alice@example.com]', '    roleMapping:', '      defaultRole: operator', '',
+    ].join('\n'));
+    const troupe = await startCli(['--home', home, '--port', String(port), '--http', 'node'], { TROUPE_AUTH_OIDC_CLIENT_SECRET: provider.clientSecret });
+    try {
+      const base = `${clientUrl}/api/v2`;
+      assert.equal((await fetch(`${base}/dags`)).status, 401);
+      const jar = new CookieJar();
+      const begun = await browse(jar, `${base}/auth/oidc/login?format=json`);
+      assert.equal(begun.response.status, 302, begun.text);
+      const callback = await signInAtProvider(jar, begun.response.headers.get('location')!, 'alice', `${base}/auth/oidc/callback`);
+      const answered = await browse(jar, callback);
+      assert.equal(answered.response.status, 200, answered.text);
+      assert.equal(JSON.parse(answered.text).user.role, 'operator');
+      const me = await fetch(`${base}/auth/me`, { headers: { cookie: `troupe_session=${jar.get(clientUrl, 'troupe_session')}` } });
+      assert.equal(me.status, 200);
+      assert.ok(!troupe.output().includes(provider.clientSecret), troupe.output());
+      assert.doesNotMatch(troupe.output(), /ignoring keys[^\n]*auth\.oidc/);
+    } finally {
+      troupe.child.kill('SIGTERM');
+      await exited(troupe.child);
+      await provider.close();
+      await rm(home, { recursive: true, force: true });
     }
   });
 });

@@ -7,6 +7,7 @@ import { parseYamlMap } from '../definition/index.ts';
 import type { QueueConfig, TroupeConfig } from '../main.ts';
 import { LOG_LEVELS, isLogLevel } from '../logging/index.ts';
 import { resolveAuth, type AuthFile } from './auth-config.ts';
+import { readOidcSettings } from '../auth/oidc/index.ts';
 
 export interface ResolvedConfig extends TroupeConfig {
   carrier: 'auto' | 'uws' | 'node';
@@ -47,6 +48,10 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
   const { layer: fromFile, queues, remoteNodes, corsOrigins, ignored: ignoredKeys, authFile } = await readConfigFile(filePath, configFile !== undefined);
   const { settings: auth, ignored: ignoredAuth } = resolveAuth(authFile, env, filePath);
   const ignored = [...ignoredKeys, ...ignoredAuth];
+  const oidc = readOidcSettings((authFile.auth as Record<string, unknown> | null | undefined)?.oidc, env);
+  const modeGiven = defined(env.TROUPE_AUTH_MODE) !== undefined || (authFile.auth as Record<string, unknown> | null | undefined)?.mode != null;
+  // As Dagu: OIDC settings without an auth mode select mode oidc.
+  if (oidc && !modeGiven) auth.mode = 'oidc';
   const pick = (key: keyof Layer) => defined(fromFlags[key]) ?? defined(fromEnv[key]) ?? defined(fromFile[key]);
   const port = Number(pick('port') ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new AppError('bad_request', `invalid port "${pick('port')}"`);
@@ -74,6 +79,7 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     remoteNodes,
     corsOrigins: corsFromEnv ?? corsOrigins,
     auth,
+    ...(oidc ? { oidc } : {}),
     configFile,
     warnings: ignored.length === 0 ? [] : [`config file: ignoring keys troupe does not use: ${ignored.join(', ')}`],
   };

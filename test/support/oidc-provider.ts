@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseSetCookie } from 'cookie';
 import Provider from 'oidc-provider';
+import { assertDocumented } from '../openapi-check.ts';
 
 export interface TestAccount {
   email: string;
@@ -168,4 +169,14 @@ export async function freePort(): Promise<number> {
   const { port } = probe.address() as AddressInfo;
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   return port;
+}
+
+/** A hop to troupe's API, checked against the OpenAPI document as test/helpers.ts `call` checks its responses. */
+export async function documented(hop: Hop): Promise<Hop> {
+  const url = new URL(hop.url);
+  await assertDocumented({
+    method: 'GET', path: `${url.pathname.replace(/^\/api\/v2/, '')}${url.search}`,
+    status: hop.response.status, contentType: hop.response.headers.get('content-type'), text: hop.text,
+  });
+  return hop;
 }

@@ -5,7 +5,7 @@ import { AppError } from '../../core/index.ts';
 import { SESSION_COOKIE } from '../../auth/index.ts';
 import { OIDC_PATH, TRANSACTION_TTL_SEC, type OidcSignIn } from '../../auth/oidc/index.ts';
 import { enumQuery } from '../query.ts';
-import { bodySchema } from '../schemas.ts';
+import { LoginResponse } from '../response-schemas.ts';
 import type { Router } from '../router.ts';
 import type { ApiDeps, HttpRequest, HttpResponse } from '../types.ts';
 
@@ -48,13 +48,6 @@ async function callback(request: HttpRequest, deps: ApiDeps): Promise<HttpRespon
 function wantsJson(accept: string | undefined): boolean {
   return accept !== undefined && accept.includes('application/json') && !accept.includes('text/html');
 }
-
-// Until the auth routes' LoginResponse: the same shape.
-const LoginResponse = bodySchema((Type) => Type.Object({
-  token: Type.String({ description: 'A session token: send it as `Authorization: Bearer <token>`' }),
-  expiresAt: Type.String({ description: 'ISO 8601' }),
-  user: Type.Object({ id: Type.String(), username: Type.String(), role: Type.String(), createdAt: Type.String(), updatedAt: Type.String() }, { additionalProperties: false }),
-}, { additionalProperties: false }));
 
 const SET_COOKIE = 'The session cookie `troupe_session` (HttpOnly, SameSite=Lax, Path=/, Secure when clientUrl is https)';
 
