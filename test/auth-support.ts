@@ -58,3 +58,14 @@ export async function inBatches<T>(tasks: Array<() => Promise<T>>, limit = 8): P
   }));
   return results;
 }
+
+/** Waits until the run is final, reading it with `credential`. */
+export async function waitForRunAs(server: TestServer, credential: Credential, name: string, dagRunId: string): Promise<any> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const answer = await send(server, 'GET', `/dag-runs/${name}/${dagRunId}`, credential);
+    if (answer.status === 200 && ![0, 1, 5].includes(answer.body.dagRun.status)) return answer.body.dagRun;
+    if (Date.now() > deadline) throw new Error(`run ${name}/${dagRunId} did not finish: ${answer.text}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -54,8 +54,9 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
  */
 function commonErrors(entry: RouteEntry, doc: RouteDoc): ErrorCode[] {
   const codes: ErrorCode[] = ['internal_error', 'request_timeout', 'headers_too_large'];
-  // Once authentication is on: no or bad credentials, or a role that may not.
-  if (!entry.public) codes.push('unauthorized', 'forbidden');
+  // Once authentication is on: no or bad credentials, a role that may not, or Basic credentials
+  // of a username or from an address past its failed sign-ins.
+  if (!entry.public) codes.push('unauthorized', 'forbidden', 'too_many_requests');
   if (entry.pattern.includes(':') || (doc.query?.length ?? 0) > 0 || doc.body) codes.push('bad_request');
   if (doc.body) codes.push('payload_too_large');
   // An unknown node is 400; a node that fails, 502 (remote-nodes.ts).
