@@ -10,8 +10,7 @@ import { RemoteNodes, startServer, type Carrier, type RunningServer } from './ht
 import { ResourceHistory, TroupeMetrics, engineSources } from './ops/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
 import { CronStateFile, DagFiles, LmdbQueueStore, LmdbRunStore, LmdbUserStore, LogFiles, RunHistory } from './store/index.ts';
-import { Auth, type AuthSettings } from './auth/index.ts';
-import { openOidcSignIn, type OidcSettings } from './auth/oidc/index.ts';
+import { Auth, openOidcSignIn, type AuthSettings, type OidcSettings } from './auth/index.ts';
 
 export interface TroupeConfig {
   host: string;

@@ -7,7 +7,7 @@ import { parseYamlMap } from '../definition/index.ts';
 import type { QueueConfig, TroupeConfig } from '../main.ts';
 import { LOG_LEVELS, isLogLevel } from '../logging/index.ts';
 import { resolveAuth, type AuthFile } from './auth-config.ts';
-import { readOidcSettings } from '../auth/oidc/index.ts';
+import { readOidcSettings } from '../auth/index.ts';
 
 export interface ResolvedConfig extends TroupeConfig {
   carrier: 'auto' | 'uws' | 'node';

@@ -42,9 +42,9 @@ export function apiRouter(): Router {
   logRoutes(router);
   queueRoutes(router);
   opsRoutes(router);
-  oidcRoutes(router);
   openApiRoutes(router);
   authRoutes(router);
+  oidcRoutes(router);
   userRoutes(router);
   apiKeyRoutes(router);
   return router;

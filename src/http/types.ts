@@ -2,8 +2,7 @@
 import type { Clock, DagStore, LogStore, RunStore } from '../core/index.ts';
 import type { CronScheduler, Engine } from '../actors/index.ts';
 import type { ResourceHistory, TroupeMetrics } from '../ops/index.ts';
-import type { Auth, Identity } from '../auth/index.ts';
-import type { OidcSignIn } from '../auth/oidc/index.ts';
+import type { Auth, Identity, OidcSignIn } from '../auth/index.ts';
 import type { RemoteNodes } from './remote-nodes.ts';
 
 export interface HttpRequest {

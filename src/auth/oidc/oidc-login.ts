@@ -54,8 +54,13 @@ export class OidcLogin {
         new URL(issuer), clientId, clientSecret === undefined ? undefined : { client_secret: clientSecret },
         // client_secret_basic is what a provider assumes of a client registered without saying.
         clientSecret === undefined ? client.None() : client.ClientSecretBasic(clientSecret),
-        // An http issuer is the operator's choice (a provider on the same host or network).
-        { execute: new URL(issuer).protocol === 'http:' ? [client.allowInsecureRequests] : [], timeout: this.options.timeoutSec ?? 10 },
+        // An http issuer is the operator's choice (a provider on the same host or network). The ID
+        // token's signature is checked too (against the provider's JWKS): over plain http, TLS does
+        // not vouch for the token endpoint's answer.
+        {
+          execute: [...(new URL(issuer).protocol === 'http:' ? [client.allowInsecureRequests] : []), client.enableNonRepudiationChecks],
+          timeout: this.options.timeoutSec ?? 10,
+        },
       );
     } catch (error) {
       throw new AppError('bad_gateway', `OIDC issuer ${issuer} cannot be discovered: ${reason(error)}`);

@@ -2,8 +2,7 @@
 // `auth.oidc`), ending in the session cookie. Both are public: they are how credentials are got.
 import { parseCookie, stringifySetCookie } from 'cookie';
 import { AppError } from '../../core/index.ts';
-import { SESSION_COOKIE } from '../../auth/index.ts';
-import { OIDC_PATH, TRANSACTION_TTL_SEC, type OidcSignIn } from '../../auth/oidc/index.ts';
+import { OIDC_PATH, SESSION_COOKIE, TRANSACTION_TTL_SEC, type OidcSignIn } from '../../auth/index.ts';
 import { enumQuery } from '../query.ts';
 import { LoginResponse } from '../response-schemas.ts';
 import type { Router } from '../router.ts';
