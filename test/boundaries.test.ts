@@ -24,7 +24,8 @@ const allowed: Record<string, string[]> = {
 const owners: Record<string, string | string[]> = {
   lmdb: 'store', xstate: 'actors', piscina: 'executors', 'jq-wasm': 'executors', ssh2: 'executors', dockerode: 'executors', nodemailer: 'executors',
   undici: ['executors', 'http'], tar: 'executors', yazl: 'executors', yauzl: 'executors', picomatch: 'executors',
-  'uWebSockets.js': 'http', cookie: 'http', jose: 'auth', 'openid-client': 'auth', '@node-rs/argon2': 'auth', 'rate-limiter-flexible': 'auth', yaml: 'definition', croner: 'definition', 'prom-client': 'ops', 'parse-duration': 'ops', pino: 'logging',
+  'uWebSockets.js': 'http', yaml: 'definition', croner: 'definition', 'prom-client': 'ops', 'parse-duration': 'ops', pino: 'logging',
+  jose: 'auth', '@node-rs/argon2': 'auth', 'rate-limiter-flexible': 'auth', 'openid-client': 'auth', cookie: 'http',
 };
 
 /** Entry points of a folder besides index.ts: pool worker threads log through worker-log.ts, which loads pino only when they log. */

@@ -24,7 +24,11 @@ export interface Identity {
   apiKeyId?: string;
 }
 
-/** The cookie the API reads a session token from when the request has no Authorization header. */
+/**
+ * The cookie the API reads a session token from when the request has no Authorization header.
+ * Whoever sets it sets it HttpOnly, SameSite=Strict (with Lax a browser would send it on a
+ * cross-site link, and GET .../dequeue changes a run) and Secure under TLS.
+ */
 export const SESSION_COOKIE = 'troupe_session';
 
 export interface SessionToken {
