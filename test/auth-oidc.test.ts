@@ -85,7 +85,7 @@ for (const carrier of ['uws', 'node'] as const) {
       assert.equal(answered.response.status, 302, answered.text);
       assert.equal(answered.response.headers.get('location'), `${setup.clientUrl}/`);
       const session = answered.response.headers.getSetCookie().find((line) => line.startsWith('troupe_session='));
-      assert.match(session ?? '', /^troupe_session=[^;]+; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax$/);
+      assert.match(session ?? '', /^troupe_session=[^;]+; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Strict$/);
       // A browser's next request to troupe carries the cookie: the API serves it.
       const cookie = `troupe_session=${jar.get(setup.clientUrl, 'troupe_session')}`;
       const listed = await fetch(`${setup.server.base}/dags`, { headers: { cookie } });

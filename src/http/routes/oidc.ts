@@ -23,6 +23,7 @@ const secure = (oidc: OidcSignIn) => oidc.settings.clientUrl.startsWith('https:'
 async function login(request: HttpRequest, deps: ApiDeps): Promise<HttpResponse> {
   const oidc = configured(deps);
   const { url, transaction } = await oidc.begin(FormatQuery.read(request.query) === 'json');
+  // Lax: the browser comes back to the callback from the provider's site, and must bring it.
   const cookie = stringifySetCookie(TRANSACTION_COOKIE, transaction, {
     path: OIDC_PATH, httpOnly: true, sameSite: 'lax', secure: secure(oidc), maxAge: TRANSACTION_TTL_SEC,
   });
@@ -33,10 +34,11 @@ async function callback(request: HttpRequest, deps: ApiDeps): Promise<HttpRespon
   const oidc = configured(deps);
   const sealed = parseCookie(request.headers.cookie ?? '')[TRANSACTION_COOKIE];
   const { token, expiresAt, user, json } = await oidc.complete(request.query, sealed);
-  // Lax, not Strict: the browser arrives here from the provider's site, and must keep the cookie
-  // for the navigation to clientUrl that follows.
+  // Strict, as every session cookie (a cross-site link must not carry it: GET .../dequeue changes a
+  // run). A browser stores it all the same; the redirect below, part of a navigation begun at the
+  // provider, goes without it, and the requests after it carry it.
   const cookie = stringifySetCookie(SESSION_COOKIE, token, {
-    path: '/', httpOnly: true, sameSite: 'lax', secure: secure(oidc), expires: new Date(expiresAt),
+    path: '/', httpOnly: true, sameSite: 'strict', secure: secure(oidc), expires: new Date(expiresAt),
   });
   const headers = { 'set-cookie': cookie, 'cache-control': 'no-store' };
   if (json || wantsJson(request.headers.accept)) return { status: 200, headers, body: { token, expiresAt, user } };
@@ -48,7 +50,7 @@ function wantsJson(accept: string | undefined): boolean {
   return accept !== undefined && accept.includes('application/json') && !accept.includes('text/html');
 }
 
-const SET_COOKIE = 'The session cookie `troupe_session` (HttpOnly, SameSite=Lax, Path=/, Secure when clientUrl is https)';
+const SET_COOKIE = 'The session cookie `troupe_session` (HttpOnly, SameSite=Strict, Path=/, Secure when clientUrl is https)';
 
 export function oidcRoutes(router: Router): void {
   router.add('GET', '/auth/oidc/login', login, {
