@@ -9,6 +9,8 @@ export interface TlsKeys {
   keyFile?: string;
 }
 
+const KEYS = new Map<string, keyof TlsKeys>([['certfile', 'certFile'], ['keyfile', 'keyFile']]);
+
 /**
  * config.yaml's `tls` map. `caFile` is read by Dagu 1.30.2 and used by none of its servers: it is
  * reported among the keys troupe does not use, as any other key of the map.
@@ -19,7 +21,7 @@ export function tlsFileKeys(value: unknown, path: string, ignored: string[]): Tl
   const keys: TlsKeys = {};
   for (const [given, file] of Object.entries(value as Record<string, unknown>)) {
     // Dagu reads its config through viper, whose keys ignore case.
-    const key = ({ certfile: 'certFile', keyfile: 'keyFile' } as const)[given.toLowerCase() as 'certfile' | 'keyfile'];
+    const key = KEYS.get(given.toLowerCase());
     if (!key) {
       ignored.push(`tls.${given}`);
       continue;
