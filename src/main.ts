@@ -135,10 +135,16 @@ async function openLocked(config: Omit<TroupeConfig, 'host' | 'port'>, dags: Dag
   });
   // Watching first: a file changed while the others are read is read again once they are.
   const watcher = new DagsWatcher({ dir: config.dagsDir, onChange: (fileName) => {
-    // A rewrite of the same size within a clock tick keeps the file's stamp: the listing forgets it here.
-    engine.definitions.catalog.forget(fileName);
     void cron.dagChanged(fileName);
-  }, onRescan: () => void cron.rescan() });
+  }, onNoticed: (fileName) => {
+    // While the watch runs, listings stat only the files a page shows: the others' entries are
+    // forgotten here, as soon as the kernel tells of a change (a rewrite of the same size within a
+    // clock tick keeps a file's stamp, so the shown ones are forgotten here too).
+    engine.definitions.catalog.forget(fileName);
+  }, onRescan: () => {
+    engine.definitions.catalog.recheck();
+    void cron.rescan();
+  }, onWatching: (watching) => engine.definitions.catalog.setWatched(watching) });
   watcher.start();
   // Reading every DAG file takes about 0.5 ms a file: the API opens meanwhile, and what needs
   // the plan (a DAG's nextRun and missedRuns) waits for `cron.ready()`. Ticks due meanwhile are

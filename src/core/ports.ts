@@ -119,11 +119,15 @@ export interface DagStore {
   exists(fileName: string): Promise<boolean>;
   /** For validation, which must answer at once (a `call` names a DAG file). */
   existsSync(fileName: string): boolean;
+  /** The DAG files' names (sorted), each with the path readSync reads it from; no file is read nor stat'ed. */
+  paths(): Promise<Map<string, string>>;
   /**
-   * The DAG files' names (sorted) and, for each, what identifies the content readSync would read
-   * (inode, size, times) without reading it: a listing parses again only the files whose stamp moved.
+   * What identifies the content at `path` (inode, size, times) without reading it, undefined when no
+   * file is there: a listing parses again only the files whose stamp moved.
    */
-  stamps(): Promise<Map<string, string>>;
+  stamp(path: string): string | undefined;
+  /** `listener` is told the name of each file written, renamed (both names) or removed through this store. */
+  onWrite(listener: (fileName: string) => void): void;
 }
 
 /** The most lines one log request returns (docs/api.md). */

@@ -10,6 +10,7 @@ const extensions = ['.yaml', '.yml'];
 
 export class DagFiles implements DagStore {
   private readonly locks = new KeyedLock();
+  private readonly writeListeners: Array<(fileName: string) => void> = [];
 
   constructor(readonly dir: string) {}
 
@@ -79,6 +80,7 @@ export class DagFiles implements DagStore {
       } finally {
         await unlink(temp).catch(() => undefined);
       }
+      this.wrote(fileName);
     });
   }
 
@@ -87,6 +89,7 @@ export class DagFiles implements DagStore {
       const existing = await this.existingPath(fileName);
       if (!existing) return false;
       await rm(existing, { force: true });
+      this.wrote(fileName);
       return true;
     });
   }
@@ -109,6 +112,7 @@ export class DagFiles implements DagStore {
       await unlink(source).catch((error: NodeJS.ErrnoException) => {
         if (error.code !== 'ENOENT') throw error;
       });
+      this.wrote(from, to);
     });
   }
 
@@ -123,7 +127,7 @@ export class DagFiles implements DagStore {
     return this.candidates(fileName).some((path) => statSync(path, { throwIfNoEntry: false })?.isFile() === true);
   }
 
-  async stamps(): Promise<Map<string, string>> {
+  async paths(): Promise<Map<string, string>> {
     const entries = await readdir(this.dir, { withFileTypes: true });
     const paths = new Map<string, string>();
     for (const entry of entries) {
@@ -134,13 +138,21 @@ export class DagFiles implements DagStore {
       // readSync's choice when both exist: the first extension.
       if (isValidDagName(fileName) && (ext === extensions[0] || !paths.has(fileName))) paths.set(fileName, `${this.dir}/${entry.name}`);
     }
-    const stamps = new Map<string, string>();
-    for (const fileName of [...paths.keys()].sort()) {
-      const stats = statSync(paths.get(fileName)!, { throwIfNoEntry: false });
-      // Times alone can miss an edit of the same size within a clock tick: the directory watcher tells those.
-      if (stats?.isFile()) stamps.set(fileName, `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`);
-    }
-    return stamps;
+    return new Map([...paths].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  }
+
+  stamp(path: string): string | undefined {
+    const stats = statSync(path, { throwIfNoEntry: false });
+    // Times alone can miss an edit of the same size within a clock tick: the directory watcher tells those.
+    return stats?.isFile() ? `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}` : undefined;
+  }
+
+  onWrite(listener: (fileName: string) => void): void {
+    this.writeListeners.push(listener);
+  }
+
+  private wrote(...fileNames: string[]): void {
+    for (const fileName of fileNames) for (const listener of this.writeListeners) listener(fileName);
   }
 
   private candidates(fileName: string): string[] {

@@ -10,7 +10,7 @@ import {
 import { CreateDagBody, RenameBody, SpecBody, SuspendBody, ValidateBody, parseBody } from '../schemas.ts';
 import type { Router } from '../router.ts';
 import type { CatalogEntry } from '../../actors/index.ts';
-import { empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
+import { empty, json, type ApiDeps, type HttpRequest, type HttpResponse } from '../types.ts';
 
 interface Loaded {
   file: DagFile;
@@ -93,7 +93,7 @@ const ListQuery = {
   order: enumQuery('order', 'asc (the default) or desc', ['asc', 'desc']),
 };
 
-async function listDags(request: HttpRequest, deps: ApiDeps) {
+async function listDags(request: HttpRequest, deps: ApiDeps, verified = false): Promise<HttpResponse> {
   const page = ListQuery.page.read(request.query) ?? 1;
   const perPage = ListQuery.perPage.read(request.query) ?? 50;
   const nameFilter = ListQuery.name.read(request.query)?.toLowerCase();
@@ -118,9 +118,12 @@ async function listDags(request: HttpRequest, deps: ApiDeps) {
     matching = derived(entries).byName.filter(matches);
     if (order === 'desc') matching.reverse();
   }
+  const shown = matching.slice((page - 1) * perPage, page * perPage);
+  // The page's files are checked (a stat each): one edited by hand an instant ago is listed as it now is.
+  if (!verified && !(await deps.engine.definitions.catalog.verify(shown))) return listDags(request, deps, true);
   const totalRecords = matching.length;
   const totalPages = Math.max(Math.ceil(totalRecords / perPage), 1);
-  const items = matching.slice((page - 1) * perPage, page * perPage).map((entry) => listItem(deps, entry, nextRun(entry)));
+  const items = shown.map((entry) => listItem(deps, entry, nextRun(entry)));
   return json({
     dags: items,
     errors: derived(entries).errors,
@@ -245,10 +248,14 @@ async function searchDags(request: HttpRequest, deps: ApiDeps) {
   return json({ results, errors: fileErrors(loaded) });
 }
 
+/** Tags by catalog answer: the same while no file changed. */
+const tagsOf = new WeakMap<readonly CatalogEntry[], string[]>();
+
 async function listTags(_request: HttpRequest, deps: ApiDeps) {
-  const loaded = await loadAll(deps);
-  const tags = [...new Set(loaded.flatMap(({ result }) => result.dag?.tags ?? []))].sort();
-  return json({ tags, errors: fileErrors(loaded) });
+  const entries = await deps.engine.definitions.catalog.entries();
+  let tags = tagsOf.get(entries);
+  if (!tags) tagsOf.set(entries, tags = [...new Set(entries.flatMap(({ dag }) => dag?.tags ?? []))].sort());
+  return json({ tags, errors: derived(entries).errors });
 }
 
 /** A DAG's history as last rendered, by its parse (a new text is a new parse) and the runs' generation. */

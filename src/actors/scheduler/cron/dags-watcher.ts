@@ -8,7 +8,11 @@ import { log as logger } from '../../../logging/index.ts';
 export interface DagsWatcherOptions {
   dir: string;
   onChange: (fileName: string) => void;
+  /** Told at once of every event of a file, before it settles: what caches the file forgets it here. */
+  onNoticed?: (fileName: string) => void;
   onRescan: () => void;
+  /** Told true once the watch runs, false when it gives up: until then and after, changes are found by looking. */
+  onWatching?: (watching: boolean) => void;
   /** Default one minute. */
   rescanEveryMs?: number;
   /** Events of one file closer together than this are one change: an editor writes a file in several steps. Default 20 ms. */
@@ -33,10 +37,12 @@ export class DagsWatcher {
       log(`troupe: cannot watch the DAGs directory (${error.message}); files changed by hand are found by a rescan every ${everyMs / 1000} s`);
       this.watcher?.close();
       this.watcher = undefined;
+      this.options.onWatching?.(false);
     };
     try {
       this.watcher = watch(this.options.dir, { persistent: false }, (_event, entry) => this.noticed(entry));
       this.watcher.on('error', giveUp);
+      this.options.onWatching?.(true);
     } catch (error) {
       giveUp(error as Error);
     }
@@ -56,6 +62,7 @@ export class DagsWatcher {
     if (entry === null) return this.options.onRescan();
     const fileName = dagFileName(entry);
     if (fileName === undefined) return;
+    this.options.onNoticed?.(fileName);
     clearTimeout(this.settling.get(fileName));
     this.settling.set(fileName, setTimeout(() => {
       this.settling.delete(fileName);
