@@ -6,6 +6,7 @@ import { AppError, parseRemoteNodes, queueNameProblem, type RemoteNode } from '.
 import { parseYamlMap } from '../definition/index.ts';
 import type { QueueConfig, TroupeConfig } from '../main.ts';
 import { LOG_LEVELS, isLogLevel } from '../logging/index.ts';
+import { resolveTls, tlsFileKeys, type TlsKeys } from './tls-config.ts';
 
 export interface ResolvedConfig extends TroupeConfig {
   carrier: 'auto' | 'uws' | 'node';
@@ -42,7 +43,7 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
   const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags['shutdown-grace'], logLevel: flags['log-level'] };
   const home = resolve(fromFlags.home ?? fromEnv.home ?? join(homedir(), '.troupe'));
   const configFile = flags.config ?? env.TROUPE_CONFIG;
-  const { layer: fromFile, queues, remoteNodes, corsOrigins, ignored } = await readConfigFile(configFile ? resolve(configFile) : join(home, 'config.yaml'), configFile !== undefined);
+  const { layer: fromFile, queues, remoteNodes, corsOrigins, tls, ignored } = await readConfigFile(configFile ? resolve(configFile) : join(home, 'config.yaml'), configFile !== undefined);
   const pick = (key: keyof Layer) => defined(fromFlags[key]) ?? defined(fromEnv[key]) ?? defined(fromFile[key]);
   const port = Number(pick('port') ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new AppError('bad_request', `invalid port "${pick('port')}"`);
@@ -69,6 +70,7 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     queues,
     remoteNodes,
     corsOrigins: corsFromEnv ?? corsOrigins,
+    tls: resolveTls(tls, env),
     configFile,
     warnings: ignored.length === 0 ? [] : [`config file: ignoring keys troupe does not use: ${ignored.join(', ')}`],
   };
@@ -83,6 +85,7 @@ interface FileSettings {
   queues: QueueConfig[];
   remoteNodes: RemoteNode[];
   corsOrigins: string[];
+  tls: TlsKeys;
   /** Keys read and not used. */
   ignored: string[];
 }
@@ -92,7 +95,7 @@ async function readConfigFile(path: string, required: boolean): Promise<FileSett
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !required) return { layer: {}, queues: [], remoteNodes: [], corsOrigins: [], ignored: [] };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !required) return { layer: {}, queues: [], remoteNodes: [], corsOrigins: [], tls: {}, ignored: [] };
     throw new AppError('bad_request', `cannot read config file ${path}: ${(error as Error).message}`);
   }
   let map: Record<string, unknown>;
@@ -105,6 +108,7 @@ async function readConfigFile(path: string, required: boolean): Promise<FileSett
   let queues: QueueConfig[] = [];
   let remoteNodes: RemoteNode[] = [];
   let corsOrigins: string[] = [];
+  let tls: TlsKeys = {};
   const ignored: string[] = [];
   for (const [key, value] of Object.entries(map)) {
     // Dagu's `paths: {dagsDir, dataDir, logDir}` (or snake_case) name the same folders.
@@ -118,6 +122,10 @@ async function readConfigFile(path: string, required: boolean): Promise<FileSett
     }
     if (key === 'cors') {
       corsOrigins = corsConfig(value, path);
+      continue;
+    }
+    if (key === 'tls') {
+      tls = tlsFileKeys(value, path, ignored);
       continue;
     }
     if (key === 'queues') {
@@ -141,7 +149,7 @@ async function readConfigFile(path: string, required: boolean): Promise<FileSett
     if (!target) ignored.push(key);
     else if (value !== null && value !== undefined) layer[target] = String(value);
   }
-  return { layer, queues, remoteNodes, corsOrigins, ignored };
+  return { layer, queues, remoteNodes, corsOrigins, tls, ignored };
 }
 
 const PATH_KEYS: Record<string, keyof Layer> = { dagsDir: 'dags', dags_dir: 'dags', dataDir: 'data', data_dir: 'data', logDir: 'logs', log_dir: 'logs' };
