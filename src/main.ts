@@ -6,10 +6,11 @@ import { parseRemoteNodes, systemClock, type Clock, type RemoteNode, type Timers
 import { PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { HomeLock } from './home-lock.ts';
 import { log, logRuns, setLogLevel, type LogLevel } from './logging/index.ts';
-import { RemoteNodes, startServer, type Carrier, type RunningServer } from './http/index.ts';
+import { RemoteNodes, loadTls, startServer, type Carrier, type RunningServer, type TlsConfig } from './http/index.ts';
 import { ResourceHistory, TroupeMetrics, engineSources } from './ops/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
-import { CronStateFile, DagFiles, LmdbQueueStore, LmdbRunStore, LogFiles, RunHistory } from './store/index.ts';
+import { CronStateFile, DagFiles, LmdbQueueStore, LmdbRunStore, LmdbUserStore, LogFiles, RunHistory } from './store/index.ts';
+import { Auth, openOidcSignIn, type AuthSettings, type OidcSettings } from './auth/index.ts';
 
 export interface TroupeConfig {
   host: string;
@@ -63,7 +64,15 @@ export interface TroupeConfig {
    * starts and nothing else: no schedules, no retention sweep, queued runs stay queued.
    */
   commandOnly?: boolean;
+  /** Authentication and roles (config.yaml `auth`, `permissions`): mode none without credentials by default (docs/auth.md). */
+  auth?: AuthSettings;
+  /** OIDC login (config.yaml `auth.oidc`), in auth modes oidc and builtin (docs/auth.md). */
+  oidc?: OidcSettings;
+  /** Serve HTTPS with this certificate and key (config.yaml `tls`); checked before the home is opened. */
+  tls?: TlsConfig;
 }
+
+export type { TlsConfig };
 
 export interface QueueConfig {
   name: string;
@@ -88,6 +97,8 @@ export interface Troupe extends EngineHandle {
   server: RunningServer;
   /** Where requests with `remoteNode` go; `replace` takes a reloaded list. */
   remoteNodes: RemoteNodes;
+  /** Who may call the API: users, API keys, sessions (docs/auth.md). */
+  auth: Auth;
 }
 
 export async function readVersion(): Promise<string> {
@@ -174,7 +185,9 @@ async function openLocked(config: Omit<TroupeConfig, 'host' | 'port'>, dags: Dag
 export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
   if (config.logLevel) setLogLevel(config.logLevel);
   // Before the home is opened: a node configured wrong stops the start and leaves nothing behind.
-  const remoteNodes = new RemoteNodes(parseRemoteNodes(config.remoteNodes), { timeoutMs: config.remoteNodeTimeoutMs });
+  const nodes = parseRemoteNodes(config.remoteNodes);
+  const tls = config.tls ? await loadTls(config.tls) : undefined;
+  const remoteNodes = new RemoteNodes(nodes, { timeoutMs: config.remoteNodeTimeoutMs });
   const { handle, lock } = await openHome(config);
   const version = await readVersion();
   const startedAtMs = Date.now();
@@ -189,23 +202,28 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
     void remoteNodes.close();
   };
   let server: RunningServer;
+  let auth: Auth;
   try {
+    // Users and keys live beside the runs, in the same LMDB environment.
+    auth = await Auth.open(config.auth ?? {}, new LmdbUserStore(handle.runs.environment), config.clock);
+    const oidc = openOidcSignIn(config.oidc, auth);
     server = await startServer(
       { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, version, startedAtMs,
-        clock: config.clock ?? systemClock, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins },
-      { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs },
+        clock: config.clock ?? systemClock, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc },
+      { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs, tls },
     );
   } catch (error) {
     closeOps();
     await handle.close();
     throw error;
   }
-  lock.announce(apiUrl(config.host, server.port));
+  lock.announce(apiUrl(config.host, server.port, tls !== undefined));
   let closed: Promise<void> | undefined;
   return {
     ...handle,
     server,
     remoteNodes,
+    auth,
     // Admission stops first and the active runs get their grace period, the API answering
     // meanwhile; then requests stop, then the runs left are stopped (their steps get their signal).
     close: () => (closed ??= (async () => {
@@ -220,9 +238,9 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
 }
 
 /** The API's address as a client on this machine reaches it (a wildcard host is reached on loopback). */
-export function apiUrl(host: string, port: number): string {
+export function apiUrl(host: string, port: number, secure = false): string {
   const reachable = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '::1' : host;
-  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}/api/v2`;
+  return `${secure ? 'https' : 'http'}://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}/api/v2`;
 }
 
 /** When the running code was built: the time its compiled file (or source, under tsx) was written. */

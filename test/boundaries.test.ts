@@ -14,9 +14,10 @@ const allowed: Record<string, string[]> = {
   store: ['core', 'logging'],
   executors: ['core', 'logging'],
   actors: ['core', 'definition', 'logging'],
-  http: ['core', 'definition', 'actors', 'ops', 'logging'],
+  auth: ['core', 'logging'],
+  http: ['core', 'definition', 'actors', 'ops', 'logging', 'auth'],
   ops: ['core', 'actors'],
-  cli: ['core', 'definition', 'logging', '(root)'],
+  cli: ['core', 'definition', 'logging', 'auth', 'ops', '(root)'],
 };
 
 /** Each third-party package belongs to one folder (undici to three: the http executor's requests, http's forwarding to remote nodes, and the command's calls to a server). */
@@ -24,6 +25,7 @@ const owners: Record<string, string | string[]> = {
   lmdb: 'store', xstate: 'actors', piscina: 'executors', 'jq-wasm': 'executors', ssh2: 'executors', dockerode: 'executors', nodemailer: 'executors',
   undici: ['executors', 'http', 'cli'], tar: 'executors', yazl: 'executors', yauzl: 'executors', picomatch: 'executors',
   'uWebSockets.js': 'http', yaml: 'definition', croner: 'definition', 'prom-client': 'ops', 'parse-duration': 'ops', pino: 'logging',
+  jose: 'auth', '@node-rs/argon2': 'auth', 'rate-limiter-flexible': 'auth', 'openid-client': 'auth', cookie: 'http',
 };
 
 /** Entry points of a folder besides index.ts: pool worker threads log through worker-log.ts, which loads pino only when they log. */

@@ -16,7 +16,9 @@ export type ErrorCode =
   | 'request_timeout'
   | 'headers_too_large'
   /** Not of the specification: a path served with other methods (405, with Allow). */
-  | 'method_not_allowed';
+  | 'method_not_allowed'
+  /** Not of the specification: too many failed sign-ins for a username or from an address (429, with Retry-After). */
+  | 'too_many_requests';
 
 export class AppError extends Error {
   override readonly name = 'AppError';

@@ -10,3 +10,4 @@ export * from './records.ts';
 export * from './masking.ts';
 export * from './manual-clock.ts';
 export * from './remote-node.ts';
+export * from './users.ts';

@@ -3,14 +3,19 @@ import { AppError } from '../core/index.ts';
 import { log } from '../logging/index.ts';
 import { Cors } from './cors.ts';
 import { errorResponse } from './errors.ts';
-import { Router } from './router.ts';
+import type { Auth, Identity } from '../auth/index.ts';
+import { Router, type Match } from './router.ts';
+import { apiKeyRoutes } from './routes/api-keys.ts';
+import { authRoutes } from './routes/auth.ts';
 import { dagRunRoutes } from './routes/dag-runs.ts';
 import { dagRoutes } from './routes/dags.ts';
 import { logRoutes } from './routes/logs.ts';
 import { openApiRoutes } from './routes/openapi.ts';
+import { oidcRoutes } from './routes/oidc.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { queueRoutes } from './routes/queues.ts';
 import { systemRoutes } from './routes/system.ts';
+import { userRoutes } from './routes/users.ts';
 import type { ApiDeps, HttpResponse } from './types.ts';
 
 export const API_PREFIX = '/api/v2';
@@ -22,6 +27,8 @@ export interface RawRequest {
   query: string;
   headers: Record<string, string>;
   body: Buffer | undefined;
+  /** The client's address (the connection's peer), for the sign-in limits per address. */
+  remoteAddress?: string;
 }
 
 export type Api = (request: RawRequest) => Promise<HttpResponse>;
@@ -36,6 +43,10 @@ export function apiRouter(): Router {
   queueRoutes(router);
   opsRoutes(router);
   openApiRoutes(router);
+  authRoutes(router);
+  oidcRoutes(router);
+  userRoutes(router);
+  apiKeyRoutes(router);
   return router;
 }
 
@@ -45,13 +56,25 @@ export function createApi(deps: ApiDeps): Api {
   const serve = async (raw: RawRequest, seen: { route: string }): Promise<HttpResponse> => {
     try {
       if (!raw.path.startsWith(`${API_PREFIX}/`)) throw new AppError('not_found', `no route for ${raw.path}`);
-      // Before routing: a remote node answers for every route it serves, this build's or not.
-      const forwarded = await deps.remoteNodes.forward(raw, raw.path.slice(API_PREFIX.length));
+      const apiPath = raw.path.slice(API_PREFIX.length);
+      // A 405 (or a malformed segment) is answered after authentication and forwarding: a client
+      // without credentials learns nothing of the routes, and a remote may serve the method.
+      let match: Match | undefined;
+      let unmatched: unknown;
+      try {
+        match = router.match(raw.method, apiPath);
+      } catch (error) {
+        unmatched = error;
+      }
+      // Before forwarding: a request reaches a remote node through this server only with
+      // credentials this server accepts, and a role that may do it here.
+      const identity = await admit(deps.auth, raw, apiPath, match);
+      const forwarded = await deps.remoteNodes.forward(raw, apiPath);
       if (forwarded) {
         seen.route = 'remoteNode';
         return forwarded;
       }
-      const match = router.match(raw.method, raw.path.slice(API_PREFIX.length));
+      if (unmatched) throw unmatched;
       if (!match) throw new AppError('not_found', `no route for ${raw.method} ${raw.path}`);
       seen.route = match.pattern;
       return await match.handler({
@@ -61,6 +84,8 @@ export function createApi(deps: ApiDeps): Api {
         query: new URLSearchParams(raw.query),
         headers: raw.headers,
         body: parseJson(raw.body),
+        identity,
+        ...(raw.remoteAddress ? { remoteAddress: raw.remoteAddress } : {}),
       }, deps);
     } catch (error) {
       return errorResponse(error);
@@ -81,6 +106,21 @@ export function createApi(deps: ApiDeps): Api {
     if (log.isLevelEnabled('debug')) log.debug({ method: raw.method, route: seen.route, status: response.status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
     return response;
   };
+}
+
+const OPEN: Identity = { kind: 'none', username: 'anonymous', role: 'admin' };
+
+/**
+ * Who the request is from, once it may go on: public routes and paths are served to anyone;
+ * others need credentials `auth` accepts (401) and a role that holds the route's permission (403).
+ * A path this build does not serve (only a remote node might) needs `read` to read, `write` else.
+ */
+async function admit(auth: Auth | undefined, raw: RawRequest, apiPath: string, match: Match | undefined): Promise<Identity> {
+  if (!auth || match?.public || auth.isPublicPath(apiPath)) return OPEN;
+  const identity = await auth.authenticate(raw.headers, raw.remoteAddress);
+  const reads = raw.method === 'GET' || raw.method === 'HEAD';
+  auth.authorize(identity, match?.permission ?? (reads ? 'read' : 'write'));
+  return identity;
 }
 
 function parseJson(body: Buffer | undefined): unknown {

@@ -21,7 +21,17 @@ const statusOf: Record<ErrorCode, number> = {
   request_timeout: 408,
   headers_too_large: 431,
   method_not_allowed: 405,
+  too_many_requests: 429,
 };
+
+/** Both challenges: a client may answer either with Basic credentials or with a Bearer token or key. */
+export const AUTHENTICATE_CHALLENGE = 'Basic realm="troupe", Bearer realm="troupe"';
+
+function errorHeaders(error: AppError, allow: string | undefined): Record<string, string> | undefined {
+  if (error.code === 'unauthorized') return { 'www-authenticate': AUTHENTICATE_CHALLENGE };
+  if (error.code === 'too_many_requests' && typeof error.details?.retryAfterSec === 'number') return { 'retry-after': String(error.details.retryAfterSec) };
+  return allow ? { allow } : undefined;
+}
 
 /** Where the specification gives one code two statuses: the route that answers with the other. */
 export const statusOverrides = {
@@ -39,7 +49,7 @@ export function errorResponse(error: unknown, overrides: Partial<Record<ErrorCod
     const body: Record<string, unknown> = { code: error.code, message: error.message };
     if (error.details) body.details = error.details;
     const allow = error.code === 'method_not_allowed' && Array.isArray(error.details?.allow) ? (error.details.allow as string[]).join(', ') : undefined;
-    const headers: Record<string, string> | undefined = error.code === 'unauthorized' ? { 'www-authenticate': 'Basic realm="troupe"' } : allow ? { allow } : undefined;
+    const headers = errorHeaders(error, allow);
     return { status: statusOfCode(error.code, overrides), body, ...(headers ? { headers } : {}) };
   }
   // Never a stack trace on the wire; the server log gets the detail.

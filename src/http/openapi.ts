@@ -18,7 +18,16 @@ const TAGS = [
   { name: 'dag-runs', description: 'Starting runs, their details, logs, outputs, stop, retry and step status' },
   { name: 'queues', description: 'Enqueueing, dequeue, reschedule and the queues' },
   { name: 'monitoring', description: 'Prometheus metrics and the machine\'s resource history' },
+  { name: 'auth', description: 'Signing in, the caller\'s own account' },
+  { name: 'users', description: 'User management (admin)' },
+  { name: 'api-keys', description: 'API keys (admin)' },
 ];
+
+/** Every route that is not public takes either (docs/auth.md). */
+const SECURITY_SCHEMES = {
+  basicAuth: { type: 'http', scheme: 'basic', description: 'A stored user\'s username and password, or the static `auth.basic` pair' },
+  bearerAuth: { type: 'http', scheme: 'bearer', description: 'A session token (POST /auth/login), an API key, or the static `auth.token.value`' },
+};
 
 const ERROR_WHEN: Record<ErrorCode, string> = {
   bad_request: 'invalid parameters, body, name or status value',
@@ -36,6 +45,7 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
   request_timeout: 'the headers did not arrive within 60 s (node:http carrier)',
   headers_too_large: 'the headers exceed 16 KiB (node:http carrier)',
   method_not_allowed: 'the path is served with other methods, which the Allow header lists',
+  too_many_requests: 'too many failed sign-ins for the username or from the address; Retry-After says when to try again',
 };
 
 /**
@@ -44,6 +54,9 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
  */
 function commonErrors(entry: RouteEntry, doc: RouteDoc): ErrorCode[] {
   const codes: ErrorCode[] = ['internal_error', 'request_timeout', 'headers_too_large'];
+  // Once authentication is on: no or bad credentials, a role that may not, or Basic credentials
+  // of a username or from an address past its failed sign-ins.
+  if (!entry.public) codes.push('unauthorized', 'forbidden', 'too_many_requests');
   if (entry.pattern.includes(':') || (doc.query?.length ?? 0) > 0 || doc.body) codes.push('bad_request');
   if (doc.body) codes.push('payload_too_large');
   // An unknown node is 400; a node that fails, 502 (remote-nodes.ts).
@@ -105,7 +118,8 @@ function operation(Type: TypeBuilder, entry: RouteEntry, doc: RouteDoc, shared: 
     const content = response.body
       ? { 'application/json': { schema: response.body.build(Type) } }
       : response.text ? { [response.text]: { schema: Type.String() } } : undefined;
-    responses[status] = { description: response.description, ...(content ? { content } : {}) };
+    const headers = response.headers && Object.fromEntries(Object.entries(response.headers).map(([name, description]) => [name, { description, schema: Type.String() }]));
+    responses[status] = { description: response.description, ...(headers ? { headers } : {}), ...(content ? { content } : {}) };
   }
   Object.assign(responses, errorResponses(entry, doc, shared, Type));
   const body = doc.body?.build(Type);
@@ -114,6 +128,7 @@ function operation(Type: TypeBuilder, entry: RouteEntry, doc: RouteDoc, shared: 
     summary: doc.summary,
     ...(doc.description ? { description: doc.description } : {}),
     tags: [doc.tag],
+    ...(entry.public ? { security: [] } : { security: [{ basicAuth: [] }, { bearerAuth: [] }] }),
     ...(pathParameters.length + queryParameters.length > 0 ? { parameters: [...pathParameters, ...queryParameters] } : {}),
     ...(body ? {
       requestBody: {
@@ -153,6 +168,6 @@ export async function buildOpenApiDocument(routes: RouteEntry[], version: string
     servers: [{ url: '/api/v2' }],
     tags: TAGS,
     paths,
-    components: { schemas, responses: Object.fromEntries([...sharedErrors].sort(([a], [b]) => a.localeCompare(b))) },
+    components: { securitySchemes: SECURITY_SCHEMES, schemas, responses: Object.fromEntries([...sharedErrors].sort(([a], [b]) => a.localeCompare(b))) },
   })) as Json;
 }

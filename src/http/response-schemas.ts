@@ -351,4 +351,41 @@ export const ResourceHistoryResponse = bodySchema((Type) => ref(Type, ResourceHi
 export const LogResponse = bodySchema((Type) => ref(Type, LogChunk));
 export const OpenApiResponse = bodySchema((Type) => Type.Object({ openapi: Type.String() }, { additionalProperties: true, description: 'This document' }));
 
+// Accounts (docs/auth.md): never a password, hash or token version; an API key's secret only at creation.
+export const UserRole = component('UserRole', (Type) => Type.Enum(['admin', 'manager', 'operator', 'viewer'], {
+  description: 'admin: everything, users and API keys too; manager: DAG definitions and runs; operator: runs; viewer: reads',
+}));
+export const User = component('User', (Type) => closed(Type, {
+  id: Type.String(),
+  username: Type.String(),
+  role: ref(Type, UserRole),
+  createdAt: Type.String({ description: 'ISO 8601; empty for credentials that are not a stored user' }),
+  updatedAt: Type.String({ description: 'ISO 8601; empty for credentials that are not a stored user' }),
+}));
+export const ApiKey = component('APIKey', (Type) => closed(Type, {
+  id: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  role: ref(Type, UserRole),
+  keyPrefix: Type.String({ description: 'The key\'s first characters, to tell keys apart' }),
+  createdBy: Type.String({ description: 'The id of the user who created it' }),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+  lastUsedAt: Type.Union([Type.String(), Type.Null()], { description: 'Last authentication (written at most once a minute); null before' }),
+}));
+export const UserResponse = bodySchema((Type) => closed(Type, { user: ref(Type, User) }));
+export const UsersResponse = bodySchema((Type) => closed(Type, { users: Type.Array(ref(Type, User)) }));
+export const LoginResponse = bodySchema((Type) => closed(Type, {
+  token: Type.String({ description: 'A session token: send it as `Authorization: Bearer <token>`' }),
+  expiresAt: Type.String({ description: 'ISO 8601' }),
+  user: ref(Type, User),
+}));
+export const SuccessResponse = bodySchema((Type) => closed(Type, { message: Type.String() }));
+export const ApiKeyResponse = bodySchema((Type) => closed(Type, { apiKey: ref(Type, ApiKey) }));
+export const ApiKeysResponse = bodySchema((Type) => closed(Type, { apiKeys: Type.Array(ref(Type, ApiKey)) }));
+export const CreatedApiKeyResponse = bodySchema((Type) => closed(Type, {
+  apiKey: ref(Type, ApiKey),
+  key: Type.String({ description: 'The whole key, shown this once: send it as `Authorization: Bearer <key>`' }),
+}));
+
 export type ResponseSchema = BodySchema<TSchema>;

@@ -12,6 +12,8 @@ export interface SuccessResponse {
   body?: BodySchema<TSchema>;
   /** A body that is not JSON: its media type (the schema is a string). */
   text?: string;
+  /** Headers the response carries (a redirect's Location, a Set-Cookie), by name: what each holds. */
+  headers?: Record<string, string>;
 }
 
 export interface RouteDoc {
@@ -19,7 +21,7 @@ export interface RouteDoc {
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'system' | 'dags' | 'dag-runs' | 'queues' | 'monitoring';
+  tag: 'system' | 'dags' | 'dag-runs' | 'queues' | 'monitoring' | 'auth' | 'users' | 'api-keys';
   query?: ReadonlyArray<QueryParam<unknown>>;
   body?: BodySchema<TSchema>;
   responses: Record<number, SuccessResponse>;
@@ -37,4 +39,6 @@ export const PATH_PARAMETERS: Record<string, string> = {
   subDagRunId: 'The id of a sub DAG run of the run, at any depth',
   stepName: 'The step name; the log routes also find a handler\'s node by its name (onInit, onSuccess, onFailure, onCancel, onExit)',
   queue: 'The custom queue\'s name',
+  userId: 'The user\'s id',
+  keyId: 'The API key\'s id',
 };

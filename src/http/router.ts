@@ -1,5 +1,6 @@
 // Path-pattern routing over the API's resources. Literal segments win over parameters.
 import { AppError } from '../core/index.ts';
+import type { Permission } from '../auth/index.ts';
 import type { RouteDoc } from './route-doc.ts';
 import type { Handler } from './types.ts';
 
@@ -9,6 +10,11 @@ export interface RouteOptions {
    * checks `Match.public` and must keep honouring it.
    */
   public?: boolean;
+  /**
+   * What a caller's role must permit (docs/auth.md, Roles). Every route that is not public
+   * declares it; one that does not is taken as needing `admin`.
+   */
+  permission?: Permission;
 }
 
 interface Route extends RouteOptions {
@@ -26,6 +32,8 @@ export interface RouteEntry {
   /** The pattern as it was added (`/dags/:fileName`). */
   pattern: string;
   public: boolean;
+  /** As declared: undefined when the route declares none. */
+  permission?: Permission;
   doc?: RouteDoc;
 }
 
@@ -34,6 +42,7 @@ export interface Match {
   params: Record<string, string>;
   pattern: string;
   public: boolean;
+  permission: Permission;
 }
 
 export class Router {
@@ -46,13 +55,17 @@ export class Router {
   add(method: string, pattern: string, handler: Handler, options: RouteOptions | (RouteOptions & RouteDoc) = {}): this {
     const route: Route = { method, pattern, segments: pattern.split('/').filter(Boolean), handler };
     if (options.public) route.public = true;
+    if (options.permission) route.permission = options.permission;
     if ('operationId' in options) route.doc = options;
     this.routes.push(route);
     return this;
   }
 
   entries(): RouteEntry[] {
-    return this.routes.map((route) => ({ method: route.method, pattern: route.pattern, public: route.public === true, ...(route.doc ? { doc: route.doc } : {}) }));
+    return this.routes.map((route) => ({
+      method: route.method, pattern: route.pattern, public: route.public === true,
+      ...(route.permission ? { permission: route.permission } : {}), ...(route.doc ? { doc: route.doc } : {}),
+    }));
   }
 
   /**
@@ -92,7 +105,10 @@ export class Router {
       if (route.method !== served) continue;
       if (!best || literals > best.literals) best = { route, params, literals };
     }
-    if (best) return { handler: best.route.handler, params: best.params, pattern: best.route.pattern, public: best.route.public === true };
+    if (best) {
+      const { route } = best;
+      return { handler: route.handler, params: best.params, pattern: route.pattern, public: route.public === true, permission: route.permission ?? 'admin' };
+    }
     if (allowed.size > 0) {
       const allow = withHead(allowed);
       throw new AppError('method_not_allowed', `${method} is not served at ${path}; it serves ${allow.join(', ')}`, { allow });

@@ -2,6 +2,7 @@
 import type { Clock, DagStore, LogStore, RunStore } from '../core/index.ts';
 import type { CronScheduler, Engine } from '../actors/index.ts';
 import type { ResourceHistory, TroupeMetrics } from '../ops/index.ts';
+import type { Auth, Identity, OidcSignIn } from '../auth/index.ts';
 import type { RemoteNodes } from './remote-nodes.ts';
 
 export interface HttpRequest {
@@ -12,6 +13,10 @@ export interface HttpRequest {
   headers: Record<string, string>;
   /** Parsed JSON body; undefined when there is none. */
   body: unknown;
+  /** Who sent it, as authentication found (kind `none` on a public route or with authentication off). */
+  identity: Identity;
+  /** The client's address, as the carrier saw the connection. */
+  remoteAddress?: string;
 }
 
 export interface HttpResponse {
@@ -40,6 +45,10 @@ export interface ApiDeps {
   remoteNodes: RemoteNodes;
   /** Origins whose browsers may call the API (`cors.allowOrigins`; `*`: any); none by default. */
   corsOrigins?: readonly string[];
+  /** Who may do what (docs/auth.md); without it every request is served, as with auth mode none. */
+  auth?: Auth;
+  /** Sign-in with an OIDC provider (config.yaml `auth.oidc`); the OIDC routes answer 404 without it. */
+  oidc?: OidcSignIn;
 }
 
 export type Handler = (request: HttpRequest, deps: ApiDeps) => Promise<HttpResponse> | HttpResponse;

@@ -4,3 +4,4 @@ export { LogFiles } from './log-files.ts';
 export { RunHistory } from './run-history.ts';
 export { LmdbQueueStore } from './lmdb-queue-store.ts';
 export { CronStateFile } from './cron-state-file.ts';
+export { LmdbUserStore } from './lmdb-user-store.ts';

@@ -33,4 +33,9 @@ export const keys = {
   queueItemOf: (name: string, dagRunId: string) => [name, dagRunId],
   queueSequence: () => ['sequence'],
   probe: () => ['probe'],
+  user: (id: string) => [id],
+  username: (username: string) => [username],
+  apiKey: (id: string) => [id],
+  apiKeyHash: (keyHash: string) => [keyHash],
+  authSecret: (name: string) => ['secret', name],
 };

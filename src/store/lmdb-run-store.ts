@@ -88,7 +88,7 @@ export class LmdbRunStore implements RunStore {
   private readonly probeTimer: NodeJS.Timeout;
 
   constructor(path: string) {
-    this.root = open({ path, maxDbs: 16 });
+    this.root = open({ path, maxDbs: 32 });
     this.runs = this.root.openDB({ name: 'runs' });
     this.nodes = this.root.openDB({ name: 'run-nodes' });
     this.specs = this.root.openDB({ name: 'specs' });

@@ -50,7 +50,8 @@ export async function serve(options: ServerOptions, withApi: boolean): Promise<n
   });
   process.off('SIGHUP', ignoreHangup);
   if (troupe) {
-    log.info({ url: `http://${config.host}:${troupe.server.port}/api/v2`, carrier: troupe.server.carrier, home: config.home }, `troupe listening on http://${config.host}:${troupe.server.port}/api/v2 (${troupe.server.carrier}); home ${config.home}; steps start with ${troupe.spawnMethod}`);
+    const url = `${troupe.server.scheme}://${config.host}:${troupe.server.port}/api/v2`;
+    log.info({ url, carrier: troupe.server.carrier, home: config.home }, `troupe listening on ${url} (${troupe.server.carrier}); home ${config.home}; steps start with ${troupe.spawnMethod}`);
   } else {
     log.info({ home: config.home }, `troupe scheduler running (no API); home ${config.home}; steps start with ${handle.spawnMethod}`);
   }

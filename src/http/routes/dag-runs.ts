@@ -166,52 +166,52 @@ function getRunSpec(request: HttpRequest, deps: ApiDeps) {
 export function dagRunRoutes(router: Router): void {
   const empty200 = { 200: { description: 'Done; no body' } };
   router
-    .add('POST', '/dags/:fileName/start', startDag, {
+    .add('POST', '/dags/:fileName/start', startDag, { permission: 'run',
       operationId: 'executeDAG', summary: 'Start a run of a stored DAG', tag: 'dag-runs',
       body: StartBody,
       responses: { 200: { description: 'Started', body: DagRunIdResponse } },
       errors: ['bad_request', 'not_found', 'already_running', 'max_run_reached', 'already_exists'],
     })
-    .add('GET', '/dag-runs', listRuns, {
+    .add('GET', '/dag-runs', listRuns, { permission: 'read',
       operationId: 'listDAGRuns', summary: 'Every run that matches (sub DAG runs left out), newest first', tag: 'dag-runs',
       query: [NameQuery, ...Object.values(FilterQuery), ...Object.values(PageQuery)],
       responses: { 200: { description: 'The runs', body: RunListResponse } },
       errors: ['bad_request'],
     })
-    .add('POST', '/dag-runs', startInline, {
+    .add('POST', '/dag-runs', startInline, { permission: 'write',
       operationId: 'executeDAGRunFromSpec', summary: 'Run an inline spec', tag: 'dag-runs',
       body: InlineRunBody,
       responses: { 200: { description: 'Started', body: DagRunIdResponse } },
       errors: ['bad_request', 'max_run_reached', 'already_exists'],
     })
-    .add('GET', '/dag-runs/:name', listRunsOfName, {
+    .add('GET', '/dag-runs/:name', listRunsOfName, { permission: 'read',
       operationId: 'listDAGRunsByName', summary: 'The runs of a DAG name that match', tag: 'dag-runs',
       query: [...Object.values(FilterQuery), ...Object.values(PageQuery)],
       responses: { 200: { description: 'The runs', body: RunListResponse } },
       errors: ['bad_request'],
     })
-    .add('GET', '/dag-runs/:name/:dagRunId', getRun, {
+    .add('GET', '/dag-runs/:name/:dagRunId', getRun, { permission: 'read',
       operationId: 'getDAGRunDetails', summary: 'A run with its nodes', tag: 'dag-runs',
       responses: { 200: { description: 'The run', body: RunDetailsResponse } },
       errors: ['not_found'],
     })
-    .add('GET', '/dag-runs/:name/:dagRunId/spec', getRunSpec, {
+    .add('GET', '/dag-runs/:name/:dagRunId/spec', getRunSpec, { permission: 'read',
       operationId: 'getDAGRunSpec', summary: 'The YAML a run was started from', tag: 'dag-runs',
       responses: { 200: { description: 'The spec', body: RunSpecResponse } },
       errors: ['not_found'],
     })
-    .add('GET', '/dag-runs/:name/:dagRunId/outputs', getRunOutputs, {
+    .add('GET', '/dag-runs/:name/:dagRunId/outputs', getRunOutputs, { permission: 'read',
       operationId: 'getDAGRunOutputs', summary: 'The outputs a run collected', tag: 'dag-runs',
       responses: { 200: { description: 'The outputs document (`outputs: {}` when there are none)', body: OutputsResponse } },
       errors: ['not_found'],
     })
-    .add('POST', '/dag-runs/:name/:dagRunId/stop', stopRun, {
+    .add('POST', '/dag-runs/:name/:dagRunId/stop', stopRun, { permission: 'run',
       operationId: 'terminateDAGRun', summary: 'Stop a running run', tag: 'dag-runs',
       description: 'Answers once the stop is sent; the run is aborted when its steps have exited.',
       responses: empty200,
       errors: ['not_found', 'not_running'],
     })
-    .add('POST', '/dag-runs/:name/:dagRunId/retry', retryRun, {
+    .add('POST', '/dag-runs/:name/:dagRunId/retry', retryRun, { permission: 'run',
       operationId: 'retryDAGRun', summary: 'Run a finished run again', tag: 'dag-runs',
       description: 'Without dagRunId (or with the same), a new attempt of the run; with another, a new run under that id. ' +
         '`stepName` runs that step alone.',
@@ -220,23 +220,23 @@ export function dagRunRoutes(router: Router): void {
       errors: ['bad_request', 'not_found', 'already_running', 'already_exists', 'max_run_reached'],
       statusOverrides: statusOverrides.retry,
     })
-    .add('PATCH', '/dag-runs/:name/:dagRunId/steps/:stepName/status', setStepStatus, {
+    .add('PATCH', '/dag-runs/:name/:dagRunId/steps/:stepName/status', setStepStatus, { permission: 'run',
       operationId: 'updateDAGRunStepStatus', summary: 'Set a node\'s status by hand (0 to 5) on a run that is not active', tag: 'dag-runs',
       body: StepStatusBody,
       responses: empty200,
       errors: ['bad_request', 'not_found'],
     })
-    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs', listSubRuns, {
+    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs', listSubRuns, { permission: 'read',
       operationId: 'getSubDAGRuns', summary: 'The sub DAG runs a run started, with their timing', tag: 'dag-runs',
       responses: { 200: { description: 'The sub DAG runs', body: SubRunsResponse } },
       errors: ['not_found'],
     })
-    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId', getSubRun, {
+    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId', getSubRun, { permission: 'read',
       operationId: 'getSubDAGRunDetails', summary: 'A sub DAG run with its nodes', tag: 'dag-runs',
       responses: { 200: { description: 'The sub DAG run', body: SubRunDetailsResponse } },
       errors: ['not_found'],
     })
-    .add('PATCH', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId/steps/:stepName/status', setStepStatus, {
+    .add('PATCH', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId/steps/:stepName/status', setStepStatus, { permission: 'run',
       operationId: 'updateSubDAGRunStepStatus', summary: 'Set a sub DAG run node\'s status by hand (0 to 5)', tag: 'dag-runs',
       body: StepStatusBody,
       responses: empty200,

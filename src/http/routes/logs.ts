@@ -52,19 +52,19 @@ export function logRoutes(router: Router): void {
   const lines = Object.values(LinesQuery);
   const chunk200 = { 200: { description: 'The lines asked for (an empty chunk before the log is written)', body: LogResponse } };
   router
-    .add('GET', '/dag-runs/:name/:dagRunId/log', runLog, {
+    .add('GET', '/dag-runs/:name/:dagRunId/log', runLog, { permission: 'read',
       operationId: 'getDAGRunLog', summary: 'Lines of a run\'s log', tag: 'dag-runs',
       query: lines, responses: chunk200, errors: ['bad_request', 'not_found'],
     })
-    .add('GET', '/dag-runs/:name/:dagRunId/steps/:stepName/log', stepLog, {
+    .add('GET', '/dag-runs/:name/:dagRunId/steps/:stepName/log', stepLog, { permission: 'read',
       operationId: 'getDAGRunStepLog', summary: 'Lines of a step\'s stdout or stderr', tag: 'dag-runs',
       query: [StreamQuery, ...lines], responses: chunk200, errors: ['bad_request', 'not_found'],
     })
-    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId/log', runLog, {
+    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId/log', runLog, { permission: 'read',
       operationId: 'getSubDAGRunLog', summary: 'Lines of a sub DAG run\'s log', tag: 'dag-runs',
       query: lines, responses: chunk200, errors: ['bad_request', 'not_found'],
     })
-    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId/steps/:stepName/log', stepLog, {
+    .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs/:subDagRunId/steps/:stepName/log', stepLog, { permission: 'read',
       operationId: 'getSubDAGRunStepLog', summary: 'Lines of a sub DAG run step\'s stdout or stderr', tag: 'dag-runs',
       query: [StreamQuery, ...lines], responses: chunk200, errors: ['bad_request', 'not_found'],
     });

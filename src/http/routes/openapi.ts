@@ -11,7 +11,7 @@ export function openApiRoutes(router: Router): void {
     encoded ??= buildOpenApiDocument(router.entries(), deps.version).then((document) => Buffer.from(JSON.stringify(document)));
     return { status: 200, headers: { 'content-type': 'application/json' }, body: await encoded };
   };
-  router.add('GET', '/openapi.json', serve, {
+  router.add('GET', '/openapi.json', serve, { permission: 'read',
     operationId: 'getOpenApiDocument',
     summary: 'This OpenAPI 3.1 document',
     tag: 'system',

@@ -37,7 +37,7 @@ export function opsRoutes(router: Router): void {
       operationId: 'getMetrics', summary: 'Prometheus metrics, never behind authentication', tag: 'monitoring',
       responses: { 200: { description: 'The Prometheus text exposition format', text: 'text/plain' } },
     })
-    .add('GET', '/services/resources/history', resourceHistory, {
+    .add('GET', '/services/resources/history', resourceHistory, { permission: 'read',
       operationId: 'getResourceHistory', summary: 'The machine\'s CPU, memory, disk and load, sampled every 5 s', tag: 'monitoring',
       query: [DurationQuery],
       responses: { 200: { description: 'Each series, oldest sample first', body: ResourceHistoryResponse } },

@@ -41,35 +41,35 @@ async function setQueueLimit(request: HttpRequest, deps: ApiDeps) {
 
 export function queueRoutes(router: Router): void {
   router
-    .add('POST', '/dags/:fileName/enqueue', enqueueDag, {
+    .add('POST', '/dags/:fileName/enqueue', enqueueDag, { permission: 'run',
       operationId: 'enqueueDAGDAGRun', summary: 'Queue a run of a stored DAG', tag: 'queues',
       description: 'The run waits in the request\'s queue, else the DAG\'s `queue`, else the DAG\'s own queue.',
       body: EnqueueBody,
       responses: { 200: { description: 'Queued', body: DagRunIdResponse } },
       errors: ['bad_request', 'not_found', 'max_run_reached', 'already_exists'],
     })
-    .add('POST', '/dag-runs/enqueue', enqueueInline, {
+    .add('POST', '/dag-runs/enqueue', enqueueInline, { permission: 'write',
       operationId: 'enqueueDAGRunFromSpec', summary: 'Queue a run of an inline spec', tag: 'queues',
       body: InlineEnqueueBody,
       responses: { 200: { description: 'Queued', body: DagRunIdResponse } },
       errors: ['bad_request', 'max_run_reached', 'already_exists'],
     })
-    .add('GET', '/dag-runs/:name/:dagRunId/dequeue', dequeue, {
+    .add('GET', '/dag-runs/:name/:dagRunId/dequeue', dequeue, { permission: 'run',
       operationId: 'dequeueDAGRun', summary: 'Take a queued run out of its queue (recorded aborted)', tag: 'queues',
       responses: { 200: { description: 'Dequeued; no body' } },
       errors: ['not_found'],
     })
-    .add('POST', '/dag-runs/:name/:dagRunId/reschedule', reschedule, {
+    .add('POST', '/dag-runs/:name/:dagRunId/reschedule', reschedule, { permission: 'run',
       operationId: 'rescheduleDAGRun', summary: 'A new run of a finished one, with its definition and params, as a singleton', tag: 'queues',
       body: RescheduleBody,
       responses: { 200: { description: 'Started, or queued when its custom queue is full', body: RescheduleResponse } },
       errors: ['bad_request', 'not_found', 'max_run_reached', 'already_exists'],
     })
-    .add('GET', '/queues', listQueues, {
+    .add('GET', '/queues', listQueues, { permission: 'read',
       operationId: 'listQueues', summary: 'The queues with their running and queued runs', tag: 'queues',
       responses: { 200: { description: 'Every custom queue, and each DAG queue with runs', body: QueuesResponse } },
     })
-    .add('PATCH', '/queues/:queue', setQueueLimit, {
+    .add('PATCH', '/queues/:queue', setQueueLimit, { permission: 'write',
       operationId: 'updateQueueLimit', summary: 'Change a custom queue\'s maxConcurrency, live (troupe)', tag: 'queues',
       body: QueueLimitBody,
       responses: { 200: { description: 'The queue', body: QueueResponse } },

@@ -18,7 +18,7 @@ async function health(_request: HttpRequest, deps: ApiDeps) {
 }
 
 export function systemRoutes(router: Router): void {
-  router.add('GET', '/health', health, {
+  router.add('GET', '/health', health, { permission: 'read',
     operationId: 'getHealthStatus',
     summary: 'Whether the store can be written and read',
     tag: 'system',

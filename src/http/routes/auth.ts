@@ -1,0 +1,60 @@
+// Signing in and the caller's own account: POST /auth/login, GET /auth/me, POST /auth/change-password.
+import { AppError } from '../../core/index.ts';
+import { userView, type Auth, type Identity, type UserView } from '../../auth/index.ts';
+import { ChangePasswordBody, LoginBody } from '../auth-schemas.ts';
+import { LoginResponse, SuccessResponse, UserResponse } from '../response-schemas.ts';
+import type { Router } from '../router.ts';
+import { parseBody } from '../schemas.ts';
+import { json, type ApiDeps, type HttpRequest } from '../types.ts';
+
+/** The server's Auth; an API made without one (an embedder's) has no accounts. */
+export function authOf(deps: ApiDeps): Auth {
+  if (!deps.auth) throw new AppError('not_found', 'this server keeps no users');
+  return deps.auth;
+}
+
+async function login(request: HttpRequest, deps: ApiDeps) {
+  const body = await parseBody(LoginBody, request.body);
+  return json(await authOf(deps).login(body.username, body.password, request.remoteAddress));
+}
+
+/** Credentials that are not a stored user (static ones, an API key, auth off) are shown as such a user, without an id. */
+function callerView(identity: Identity, deps: ApiDeps): UserView {
+  const stored = identity.userId === undefined ? undefined : deps.auth?.accounts.user(identity.userId);
+  return stored ? userView(stored) : { id: '', username: identity.username, role: identity.role, createdAt: '', updatedAt: '' };
+}
+
+function me(request: HttpRequest, deps: ApiDeps) {
+  return json({ user: callerView(request.identity, deps) });
+}
+
+async function changePassword(request: HttpRequest, deps: ApiDeps) {
+  const body = await parseBody(ChangePasswordBody, request.body);
+  await authOf(deps).accounts.changeOwnPassword(request.identity, body.currentPassword, body.newPassword);
+  return json({ message: 'Password changed; sign in again' });
+}
+
+export function authRoutes(router: Router): void {
+  router
+    .add('POST', '/auth/login', login, {
+      public: true,
+      operationId: 'login', summary: 'Sign in with a username and password: a session token', tag: 'auth',
+      description: 'Failed attempts are limited per username and per client address: past the limit, 429 `too_many_requests` with Retry-After.',
+      body: LoginBody,
+      responses: { 200: { description: 'Signed in', body: LoginResponse } },
+      errors: ['bad_request', 'unauthorized', 'too_many_requests', 'not_found'],
+    })
+    .add('GET', '/auth/me', me, {
+      permission: 'read',
+      operationId: 'getCurrentUser', summary: 'Who the credentials belong to', tag: 'auth',
+      description: 'Credentials that are not a stored user (the static ones, an API key, authentication off) answer with an empty `id` and times.',
+      responses: { 200: { description: 'The caller', body: UserResponse } },
+    })
+    .add('POST', '/auth/change-password', changePassword, {
+      permission: 'read',
+      operationId: 'changePassword', summary: 'Change the caller\'s own password; their session tokens stop working', tag: 'auth',
+      body: ChangePasswordBody,
+      responses: { 200: { description: 'Changed', body: SuccessResponse } },
+      errors: ['bad_request', 'unauthorized', 'not_found'],
+    });
+}
