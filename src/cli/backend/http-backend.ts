@@ -93,6 +93,10 @@ export class HttpBackend implements Backend {
     try {
       response = await request(`${this.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     } catch (error) {
+      const code = errorCode(error);
+      if (code && CERTIFICATE_ERRORS.has(code)) {
+        throw new CliError(`the certificate of the troupe server at ${this.url} is not trusted (${code})`, 'trust its CA with NODE_EXTRA_CA_CERTS=<ca.pem>');
+      }
       throw new CliError(`cannot reach the troupe server at ${this.url} (${(error as Error).message})`, 'start it with `troupe server`, or check --server');
     }
     const text = await response.body.text();
@@ -111,6 +115,18 @@ function viewOf(run: RunView): RunView {
       finishedAt: node.finishedAt, error: node.error, stdout: node.stdout, stderr: node.stderr,
     })),
   };
+}
+
+/** TLS failures that a CA the client does not trust yet explains. */
+const CERTIFICATE_ERRORS = new Set(['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'ERR_TLS_CERT_ALTNAME_INVALID', 'CERT_HAS_EXPIRED']);
+
+/** The code of a failed connection, wherever undici put it (the error or its causes). */
+function errorCode(error: unknown): string | undefined {
+  for (let current = error; current !== null && typeof current === 'object'; current = (current as { cause?: unknown }).cause) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR_SOCKET') return code;
+  }
+  return undefined;
 }
 
 function runPath(name: string, dagRunId: string): string {
