@@ -40,7 +40,8 @@ test('embedded start follows each step, sums up, exits 0 or 1; the runs are in t
   assert.equal(summary.status, 'failed');
   assert.deepEqual(summary.failedSteps, [{ name: 'break', error: 'exit status 3' }]);
 
-  const embedded = await Promise.all([troupe(['status', 'fails', '-r', 'run-one', '--json', ...home.flag]), troupe(['status', '--json', ...home.flag])]);
+  // One after the other: each takes the home's lock while it runs.
+  const embedded = [await troupe(['status', 'fails', '-r', 'run-one', '--json', ...home.flag]), await troupe(['status', '--json', ...home.flag])];
 
   // The lock is released: a server opens the home and serves what the command stored.
   const server = await startTestServer('uws', { home: home.dir });
