@@ -27,14 +27,17 @@ export function describeError(error: unknown): { line: string; code: number } {
     return { line: `troupe: ${error.message} (see \`${help}\`)`, code: EXIT_USAGE };
   }
   if (error instanceof CliError) return { line: `troupe: ${oneLine(error.message)}${error.fix ? `: ${error.fix}` : ''}`, code: EXIT_FAILED };
-  if (error instanceof AppError) return { line: `troupe: ${oneLine(error.message)}${fixFor(error.code)}`, code: EXIT_FAILED };
+  if (error instanceof AppError) return { line: `troupe: ${oneLine(error.message)}${fixFor(error.code, error.message)}`, code: EXIT_FAILED };
   const text = error instanceof Error ? error.message : String(error);
   return { line: `troupe: ${oneLine(text)}`, code: EXIT_FAILED };
 }
 
-function fixFor(code: string): string {
+function fixFor(code: string, message: string): string {
   switch (code) {
-    case 'not_found': return ': check the DAG name and the run id (`troupe status` lists the recent runs)';
+    case 'not_found':
+      return /dag-run/i.test(message)
+        ? ': check the DAG name and the run id (`troupe status` lists the recent runs)'
+        : ': check the name (the DAGs folder is --dags, or HOME/dags), or give the path of a YAML file';
     case 'already_running': return ': wait for it to end, or `troupe stop` it';
     case 'not_running': return ': nothing to stop';
     case 'unauthorized': return ': pass --token or set TROUPE_TOKEN';
