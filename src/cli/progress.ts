@@ -23,6 +23,11 @@ export class Progress {
     if (mode === 'live') this.ticker = setInterval(() => this.draw(), 500).unref();
   }
 
+  /** Something else was written below the live view: the next view is drawn after it, not over it. */
+  release(): void {
+    this.drawnLines = 0;
+  }
+
   /** A retry's steps as the attempt before it left them: only what changes from there is told. */
   seed(run: RunView): void {
     for (const node of run.nodes) this.shown.set(node.step.name, node.statusLabel);

@@ -86,8 +86,9 @@ class Interrupt {
   }
 
   /** From here Ctrl-C stops this run (at once, when it was pressed already). */
-  follows(backend: Backend, name: string, dagRunId: string): void {
+  follows(backend: Backend, name: string, dagRunId: string, progress: Progress): void {
     this.stopRun = () => {
+      progress.release();
       process.stderr.write(`\nCtrl-C: stopping dag-run ${name} ${dagRunId} (Ctrl-C again to leave it running)\n`);
       backend.stop(name, dagRunId).catch(() => undefined);
     };
@@ -103,7 +104,7 @@ class Interrupt {
 async function follow(backend: Backend, name: string, dagRunId: string, options: CommonOptions, interrupt: Interrupt, before?: RunView): Promise<number> {
   const progress = new Progress(progressMode(options.json));
   if (before) progress.seed(before);
-  interrupt.follows(backend, name, dagRunId);
+  interrupt.follows(backend, name, dagRunId, progress);
   const final = await backend.watch(name, dagRunId, (run) => progress.update(run), { previousEnd: before?.finishedAt });
   progress.finish(final, { interrupted: interrupt.interrupted });
   return final.statusLabel === 'succeeded' ? EXIT_OK : EXIT_FAILED;
