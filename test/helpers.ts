@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { startTroupe, homePaths, type Troupe, type TroupeConfig } from '../src/main.ts';
 import { assertDocumented } from './openapi-check.ts';
 
+export { checkedFetch, checkRaw, uncheckedFetch } from './openapi-check.ts';
+
 export interface TestServer {
   base: string;
   home: string;

@@ -2,7 +2,10 @@
 // table): the status must be one the operation lists, and the body must match that status's schema
 // (ajv, JSON Schema 2020-12, the dialect of OpenAPI 3.1). test/helpers.ts runs every response of
 // `call` through it, so a response of any integration test that drifts from the document fails
-// that test, naming the route, the status and the schema path.
+// that test, naming the route, the status and the schema path. Tests that need a request `call`
+// cannot make (headers, cookies, HEAD, manual redirects) use `checkedFetch` instead of `fetch`, and
+// `checkRaw` for what they read off a socket; a response kept out of the check says why, by
+// `uncheckedFetch(reason, ...)`, so that no gap is silent.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
 import { apiRouter, buildOpenApiDocument } from '../src/http/index.ts';
@@ -150,4 +153,43 @@ export async function assertDocumented(response: ObservedResponse): Promise<void
   checkedResponses.push(matched);
   const problems = openApi.problems(matched);
   if (problems.length > 0) throw new Error(`response drifts from the OpenAPI document (GET /api/v2/openapi.json):\n  ${problems.join('\n  ')}`);
+}
+
+/** Where the API is served below a server's origin. */
+const API_PREFIX = '/api/v2';
+
+/** The path below /api/v2 (query included) of a URL of the API; undefined for any other URL. */
+export function apiPathOf(url: string | URL): string | undefined {
+  const parsed = new URL(String(url));
+  if (parsed.pathname !== API_PREFIX && !parsed.pathname.startsWith(`${API_PREFIX}/`)) return undefined;
+  return `${parsed.pathname.slice(API_PREFIX.length)}${parsed.search}`;
+}
+
+/**
+ * `fetch`, whose response (when it is one of the API's) must match the document: a drift rejects
+ * with the route, the status and the schema path. The body stays unread for the caller.
+ */
+export async function checkedFetch(input: string | URL, init: RequestInit = {}): Promise<Response> {
+  const response = await fetch(input, init);
+  // A followed redirect answers for the URL it led to, with GET (as fetch follows a 302 or 303).
+  const method = response.redirected ? 'GET' : (init.method ?? 'GET').toUpperCase();
+  const path = apiPathOf(response.redirected ? response.url : input);
+  if (path === undefined) return response;
+  const text = await response.clone().text();
+  await assertDocumented({ method, path, status: response.status, contentType: response.headers.get('content-type'), text });
+  return response;
+}
+
+/**
+ * `fetch` for a response the document does not describe on purpose (a CORS preflight, the answer
+ * of an outside server): `reason` says which, where the test reads.
+ */
+export function uncheckedFetch(reason: string, input: string | URL, init?: RequestInit): Promise<Response> {
+  if (reason.trim() === '') throw new Error('uncheckedFetch needs the reason the response is not checked');
+  return fetch(input, init);
+}
+
+/** Checks a response read off a socket (test/raw-http.ts) to `method path` (path below /api/v2). */
+export function checkRaw(method: string, path: string, response: { status: number; headers: Map<string, string[]>; body: string }): Promise<void> {
+  return assertDocumented({ method, path, status: response.status, contentType: response.headers.get('content-type')?.[0] ?? null, text: response.body });
 }
