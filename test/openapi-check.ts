@@ -173,11 +173,15 @@ export async function checkedFetch(input: string | URL, init: RequestInit = {}):
   const response = await fetch(input, init);
   // A followed redirect answers for the URL it led to, with GET (as fetch follows a 302 or 303).
   const method = response.redirected ? 'GET' : (init.method ?? 'GET').toUpperCase();
-  const path = apiPathOf(response.redirected ? response.url : input);
-  if (path === undefined) return response;
   const text = await response.clone().text();
-  await assertDocumented({ method, path, status: response.status, contentType: response.headers.get('content-type'), text });
+  await assertDocumentedAt(method, response.redirected ? response.url : input, { status: response.status, contentType: response.headers.get('content-type'), text });
   return response;
+}
+
+/** `assertDocumented` for an answer to `method url`, where the URL is the API's; any other URL passes. */
+export async function assertDocumentedAt(method: string, url: string | URL, answer: Pick<ObservedResponse, 'status' | 'contentType' | 'text'>): Promise<void> {
+  const path = apiPathOf(url);
+  if (path !== undefined) await assertDocumented({ method: method.toUpperCase(), path, ...answer });
 }
 
 /**
