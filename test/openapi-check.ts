@@ -55,9 +55,12 @@ export class OpenApiChecker {
     walk(document, '#');
   }
 
-  /** The document's path template for a request path: literal segments win over parameters, as the router does. */
+  /**
+   * The document's path template for a request path, split as the router splits it: literal
+   * segments win over parameters, an empty segment inside is one, a trailing slash is ignored.
+   */
   routeOf(path: string): string | undefined {
-    const parts = path.split('?')[0].split('/').filter(Boolean);
+    const parts = path.split('?')[0].replace(/^\//, '').replace(/\/$/, '').split('/');
     let best: { route: string; literals: number } | undefined;
     for (const { route, segments } of this.templates) {
       if (segments.length !== parts.length) continue;

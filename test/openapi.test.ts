@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { apiRouter, buildOpenApiDocument, openApiPath, takesRemoteNode } from '../src/http/index.ts';
 import { HELLO, startTestServer, type TestServer } from './helpers.ts';
-import { assertDocumented, checkedResponses, OpenApiChecker, openApiChecker } from './openapi-check.ts';
+import { assertDocumented, checkedFetch, checkedResponses, OpenApiChecker, openApiChecker } from './openapi-check.ts';
 import { browse, CookieJar, documented, freePort, signInAtProvider, startTestProvider } from './support/oidc-provider.ts';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
