@@ -111,6 +111,11 @@ export class OpenApiChecker {
     }
     const validate = this.compile(`${pointer}/content/${escape(mediaType)}/schema`);
     if (validate(body)) return [];
+    return this.explain(where, validate);
+  }
+
+  /** A line per way the body broke `validate`'s schema, naming the schema's JSON pointer. */
+  private explain(where: string, validate: ValidateFunction): string[] {
     const errors = validate.errors ?? [];
     const lines = errors.slice(0, MAX_PROBLEMS).map((error) => {
       const schema = error.parentSchema && this.pointers.get(error.parentSchema);
@@ -119,6 +124,24 @@ export class OpenApiChecker {
     });
     if (errors.length > MAX_PROBLEMS) lines.push(`... and ${errors.length - MAX_PROBLEMS} more`);
     return lines;
+  }
+
+  /**
+   * A response no operation holds (a path the API does not serve, a method the path is not served
+   * with): an error must still be the error document (components.schemas.Error).
+   */
+  unmatchedProblems(response: ObservedResponse): string[] {
+    if (response.status < 400 || response.method === 'HEAD') return [];
+    const where = `${response.method} ${response.path.split('?')[0]} (no operation) answered ${response.status}`;
+    if (!response.contentType?.startsWith('application/json')) return [`${where} as ${response.contentType}, where every error is application/json`];
+    let body: unknown;
+    try {
+      body = JSON.parse(response.text);
+    } catch {
+      return [`${where} with a body that is not JSON: ${response.text.slice(0, 200)}`];
+    }
+    const validate = this.compile('#/components/schemas/Error');
+    return validate(body) ? [] : this.explain(where, validate);
   }
 
   private resolve(ref: string): Json {
@@ -152,9 +175,8 @@ export async function assertDocumented(response: ObservedResponse): Promise<void
   if (process.env.TROUPE_OPENAPI_CHECK === '0') return;
   const openApi = await openApiChecker();
   const matched = openApi.match(response);
-  if (!matched) return;
-  checkedResponses.push(matched);
-  const problems = openApi.problems(matched);
+  if (matched) checkedResponses.push(matched);
+  const problems = matched ? openApi.problems(matched) : openApi.unmatchedProblems(response);
   if (problems.length > 0) throw new Error(`response drifts from the OpenAPI document (GET /api/v2/openapi.json):\n  ${problems.join('\n  ')}`);
 }
 

@@ -23,6 +23,7 @@ describe('raw requests are checked against the OpenAPI document', () => {
     drifting = createServer((req, res) => {
       const [status, body] = req.url === '/api/v2/dags/tags' ? [200, DRIFTING_TAGS]
         : req.url === '/api/v2/health' ? [418, '{"code":"teapot","message":"short and stout"}']
+        : req.url === '/api/v2/no-such-route' ? [404, '{"error":"not here"}']
         : [200, '{"not":"the API"}'];
       res.writeHead(status, { 'content-type': 'application/json', connection: 'close' });
       res.end(body);
@@ -35,9 +36,11 @@ describe('raw requests are checked against the OpenAPI document', () => {
     drifting.close(() => resolve());
   }));
 
-  test('checkedFetch rejects a body or a status the document does not describe; a URL outside the API passes', async () => {
+  test('checkedFetch rejects a body or a status the document does not describe, an error that is no error document; a URL outside the API passes', async () => {
     await assert.rejects(checkedFetch(`${origin}/api/v2/dags/tags`, { headers: { accept: 'application/json' } }), TAGS_DRIFT);
     await assert.rejects(checkedFetch(`${origin}/api/v2/health`, { method: 'GET' }), /GET \/health answered 418, a status the document does not list for it/);
+    // A path no operation holds must still answer an error with the error document.
+    await assert.rejects(checkedFetch(`${origin}/api/v2/no-such-route`), /GET \/no-such-route \(no operation\) answered 404: body must have required property 'code' .*\(schema #\/components\/schemas\/Error\/required\)/);
     const outside = await checkedFetch(`${origin}/elsewhere`);
     assert.deepEqual(await outside.json(), { not: 'the API' });
   });
