@@ -197,9 +197,11 @@ export function apiPathOf(url: string | URL): string | undefined {
 export async function checkedFetch(input: string | URL, init: RequestInit = {}): Promise<Response> {
   const response = await fetch(input, init);
   // A followed redirect answers for the URL it led to, with GET (as fetch follows a 302 or 303).
-  const method = response.redirected ? 'GET' : (init.method ?? 'GET').toUpperCase();
+  const url = response.redirected ? response.url : input;
+  if (apiPathOf(url) === undefined) return response;
+  const method = response.redirected ? 'GET' : init.method ?? 'GET';
   const text = await response.clone().text();
-  await assertDocumentedAt(method, response.redirected ? response.url : input, { status: response.status, contentType: response.headers.get('content-type'), text });
+  await assertDocumentedAt(method, url, { status: response.status, contentType: response.headers.get('content-type'), text });
   return response;
 }
 
