@@ -78,7 +78,6 @@ describe('raw requests are checked against the OpenAPI document', () => {
  */
 const PENDING: Record<string, string> = {
   'test/auth-hardening.test.ts': 'edited on branch i19-auth: its forward through a remote node goes to checkedFetch once that lands',
-  'test/auth-oidc.test.ts': 'edited on branch i19-auth: its cookie and token requests go to checkedFetch once that lands',
 };
 
 function testFiles(dir: string): string[] {
