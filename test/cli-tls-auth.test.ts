@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { Agent, request } from 'undici';
 import { startTestServer } from './helpers.ts';
+import { assertDocumentedAt } from './openapi-check.ts';
 import { PASSES, makeHome, troupe } from './cli-run.ts';
 
 test('over HTTPS with authentication: the lock names the https URL; the token and the CA come from the environment', async (t) => {
@@ -43,7 +44,10 @@ test('over HTTPS with authentication: the lock names the https URL; the token an
   // The server's run: read through its API with the token, trusting its certificate.
   const agent = new Agent({ connect: { ca: pems.cert } });
   t.after(() => agent.close());
-  const answer = await request(`${server.base.replace('http:', 'https:')}/dag-runs/passes/secure-1`, { dispatcher: agent, headers: { authorization: 'Bearer ci-token' } });
+  const url = `${server.base.replace('http:', 'https:')}/dag-runs/passes/secure-1`;
+  const answer = await request(url, { dispatcher: agent, headers: { authorization: 'Bearer ci-token' } });
+  const text = await answer.body.text();
+  await assertDocumentedAt('GET', url, { status: answer.statusCode, contentType: String(answer.headers['content-type'] ?? ''), text });
   assert.equal(answer.statusCode, 200);
-  assert.equal(((await answer.body.json()) as { dagRun: { status: number } }).dagRun.status, 4);
+  assert.equal(JSON.parse(text).dagRun.status, 4);
 });
