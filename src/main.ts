@@ -208,7 +208,7 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
     auth = await Auth.open(config.auth ?? {}, new LmdbUserStore(handle.runs.environment), config.clock);
     const oidc = openOidcSignIn(config.oidc, auth);
     server = await startServer(
-      { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, version, startedAtMs,
+      { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, retention: handle.retention, version, startedAtMs,
         clock: config.clock ?? systemClock, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc },
       { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs, tls },
     );

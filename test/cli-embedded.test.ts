@@ -2,6 +2,7 @@
 // and leaves the same runs in the same store a server then serves (checked through its API).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startTestServer } from './helpers.ts';
@@ -126,6 +127,13 @@ test('embedded enqueue leaves the run queued for a server, dequeue takes it out;
   assert.equal(JSON.parse((await troupe(['status', 'passes', '--json', ...home.flag])).stdout).dagRun.statusLabel, 'aborted');
   assert.equal((await troupe(['start', 'passes', '-r', 'p2', ...home.flag])).code, 0);
 
+  const stored = async () => JSON.parse((await troupe(['status', '--json', ...home.flag])).stdout).dagRuns.map((run: { dagRunId: string }) => run.dagRunId).sort();
+  assert.deepEqual(await stored(), ['p2', 'q1']);
+  const logs: string[] = [];
+  // One after the other: each takes the home's lock.
+  for (const id of ['p2', 'q1']) logs.push(JSON.parse((await troupe(['status', 'passes', '-r', id, '--json', ...home.flag])).stdout).dagRun.log);
+  // q1 was dequeued before it ran: it has no log file.
+  assert.deepEqual(logs.map((path) => existsSync(path)), [true, false], JSON.stringify(logs));
   const preview = await troupe(['cleanup', 'passes', '--dry-run', ...home.flag]);
   assert.equal(preview.code, 0, preview.stderr);
   assert.match(preview.stdout, /^would remove 2 dag-runs \(every finished dag-run of passes\):\n {2}(q1|p2)\n {2}(q1|p2)\n$/);
@@ -134,8 +142,15 @@ test('embedded enqueue leaves the run queued for a server, dequeue takes it out;
   const unasked = await troupe(['cleanup', 'passes', ...home.flag]);
   assert.equal(unasked.code, 1);
   assert.match(unasked.stderr, /pass --yes to confirm/);
+  assert.deepEqual(await stored(), ['p2', 'q1'], 'the dry run and the unconfirmed one removed nothing');
   const removed = await troupe(['cleanup', 'passes', '-y', '--json', ...home.flag]);
-  assert.deepEqual(JSON.parse(removed.stdout).removed, 2);
+  assert.equal(removed.code, 0, removed.stderr);
+  const answer = JSON.parse(removed.stdout);
+  assert.deepEqual({ ...answer, dagRunIds: answer.dagRunIds.sort() }, { name: 'passes', dryRun: false, dagRunIds: ['p2', 'q1'], removed: 2 });
+  assert.deepEqual(await stored(), []);
+  assert.deepEqual(logs.filter((path) => existsSync(path)), [], 'their logs went with them');
+  const again = await troupe(['cleanup', 'passes', '-y', ...home.flag]);
+  assert.equal(again.stdout, 'nothing to remove: no finished dag-run of passes\n');
 
   const server = await startTestServer('uws', { home: home.dir });
   t.after(() => server.close());

@@ -3,6 +3,7 @@
 // cleanly; the same verbs embedded on a home stop the same way.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
@@ -18,7 +19,7 @@ async function waitingStep(server: TestServer, name: string): Promise<string> {
   return dagRunId;
 }
 
-test('with a server on the home, verbs go to it over HTTP: start, status, enqueue; cleanup says it needs the store', async (t) => {
+test('with a server on the home, verbs go to it over HTTP: start, status, enqueue, cleanup', async (t) => {
   const home = await makeHome({ passes: PASSES });
   const server = await startTestServer('uws', { home: home.dir });
   t.after(() => server.close());
@@ -36,9 +37,30 @@ test('with a server on the home, verbs go to it over HTTP: start, status, enqueu
   assert.deepEqual(JSON.parse(queued.stdout), { name: 'passes', dagRunId: 'q1', queued: true });
   assert.equal((await server.waitForRun('passes', 'q1')).status, 4, 'the server started the queued run');
 
-  const cleanup = await troupe(['cleanup', 'passes', '-y', ...home.flag]);
-  assert.equal(cleanup.code, 1);
-  assert.match(cleanup.stderr, /^troupe: cleanup works on the store itself, which the server at http:\/\/127\.0\.0\.1:\d+\/api\/v2 holds: stop the server/);
+  // cleanup asks the server (POST /dag-runs/cleanup) and says what an embedded cleanup says.
+  const stored = async () => (await server.call('GET', '/dag-runs/passes')).body.dagRuns.map((run: { dagRunId: string }) => run.dagRunId).sort();
+  assert.deepEqual(await stored(), ['q1', 's1']);
+  const preview = await troupe(['cleanup', 'passes', '--dry-run', ...home.flag]);
+  assert.equal(preview.code, 0, preview.stderr);
+  assert.match(preview.stdout, /^would remove 2 dag-runs \(every finished dag-run of passes\):\n {2}(s1|q1)\n {2}(s1|q1)\n$/);
+  assert.deepEqual(await stored(), ['q1', 's1'], 'the dry run removed nothing');
+  const kept = await troupe(['cleanup', 'passes', '--retention-days', '30', '--yes', ...home.flag]);
+  assert.equal(kept.code, 0, kept.stderr);
+  assert.equal(kept.stdout, 'nothing to remove: no dag-runs of passes finished more than 30 days ago\n');
+  const unasked = await troupe(['cleanup', 'passes', ...home.flag]);
+  assert.equal(unasked.code, 1);
+  assert.equal(unasked.stderr, 'troupe: cleanup removes runs for good and there is no terminal to ask: pass --yes to confirm, or --dry-run to see what it would remove\n');
+  assert.deepEqual(await stored(), ['q1', 's1']);
+  const logs = [(await server.call('GET', '/dag-runs/passes/s1')).body.dagRun.log, (await server.call('GET', '/dag-runs/passes/q1')).body.dagRun.log];
+  assert.ok(logs.every((path) => existsSync(path)), JSON.stringify(logs));
+  const removed = await troupe(['cleanup', 'passes', '-y', ...home.flag]);
+  assert.equal(removed.code, 0, removed.stderr);
+  assert.equal(removed.stdout, 'removed 2 dag-runs of passes\n');
+  assert.deepEqual(await stored(), []);
+  assert.deepEqual(logs.filter((path) => existsSync(path)), [], 'their logs went with them');
+  assert.equal((await server.call('GET', '/dag-runs/passes/s1')).status, 404);
+  const again = await troupe(['cleanup', 'passes', '-y', '--json', ...home.flag]);
+  assert.deepEqual(JSON.parse(again.stdout), { name: 'passes', dryRun: false, dagRunIds: [], removed: 0 });
 });
 
 test('--server names a server; a Bearer token from --token or TROUPE_TOKEN reaches it; without one, the fix is named', async (t) => {

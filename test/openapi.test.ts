@@ -186,6 +186,9 @@ describe('every operation answers as the document says', () => {
     assert.equal((await call('POST', `/dag-runs/oa-sleeper/${sleeper.body.dagRunId}/retry`, {})).status, 400);
     assert.equal((await call('POST', `/dag-runs/oa-sleeper/${sleeper.body.dagRunId}/stop`)).status, 200);
     assert.equal((await server.waitForRun('oa-sleeper', sleeper.body.dagRunId)).statusLabel, 'aborted');
+    assert.equal((await call('POST', '/dag-runs/cleanup', { retentionDays: 0, name: 'oa-sleeper', dryRun: true })).body.dagRuns.length, 1);
+    assert.equal((await call('POST', '/dag-runs/cleanup', { retentionDays: 0, name: 'oa-sleeper' })).body.removed, 1);
+    assert.equal((await call('POST', '/dag-runs/cleanup', { retentionDays: -1 })).status, 400);
 
     const inline = await call('POST', '/dag-runs', { spec: HELLO, name: 'oa-inline' });
     assert.equal(inline.status, 200);

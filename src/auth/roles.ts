@@ -4,7 +4,7 @@ import { ROLES, type Role } from '../core/index.ts';
 /**
  * `read`: every read, and the caller's own account (me, change-password); `run`: start, enqueue,
  * stop, retry, reschedule, dequeue, suspend, set a step's status; `write`: create, edit, rename and
- * delete DAGs, run an inline spec, change a queue's limit; `admin`: users and API keys.
+ * delete DAGs, run an inline spec, change a queue's limit, remove run history; `admin`: users and API keys.
  */
 export const PERMISSIONS = ['read', 'run', 'write', 'admin'] as const;
 export type Permission = (typeof PERMISSIONS)[number];

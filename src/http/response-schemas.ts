@@ -343,6 +343,13 @@ export const SubRunsResponse = bodySchema((Type) => closed(Type, {
     finishedAt: Type.Union([Type.String(), Type.Null()], { description: `${TIME} (or null)` }),
   })),
 }));
+export const CleanupResponse = bodySchema((Type) => closed(Type, {
+  dryRun: Type.Boolean(),
+  dagRuns: Type.Array(closed(Type, { name: Type.String(), dagRunId: Type.String() }), {
+    description: 'The root runs removed with their sub DAG runs and logs (on a dry run, those that would be), oldest first per DAG name',
+  }),
+  removed: Type.Integer({ description: 'How many runs went, sub DAG runs included; 0 on a dry run' }),
+}));
 export const RescheduleResponse = bodySchema((Type) => closed(Type, { dagRunId: Type.String(), queued: Type.Boolean({ description: 'Whether the new run waits in a queue' }) }));
 export const QueuesResponse = bodySchema((Type) => closed(Type, { queues: Type.Array(ref(Type, Queue)) }));
 export const QueueResponse = bodySchema((Type) => ref(Type, Queue));

@@ -45,6 +45,12 @@ export const InlineEnqueueBody = bodySchema((Type) => Type.Object({
 export const RescheduleBody = bodySchema((Type) => Type.Object({ dagRunId: Type.Optional(Type.String()), dagName: Type.Optional(Type.String()) }));
 export const QueueLimitBody = bodySchema((Type) => Type.Object({ maxConcurrency: Type.Integer() }));
 export const RetryBody = bodySchema((Type) => Type.Object({ dagRunId: Type.Optional(Type.String()), stepName: Type.Optional(Type.String()) }));
+/** troupe: history removed by hand (`POST /dag-runs/cleanup`). */
+export const CleanupBody = bodySchema((Type) => Type.Object({
+  retentionDays: Type.Integer({ minimum: 0, description: 'Runs that finished more than this many days ago go; 0: every finished run' }),
+  dryRun: Type.Optional(Type.Boolean({ description: 'Only answer what would go' })),
+  name: Type.Optional(Type.String({ minLength: 1, description: 'Only runs of this DAG name; every DAG\'s without it' })),
+}));
 export const StepStatusBody = bodySchema((Type) => Type.Object({ status: Type.Integer() }));
 export const InlineRunBody = bodySchema((Type) => Type.Object({
   spec: Type.Optional(Type.String()),

@@ -1,6 +1,6 @@
 // The small request/response interface every handler is written against, whichever server carries it.
 import type { Clock, DagStore, LogStore, RunStore } from '../core/index.ts';
-import type { CronScheduler, Engine } from '../actors/index.ts';
+import type { CronScheduler, Engine, RetentionSweeper } from '../actors/index.ts';
 import type { ResourceHistory, TroupeMetrics } from '../ops/index.ts';
 import type { Auth, Identity, OidcSignIn } from '../auth/index.ts';
 import type { RemoteNodes } from './remote-nodes.ts';
@@ -33,6 +33,8 @@ export interface ApiDeps {
   logs: LogStore;
   version: string;
   startedAtMs: number;
+  /** Removes old history: the hourly sweep, and `POST /dag-runs/cleanup`. */
+  retention: Pick<RetentionSweeper, 'cleanup'>;
   /** Runs DAGs on their schedules: each DAG's next run and missed ticks; told of changes made through the API. */
   cron: CronScheduler;
   /** The time DAGs' next runs are computed from. */

@@ -1,7 +1,8 @@
 // History retention (`histRetentionDays`): the runs of a DAG older than its retention are removed,
 // with their sub DAG runs and log files, by a sweep at start and then every hour, off the request
 // path. The choice of runs is pure (expiredRunTrees); the sweep reads through the by-name index
-// and removes in small batches, yielding to the event loop between them.
+// and removes in small batches, yielding to the event loop between them. A cleanup asked for
+// (`troupe cleanup`, `POST /dag-runs/cleanup`) goes the same way, in turn with the sweeps.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { DAG_DEFAULTS, isFinalRunStatus, systemClock, type Clock, type RunRecord } from '../../core/index.ts';
 import type { Definitions } from '../definitions.ts';
@@ -78,6 +79,21 @@ export function expiredRunTrees(candidates: RunRecord[], cutoffMs: number, looku
   return trees;
 }
 
+/** A cleanup asked for: the finished runs of `name` (every DAG's without it) older than `retentionDays` (0: all). */
+export interface CleanupRequest {
+  name?: string;
+  retentionDays: number;
+  /** Only list what would go. */
+  dryRun?: boolean;
+}
+
+export interface CleanupResult {
+  /** The root runs removed (with dryRun, those that would be), oldest first per DAG name. */
+  dagRuns: Array<{ name: string; dagRunId: string }>;
+  /** How many runs went, sub DAG runs included; 0 on a dry run. */
+  removed: number;
+}
+
 export interface RetentionOptions {
   store: RetentionStore;
   /** Reads a DAG file's `histRetentionDays`. */
@@ -115,6 +131,17 @@ export class RetentionSweeper {
     return next;
   }
 
+  /**
+   * Removes (or, dry, lists) the finished runs a cleanup asks for, after any sweep under way. Unlike
+   * the sweep's, its retention has no minimum: 0 takes every finished run, as the user asked.
+   * A run queued or active, or with a sub DAG run active, is never taken.
+   */
+  cleanup(request: CleanupRequest): Promise<CleanupResult> {
+    const next = this.tail.catch(() => 0).then(() => this.cleanupNow(request));
+    this.tail = next.then(({ removed }) => removed);
+    return next;
+  }
+
   /** Stops the timer and waits for the sweep under way, which ends at its next batch. */
   async close(): Promise<void> {
     this.closed = true;
@@ -140,20 +167,45 @@ export class RetentionSweeper {
   }
 
   private async sweepDag(name: string, remover: RunRemoval): Promise<number> {
-    const { store } = this.options;
     const cutoffMs = retentionCutoff(this.clock.now(), await this.retentionDays(name));
     if (cutoffMs === undefined) return 0;
     let removed = 0;
+    for await (const trees of this.expiredBatches(name, cutoffMs)) removed += await remover.removeRuns(trees.flat());
+    return removed;
+  }
+
+  private async cleanupNow({ name, retentionDays, dryRun }: CleanupRequest): Promise<CleanupResult> {
+    const { store } = this.options;
+    const cutoffMs = this.clock.now() - retentionDays * DAY_MS;
+    const remover = store.remover();
+    const result: CleanupResult = { dagRuns: [], removed: 0 };
+    for (const runName of name === undefined ? store.runNames() : [name]) {
+      for await (const trees of this.expiredBatches(runName, cutoffMs)) {
+        const roots = trees.map((tree) => tree[tree.length - 1]);
+        if (dryRun) {
+          result.dagRuns.push(...roots.map(({ dagRunId }) => ({ name: runName, dagRunId })));
+          continue;
+        }
+        result.removed += await remover.removeRuns(trees.flat());
+        // A root that turned active meanwhile is kept by the removal: only those gone are told.
+        result.dagRuns.push(...roots.filter(({ dagRunId }) => store.get(runName, dagRunId) === undefined).map(({ dagRunId }) => ({ name: runName, dagRunId })));
+      }
+    }
+    return result;
+  }
+
+  /** The expired run trees of a name, a batch at a time, a turn of the event loop between batches. */
+  private async *expiredBatches(name: string, cutoffMs: number): AsyncGenerator<RunRecord[][]> {
+    const { store } = this.options;
     let after: { createdAtMs: number; dagRunId: string } | undefined;
     while (!this.closed) {
       const page = store.runsCreatedBefore(name, cutoffMs, BATCH, after);
-      if (page.length === 0) break;
+      if (page.length === 0) return;
       after = page[page.length - 1];
       const candidates = page.map(({ dagRunId }) => store.get(name, dagRunId)).filter((record) => record !== undefined);
       const trees = expiredRunTrees(candidates, cutoffMs, (runName, id) => store.get(runName, id));
-      if (trees.length > 0) removed += await remover.removeRuns(trees.flat());
+      if (trees.length > 0) yield trees;
       await nextTurn();
     }
-    return removed;
   }
 }

@@ -4,7 +4,7 @@
 import { AppError, isFinalRunStatus, nodeStatusLabel, runStatusLabel, type RunRecord, type RunStatus } from '../../core/index.ts';
 import { openEngine, type EngineHandle, type TroupeConfig } from '../../main.ts';
 import type { EngineEvent } from '../../index.ts';
-import type { Backend, DagRef, NodeView, RunOptions, RunView } from './types.ts';
+import type { Backend, CleanupView, DagRef, NodeView, RunOptions, RunView } from './types.ts';
 
 export class EmbeddedBackend implements Backend {
   readonly kind = 'embedded';
@@ -78,6 +78,12 @@ export class EmbeddedBackend implements Backend {
 
   async reschedule(name: string, dagRunId: string, options: { dagRunId?: string }): Promise<{ dagRunId: string; queued: boolean }> {
     return (await this.handle()).engine.reschedule(name, dagRunId, options);
+  }
+
+  /** Through the retention sweeper, as the server's `POST /dag-runs/cleanup`. */
+  async cleanup(name: string, options: { retentionDays: number; dryRun: boolean }): Promise<CleanupView> {
+    const { retention } = await this.handle();
+    return { dryRun: options.dryRun, ...(await retention.cleanup({ name, ...options })) };
   }
 
   /** From the engine's events as they happen; the final details are read once the end is stored. */

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { AppError, isFinalRunStatus, type ErrorCode } from '../../core/index.ts';
 import { CliError } from '../errors.ts';
-import type { Backend, DagRef, RunOptions, RunView } from './types.ts';
+import type { Backend, CleanupView, DagRef, RunOptions, RunView } from './types.ts';
 
 /** How often a watched run's details are read; a run's record changes at most this often on screen. */
 const POLL_MS = 200;
@@ -58,6 +58,10 @@ export class HttpBackend implements Backend {
 
   reschedule(name: string, dagRunId: string, options: { dagRunId?: string }): Promise<{ dagRunId: string; queued: boolean }> {
     return this.call('POST', `${runPath(name, dagRunId)}/reschedule`, { dagRunId: options.dagRunId });
+  }
+
+  cleanup(name: string, options: { retentionDays: number; dryRun: boolean }): Promise<CleanupView> {
+    return this.call('POST', '/dag-runs/cleanup', { name, ...options });
   }
 
   /** The API has no stream of a run's changes: its details are read until they show its end. */

@@ -37,6 +37,13 @@ export interface RunOptions {
   queue?: string;
 }
 
+/** What `POST /dag-runs/cleanup` answers: the root runs that went (or, dry, would go), and how many runs went in all. */
+export interface CleanupView {
+  dryRun: boolean;
+  dagRuns: Array<{ name: string; dagRunId: string }>;
+  removed: number;
+}
+
 export interface Backend {
   /** `server` (HTTP, `url` set) or `embedded` (this process holds the home). */
   readonly kind: 'server' | 'embedded';
@@ -53,6 +60,8 @@ export interface Backend {
   stop(name: string, dagRunId: string): Promise<void>;
   retry(name: string, dagRunId: string, options: { stepName?: string }): Promise<void>;
   reschedule(name: string, dagRunId: string, options: { dagRunId?: string }): Promise<{ dagRunId: string; queued: boolean }>;
+  /** A DAG's finished runs older than `retentionDays` (0: all) removed, with their logs; `dryRun`: only listed. */
+  cleanup(name: string, options: { retentionDays: number; dryRun: boolean }): Promise<CleanupView>;
   /**
    * Calls `onChange` with the run's details each time they change, until it ends; resolves with
    * its final details. `previousEnd`: the finish time of an attempt before this one (a retry), not

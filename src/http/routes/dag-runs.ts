@@ -4,9 +4,9 @@ import type { Router } from '../router.ts';
 import { outputsDocument, runDetails, runDetailsParts, runSummary } from '../present.ts';
 import { intQuery, stringQuery } from '../query.ts';
 import {
-  DagRunIdResponse, OutputsResponse, RunDetailsResponse, RunListResponse, RunSpecResponse, SubRunDetailsResponse, SubRunsResponse,
+  CleanupResponse, DagRunIdResponse, OutputsResponse, RunDetailsResponse, RunListResponse, RunSpecResponse, SubRunDetailsResponse, SubRunsResponse,
 } from '../response-schemas.ts';
-import { InlineRunBody, RetryBody, StartBody, StepStatusBody, parseBody } from '../schemas.ts';
+import { CleanupBody, InlineRunBody, RetryBody, StartBody, StepStatusBody, parseBody } from '../schemas.ts';
 import { empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
 import { errorResponse, statusOverrides } from '../errors.ts';
 import { decodeCursor, encodeCursor } from '../run-cursor.ts';
@@ -111,6 +111,13 @@ async function stopRun(request: HttpRequest, deps: ApiDeps) {
   return empty(200);
 }
 
+/** troupe: old history removed by hand, as `troupe cleanup` does on a home with no server. */
+async function cleanupRuns(request: HttpRequest, deps: ApiDeps) {
+  const body = await parseBody(CleanupBody, request.body);
+  const dryRun = body.dryRun === true;
+  return json({ dryRun, ...(await deps.retention.cleanup({ name: body.name, retentionDays: body.retentionDays, dryRun })) });
+}
+
 /** The outputs document (API 2.11): `latest` allowed; a run without outputs has `outputs: {}`. */
 function getRunOutputs(request: HttpRequest, deps: ApiDeps) {
   return json(outputsDocument(deps.engine.findRun(request.params.name, request.params.dagRunId)));
@@ -183,6 +190,14 @@ export function dagRunRoutes(router: Router): void {
       body: InlineRunBody,
       responses: { 200: { description: 'Started', body: DagRunIdResponse } },
       errors: ['bad_request', 'max_run_reached', 'already_exists'],
+    })
+    .add('POST', '/dag-runs/cleanup', cleanupRuns, { permission: 'write',
+      operationId: 'cleanupDAGRuns', summary: 'Remove finished runs older than a retention, with their sub DAG runs and logs (troupe)', tag: 'dag-runs',
+      description: 'A run queued or active, or with a sub DAG run active, is kept. `retentionDays: 0` removes every finished run; ' +
+        '`dryRun` only answers what would go.',
+      body: CleanupBody,
+      responses: { 200: { description: 'What went (or would go)', body: CleanupResponse } },
+      errors: ['bad_request'],
     })
     .add('GET', '/dag-runs/:name', listRunsOfName, { permission: 'read',
       operationId: 'listDAGRunsByName', summary: 'The runs of a DAG name that match', tag: 'dag-runs',
