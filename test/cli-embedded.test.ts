@@ -95,7 +95,9 @@ test('embedded status, retry of one step, restart, a DAG given as a file path, e
 
   const exec = await troupe(['exec', '-N', 'adhoc', '-r', 'x1', ...home.flag, '--', 'sh', '-c', 'echo "from exec"']);
   assert.equal(exec.code, 0, exec.stderr);
-  assert.match(exec.stdout, /dag-run adhoc x1: succeeded/);
+  // The command's output, after its progress and before the summary.
+  assert.match(exec.stdout, /step run succeeded \(\S+\)\nfrom exec\ndag-run adhoc x1: succeeded in \S+\n/);
+  assert.equal(exec.stderr, '');
 
   assert.equal((await troupe(['validate', 'passes', ...home.flag])).code, 0);
   await home.writeDag('broken', 'steps:\n  - name: a\n    command: echo\n    depends: nothere\n');

@@ -19,7 +19,7 @@ async function waitingStep(server: TestServer, name: string): Promise<string> {
   return dagRunId;
 }
 
-test('with a server on the home, verbs go to it over HTTP: start, status, enqueue, cleanup', async (t) => {
+test('with a server on the home, verbs go to it over HTTP: start, status, enqueue, exec with its output, cleanup', async (t) => {
   const home = await makeHome({ passes: PASSES });
   const server = await startTestServer('uws', { home: home.dir });
   t.after(() => server.close());
@@ -36,6 +36,21 @@ test('with a server on the home, verbs go to it over HTTP: start, status, enqueu
   const queued = await troupe(['enqueue', 'passes', '-r', 'q1', '--json', ...home.flag]);
   assert.deepEqual(JSON.parse(queued.stdout), { name: 'passes', dagRunId: 'q1', queued: true });
   assert.equal((await server.waitForRun('passes', 'q1')).status, 4, 'the server started the queued run');
+
+  // exec shows what the command wrote, read through the step log endpoints: stdout on stdout, stderr on stderr.
+  const exec = await troupe(['exec', '-N', 'adhoc', '-r', 'x1', ...home.flag, '--', 'sh', '-c', 'echo out one; echo out two; echo oops >&2; exit 3']);
+  assert.equal(exec.code, 1);
+  assert.match(exec.stdout, /step run failed \(\S+\): exit status 3\nout one\nout two\ndag-run adhoc x1: failed in \S+\n  failed step run: exit status 3\n/);
+  assert.equal(exec.stderr, 'oops\n');
+  assert.equal(await server.stepLog('adhoc', 'x1', 'run'), 'out one\nout two');
+  const json = await troupe(['exec', '-N', 'adhoc', '-r', 'x2', '--json', ...home.flag, '--', 'sh', '-c', 'echo out; echo err >&2']);
+  assert.equal(json.code, 0, json.stderr);
+  const events = json.stdout.trim().split('\n').map((line) => JSON.parse(line));
+  assert.deepEqual(events.filter((event) => event.type === 'output'), [
+    { type: 'output', name: 'adhoc', dagRunId: 'x2', step: 'run', stream: 'stdout', content: 'out' },
+    { type: 'output', name: 'adhoc', dagRunId: 'x2', step: 'run', stream: 'stderr', content: 'err' },
+  ]);
+  assert.equal(events[events.length - 1].type, 'summary');
 
   // cleanup asks the server (POST /dag-runs/cleanup) and says what an embedded cleanup says.
   const stored = async () => (await server.call('GET', '/dag-runs/passes')).body.dagRuns.map((run: { dagRunId: string }) => run.dagRunId).sort();

@@ -56,10 +56,29 @@ export class Progress {
     }
   }
 
-  /** The summary once the run has ended; stops the live view's clock. */
+  /** The run's end, then its summary. */
   finish(run: RunView, notes: { interrupted?: boolean } = {}): void {
+    this.end(run);
+    this.summary(run, notes);
+  }
+
+  /** The run's last change shown; stops the live view's clock, so that what is written next stays below it. */
+  end(run: RunView): void {
     clearInterval(this.ticker);
     this.update(run);
+    this.drawnLines = 0;
+  }
+
+  /** A step's output once the run has ended (`exec`): as it is, on the stream it was written to; a JSON line with --json. */
+  output(run: RunView, step: string, stream: 'stdout' | 'stderr', content: string): void {
+    if (content === '') return;
+    if (this.mode === 'json') this.write(`${JSON.stringify({ type: 'output', name: run.name, dagRunId: run.dagRunId, step, stream, content })}\n`);
+    else if (stream === 'stdout') this.write(`${content}\n`);
+    else process.stderr.write(`${content}\n`);
+  }
+
+  /** What the run came to: status, duration, failed steps and their errors, where the logs are. */
+  summary(run: RunView, notes: { interrupted?: boolean } = {}): void {
     const failed = run.nodes.filter((node) => node.statusLabel === 'failed');
     if (this.mode === 'json') {
       this.write(`${JSON.stringify({

@@ -4,7 +4,7 @@
 import { AppError, isFinalRunStatus, nodeStatusLabel, runStatusLabel, type RunRecord, type RunStatus } from '../../core/index.ts';
 import { openEngine, type EngineHandle, type TroupeConfig } from '../../main.ts';
 import type { EngineEvent } from '../../index.ts';
-import type { Backend, CleanupView, DagRef, NodeView, RunOptions, RunView } from './types.ts';
+import { LOG_PAGE_LINES, wholeLog, type Backend, type CleanupView, type DagRef, type NodeView, type RunOptions, type RunView } from './types.ts';
 
 export class EmbeddedBackend implements Backend {
   readonly kind = 'embedded';
@@ -78,6 +78,15 @@ export class EmbeddedBackend implements Backend {
 
   async reschedule(name: string, dagRunId: string, options: { dagRunId?: string }): Promise<{ dagRunId: string; queued: boolean }> {
     return (await this.handle()).engine.reschedule(name, dagRunId, options);
+  }
+
+  async stepLog(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr'): Promise<string> {
+    const { engine, logs } = await this.handle();
+    const node = engine.findRun(name, dagRunId).nodes.find((candidate) => candidate.step.name === stepName);
+    if (!node) throw new AppError('not_found', `step ${stepName} not found in DAG ${name}`);
+    const path = stream === 'stdout' ? node.stdout : node.stderr;
+    if (path === '') return '';
+    return wholeLog(async (offset) => (await logs.read(path, { offset, limit: LOG_PAGE_LINES })) ?? { content: '', lineCount: 0, hasMore: false });
   }
 
   /** Through the retention sweeper, as the server's `POST /dag-runs/cleanup`. */

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { AppError, isFinalRunStatus, type ErrorCode } from '../../core/index.ts';
 import { CliError } from '../errors.ts';
-import type { Backend, CleanupView, DagRef, RunOptions, RunView } from './types.ts';
+import { LOG_PAGE_LINES, wholeLog, type Backend, type CleanupView, type DagRef, type RunOptions, type RunView } from './types.ts';
 
 /** How often a watched run's details are read; a run's record changes at most this often on screen. */
 const POLL_MS = 200;
@@ -58,6 +58,11 @@ export class HttpBackend implements Backend {
 
   reschedule(name: string, dagRunId: string, options: { dagRunId?: string }): Promise<{ dagRunId: string; queued: boolean }> {
     return this.call('POST', `${runPath(name, dagRunId)}/reschedule`, { dagRunId: options.dagRunId });
+  }
+
+  stepLog(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr'): Promise<string> {
+    const path = `${runPath(name, dagRunId)}/steps/${encodeURIComponent(stepName)}/log`;
+    return wholeLog((offset) => this.call('GET', `${path}?${new URLSearchParams({ stream, offset: String(offset), limit: String(LOG_PAGE_LINES) })}`));
   }
 
   cleanup(name: string, options: { retentionDays: number; dryRun: boolean }): Promise<CleanupView> {

@@ -60,7 +60,10 @@ export async function exec(command: string[], options: CommonOptions & { runId?:
   const spec = JSON.stringify({ name, ...(options.env?.length ? { env: options.env } : {}), steps: [step] });
   return following(options, async (backend, interrupt) => {
     const { dagRunId } = await backend.startSpec(spec, { name, dagRunId: options.runId });
-    return follow(backend, name, dagRunId, options, interrupt);
+    // What the command printed, between its progress and the summary, as a one-off command's user expects.
+    return follow(backend, name, dagRunId, options, interrupt, undefined, async (final, progress) => {
+      for (const stream of ['stdout', 'stderr'] as const) progress.output(final, 'run', stream, await backend.stepLog(name, dagRunId, 'run', stream));
+    });
   });
 }
 
@@ -100,13 +103,16 @@ class Interrupt {
   }
 }
 
-/** Follows the run to its end with live progress, then sums it up. */
-async function follow(backend: Backend, name: string, dagRunId: string, options: CommonOptions, interrupt: Interrupt, before?: RunView): Promise<number> {
+/** Follows the run to its end with live progress, then sums it up; `ended`: what is shown between the two. */
+async function follow(backend: Backend, name: string, dagRunId: string, options: CommonOptions, interrupt: Interrupt, before?: RunView,
+  ended?: (final: RunView, progress: Progress) => Promise<void>): Promise<number> {
   const progress = new Progress(progressMode(options.json));
   if (before) progress.seed(before);
   interrupt.follows(backend, name, dagRunId, progress);
   const final = await backend.watch(name, dagRunId, (run) => progress.update(run), { previousEnd: before?.finishedAt });
-  progress.finish(final, { interrupted: interrupt.interrupted });
+  progress.end(final);
+  await ended?.(final, progress);
+  progress.summary(final, { interrupted: interrupt.interrupted });
   return final.statusLabel === 'succeeded' ? EXIT_OK : EXIT_FAILED;
 }
 
