@@ -4,18 +4,35 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { cli } from './cli-process.ts';
-import { startTestServer } from './helpers.ts';
-import { FAILS, PASSES, makeHome } from './cli-run.ts';
+import { startTestServer, waitUntil } from './helpers.ts';
+import { FAILS, PASSES, WAITS, makeHome } from './cli-run.ts';
 
-/** Runs `troupe <args>` on a pseudo-terminal; resolves with what the terminal received and the exit code. */
-function onTerminal(args: string[]): Promise<{ code: number | null; screen: string }> {
+interface Terminal {
+  /** What the terminal received so far. */
+  screen(): string;
+  /** Keys typed on the terminal: its line discipline turns Ctrl-C (\x03) into SIGINT for the command. */
+  type(keys: string): void;
+  /** Resolves with the exit code once the command has ended. */
+  outcome: Promise<{ code: number | null; screen: string }>;
+}
+
+/** Starts `troupe <args>` on a pseudo-terminal. */
+function terminal(args: string[]): Terminal {
   const command = [process.execPath, '--import', 'tsx', cli, ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
   // -e: script exits with the command's code; -q: nothing of its own; /dev/null: no typescript file.
-  const child = spawn('script', ['-qec', command, '/dev/null'], { env: { ...process.env, TERM: 'xterm' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // What is written to script's stdin is typed on the terminal.
+  const child = spawn('script', ['-qec', command, '/dev/null'], { env: { ...process.env, TERM: 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'] });
   let screen = '';
   child.stdout.on('data', (chunk) => { screen += chunk; });
   child.stderr.on('data', (chunk) => { screen += chunk; });
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, screen })));
+  const outcome = new Promise<{ code: number | null; screen: string }>((resolve) => child.once('close', (code) => resolve({ code, screen })));
+  return { screen: () => screen, type: (keys) => child.stdin.write(keys), outcome };
+}
+
+/** Runs `troupe <args>` on a pseudo-terminal to its end; nothing is typed. */
+function onTerminal(args: string[]): Promise<{ code: number | null; screen: string }> {
+  const session = terminal(args);
+  return session.outcome;
 }
 
 test('on a terminal, start shows a live view redrawn in place, then the summary; a failed run exits 1', async (t) => {
@@ -45,4 +62,24 @@ test('on a terminal, over HTTP to the home\'s server, the live view shows the po
   assert.match(screen, /✔ second +succeeded/);
   assert.match(screen, /dag-run passes tty2: succeeded in \S+\r\n/);
   assert.equal((await server.call('GET', '/dag-runs/passes/tty2')).body.dagRun.status, 4);
+});
+
+test('on a terminal, Ctrl-C stops the followed run: the live view, the notice, the summary, exit 1, the run recorded aborted', async (t) => {
+  const home = await makeHome({ waits: WAITS });
+  const session = terminal(['start', 'waits', '-r', 'tty3', ...home.flag]);
+  assert.ok(await waitUntil(() => /▶ wait +running/.test(session.screen()), 20_000), session.screen());
+  session.type('\x03');
+  const { code, screen } = await session.outcome;
+  assert.equal(code, 1, screen);
+  assert.match(screen, /^waits tty3 {2}running/);
+  // The notice on a line of its own below the view, the view drawn again below it, then the summary.
+  assert.match(screen, /▶ wait +running[^]*\r\nCtrl-C: stopping dag-run waits tty3 \(Ctrl-C again to leave it running\)\r\n/);
+  assert.match(screen, /Ctrl-C: stopping[^]*■ wait +aborted/);
+  assert.match(screen, /dag-run waits tty3: aborted in \S+ \(stopped by Ctrl-C\)\r\n/);
+  // The command held the home: now a server opens it and serves the run as the command recorded it.
+  const server = await startTestServer('uws', { home: home.dir });
+  t.after(() => server.close());
+  const run = (await server.call('GET', '/dag-runs/waits/tty3')).body.dagRun;
+  assert.equal(run.statusLabel, 'aborted');
+  assert.equal(run.nodes[0].statusLabel, 'aborted');
 });
