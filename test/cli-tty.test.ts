@@ -83,3 +83,19 @@ test('on a terminal, Ctrl-C stops the followed run: the live view, the notice, t
   assert.equal(run.statusLabel, 'aborted');
   assert.equal(run.nodes[0].statusLabel, 'aborted');
 });
+
+test('on a terminal, over HTTP to the home\'s server, Ctrl-C stops the run through the API: notice, exit 1, recorded aborted', async (t) => {
+  const home = await makeHome({ waits: WAITS });
+  const server = await startTestServer('uws', { home: home.dir });
+  t.after(() => server.close());
+  const session = terminal(['start', 'waits', '-r', 'tty4', ...home.flag]);
+  assert.ok(await waitUntil(() => /▶ wait +running/.test(session.screen()), 20_000), session.screen());
+  session.type('\x03');
+  const { code, screen } = await session.outcome;
+  assert.equal(code, 1, screen);
+  assert.match(screen, /\r\nCtrl-C: stopping dag-run waits tty4 \(Ctrl-C again to leave it running\)\r\n/);
+  assert.match(screen, /dag-run waits tty4: aborted in \S+ \(stopped by Ctrl-C\)\r\n/);
+  const run = (await server.call('GET', '/dag-runs/waits/tty4')).body.dagRun;
+  assert.equal(run.statusLabel, 'aborted');
+  assert.equal(run.nodes[0].statusLabel, 'aborted');
+});

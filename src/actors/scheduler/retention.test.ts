@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RunStatus, isoTime, type RunRecord } from '../../core/index.ts';
-import { expiredRunTrees, retentionCutoff } from './retention.ts';
+import { RunStatus, isFinalRunStatus, isoTime, type RunRecord } from '../../core/index.ts';
+import { RetentionSweeper, expiredRunTrees, retentionCutoff, type RetentionStore } from './retention.ts';
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 10, 25);
@@ -66,4 +66,48 @@ test('a run named in children that belongs to another root is not removed with t
   const root = run('parent', 'p1', 40, { children: { c1: 'child', gone: 'child' } });
   const foreign = run('child', 'c1', 40, { rootDAGRunName: 'other', rootDAGRunId: 'o1', parentDAGRunName: 'other', parentDAGRunId: 'o1' });
   assert.deepEqual(ids(expiredRunTrees([root], NOW - 30 * DAY, lookupIn([root, foreign]))), [['p1']]);
+});
+
+/** The sweeper's view of a store, over an array: what `remover` removes leaves it (a run not finished stays). */
+function storeOf(records: RunRecord[]): RetentionStore {
+  const get = lookupIn(records);
+  return {
+    runNames: () => [...new Set(records.map((record) => record.name))],
+    // Oldest first, after the cursor (ages here are distinct), a page at a time.
+    runsCreatedBefore: (name, beforeMs, limit, after) => records
+      .filter((r) => r.name === name && r.createdAtMs < beforeMs && (after === undefined || r.createdAtMs > after.createdAtMs))
+      .sort((a, b) => a.createdAtMs - b.createdAtMs).slice(0, limit),
+    get, newestRun: () => undefined,
+    remover: () => ({
+      removeRuns: async (chosen) => {
+        let removed = 0;
+        for (const record of chosen) {
+          const index = records.indexOf(get(record.name, record.dagRunId)!);
+          if (index >= 0 && isFinalRunStatus(records[index].status)) {
+            records.splice(index, 1);
+            removed++;
+          }
+        }
+        return removed;
+      },
+    }),
+  };
+}
+
+test('a cleanup asked for: its retention has no minimum, a dry run removes nothing, a name limits it, active runs stay', async () => {
+  const parent = run('d', 'old', 10, { children: { oldSub: 'leaf' } });
+  const records = [
+    parent, subRun(parent, 'leaf', 'oldSub'),
+    // Finished a second ago: the sweep's minute keeps it, a cleanup of 0 days does not.
+    run('d', 'justNow', 2000 / DAY),
+    run('d', 'running', 9, { status: RunStatus.Running, finishedAt: '' }),
+    run('e', 'other', 10),
+  ];
+  const sweeper = new RetentionSweeper({ store: storeOf(records), definitions: { loadDag: async () => ({}) as never }, clock: { now: () => NOW } });
+  const dry = await sweeper.cleanup({ name: 'd', retentionDays: 0, dryRun: true });
+  assert.deepEqual(dry, { dagRuns: [{ name: 'd', dagRunId: 'old' }, { name: 'd', dagRunId: 'justNow' }], removed: 0 });
+  assert.equal(records.length, 5);
+  assert.deepEqual(await sweeper.cleanup({ name: 'd', retentionDays: 5 }), { dagRuns: [{ name: 'd', dagRunId: 'old' }], removed: 2 });
+  assert.deepEqual(await sweeper.cleanup({ retentionDays: 0 }), { dagRuns: [{ name: 'd', dagRunId: 'justNow' }, { name: 'e', dagRunId: 'other' }], removed: 2 });
+  assert.deepEqual(records.map((record) => record.dagRunId), ['running']);
 });
