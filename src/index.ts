@@ -1,10 +1,10 @@
 // The embedding API: run the engine (and optionally the API server) inside another Node program.
-import { homePaths, openEngine, startTroupe, type EngineHandle, type QueueConfig, type Troupe, type TroupeConfig } from './main.ts';
+import { homePaths, openEngine, startTroupe, type EngineHandle, type QueueConfig, type TlsConfig, type Troupe, type TroupeConfig } from './main.ts';
 
 export type { Engine, EngineEvent, EngineListener, StartOptions, InlineOptions, EnqueueOptions, QueueListing } from './actors/index.ts';
 export type { RunRecord, NodeRecord, Dag, Step } from './core/index.ts';
 export { RunStatus, NodeStatus, AppError } from './core/index.ts';
-export type { EngineHandle, Troupe, TroupeConfig, QueueConfig };
+export type { EngineHandle, Troupe, TroupeConfig, QueueConfig, TlsConfig };
 
 export interface EmbedOptions {
   /** Holds dags/, data/ and logs/ unless they are given one by one. */
@@ -22,8 +22,16 @@ export function createEngine(options: EmbedOptions): Promise<EngineHandle> {
   return openEngine({ ...homePaths(options.home), ...definedOnly(options) });
 }
 
+export interface ServeOptions {
+  host?: string;
+  port?: number;
+  carrier?: 'auto' | 'uws' | 'node';
+  /** Serve HTTPS with these PEM files (`troupe.server.scheme` is then `https`); a bad pair rejects before anything is opened. */
+  tls?: TlsConfig;
+}
+
 /** The engine plus the REST API on host:port (port 0 picks a free one). */
-export function createServer(options: EmbedOptions & { host?: string; port?: number; carrier?: 'auto' | 'uws' | 'node' }): Promise<Troupe> {
+export function createServer(options: EmbedOptions & ServeOptions): Promise<Troupe> {
   return startTroupe({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080, ...homePaths(options.home), ...definedOnly(options) });
 }
 

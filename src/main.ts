@@ -6,11 +6,11 @@ import { parseRemoteNodes, systemClock, type Clock, type RemoteNode, type Timers
 import { PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { HomeLock } from './home-lock.ts';
 import { log, logRuns, setLogLevel, type LogLevel } from './logging/index.ts';
-import { RemoteNodes, startServer, type Carrier, type RunningServer } from './http/index.ts';
+import { RemoteNodes, loadTls, startServer, type Carrier, type RunningServer, type TlsConfig } from './http/index.ts';
 import { ResourceHistory, TroupeMetrics, engineSources } from './ops/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
 import { CronStateFile, DagFiles, LmdbQueueStore, LmdbRunStore, LmdbUserStore, LogFiles, RunHistory } from './store/index.ts';
-import { Auth, type AuthSettings } from './auth/index.ts';
+import { Auth, openOidcSignIn, type AuthSettings, type OidcSettings } from './auth/index.ts';
 
 export interface TroupeConfig {
   host: string;
@@ -61,7 +61,13 @@ export interface TroupeConfig {
   corsOrigins?: string[];
   /** Authentication and roles (config.yaml `auth`, `permissions`): mode none without credentials by default (docs/auth.md). */
   auth?: AuthSettings;
+  /** OIDC login (config.yaml `auth.oidc`), in auth modes oidc and builtin (docs/auth.md). */
+  oidc?: OidcSettings;
+  /** Serve HTTPS with this certificate and key (config.yaml `tls`); checked before the home is opened. */
+  tls?: TlsConfig;
 }
+
+export type { TlsConfig };
 
 export interface QueueConfig {
   name: string;
@@ -169,7 +175,9 @@ async function openLocked(config: Omit<TroupeConfig, 'host' | 'port'>, dags: Dag
 export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
   if (config.logLevel) setLogLevel(config.logLevel);
   // Before the home is opened: a node configured wrong stops the start and leaves nothing behind.
-  const remoteNodes = new RemoteNodes(parseRemoteNodes(config.remoteNodes), { timeoutMs: config.remoteNodeTimeoutMs });
+  const nodes = parseRemoteNodes(config.remoteNodes);
+  const tls = config.tls ? await loadTls(config.tls) : undefined;
+  const remoteNodes = new RemoteNodes(nodes, { timeoutMs: config.remoteNodeTimeoutMs });
   const handle = await openEngine(config);
   const version = await readVersion();
   const startedAtMs = Date.now();
@@ -188,10 +196,11 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
   try {
     // Users and keys live beside the runs, in the same LMDB environment.
     auth = await Auth.open(config.auth ?? {}, new LmdbUserStore(handle.runs.environment), config.clock);
+    const oidc = openOidcSignIn(config.oidc, auth);
     server = await startServer(
       { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, version, startedAtMs,
-        clock: config.clock ?? systemClock, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth },
-      { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs },
+        clock: config.clock ?? systemClock, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc },
+      { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs, tls },
     );
   } catch (error) {
     closeOps();

@@ -14,7 +14,7 @@ const allowed: Record<string, string[]> = {
   store: ['core', 'logging'],
   executors: ['core', 'logging'],
   actors: ['core', 'definition', 'logging'],
-  auth: ['core'],
+  auth: ['core', 'logging'],
   http: ['core', 'definition', 'actors', 'ops', 'logging', 'auth'],
   ops: ['core', 'actors'],
   cli: ['core', 'definition', 'logging', 'auth', 'ops', '(root)'],
@@ -25,7 +25,7 @@ const owners: Record<string, string | string[]> = {
   lmdb: 'store', xstate: 'actors', piscina: 'executors', 'jq-wasm': 'executors', ssh2: 'executors', dockerode: 'executors', nodemailer: 'executors',
   undici: ['executors', 'http'], tar: 'executors', yazl: 'executors', yauzl: 'executors', picomatch: 'executors',
   'uWebSockets.js': 'http', yaml: 'definition', croner: 'definition', 'prom-client': 'ops', 'parse-duration': 'ops', pino: 'logging',
-  jose: 'auth', '@node-rs/argon2': 'auth', 'rate-limiter-flexible': 'auth',
+  jose: 'auth', '@node-rs/argon2': 'auth', 'rate-limiter-flexible': 'auth', 'openid-client': 'auth', cookie: 'http',
 };
 
 /** Entry points of a folder besides index.ts: pool worker threads log through worker-log.ts, which loads pino only when they log. */

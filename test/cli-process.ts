@@ -27,7 +27,7 @@ export function startCli(args: string[], env: Record<string, string> = {}, optio
   return new Promise((resolvePromise, reject) => {
     const timer = setTimeout(() => reject(new Error(`troupe did not start: ${output}`)), 30_000);
     child.stdout!.on('data', () => {
-      const match = /listening on (http:\/\/[^ ]+\/api\/v2)/.exec(output);
+      const match = /listening on (https?:\/\/[^ ]+\/api\/v2)/.exec(output);
       if (match) {
         clearTimeout(timer);
         resolvePromise({ child, base: match[1], output: () => output });

@@ -276,6 +276,25 @@ describe('GET /dags over many DAG files', () => {
     assert.ok(!every.dags.some((item: any) => item.fileName === 'Dag-001'));
   });
 
+  it('sees a file edited in place, off the page, once the directory watcher tells of it; a page shown is checked at once', async () => {
+    const before = (await server.call('GET', '/dags?tag=inplace&perPage=1000')).body;
+    assert.deepEqual(before.dags, []);
+    // writeFile rewrites in place: the directory's list of entries does not move, only the watcher tells.
+    await server.writeDag('dag-004', 'tags: [inplace]\nsteps:\n  - echo hi\n');
+    let seen: string[] = [];
+    for (let attempt = 0; attempt < 200 && seen.length === 0; attempt++) {
+      seen = (await server.call('GET', '/dags?tag=inplace&perPage=1000')).body.dags.map((item: any) => item.fileName);
+      if (seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.deepEqual(seen, ['dag-004']);
+    // Shown on a page, a file rewritten in place is listed as it now is at the next request.
+    await server.writeDag('dag-004', 'description: rewritten\ntags: [inplace]\nsteps:\n  - echo hi\n');
+    const shown = (await server.call('GET', '/dags?name=dag-004')).body.dags;
+    assert.equal(shown[0].dag.description, 'rewritten');
+    const tags = (await server.call('GET', '/dags/tags')).body.tags as string[];
+    assert.ok(tags.includes('inplace'), tags.join(','));
+  });
+
   it("shows a DAG's newest run that is not a sub DAG run, and its suspension", async () => {
     const run = { ...record(1, Date.now()), name: 'dag-002', dagRunId: 'newest' };
     const sub = { ...record(7, Date.now() + 1000), name: 'dag-002', dagRunId: 'sub-newer' };

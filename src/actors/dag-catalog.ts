@@ -42,6 +42,13 @@ export class DagCatalog {
    */
   private watched = false;
   private rechecking = false;
+  /**
+   * While watched: the directory's stamp when `last` was made, and whether an entry was forgotten
+   * since. Neither moved: `last` is the answer, with no directory read (1,500 entries a request
+   * were most of a listing's time and garbage).
+   */
+  private lastDirectory: string | undefined;
+  private forgotten = true;
 
   constructor(private readonly dags: DagStore, private readonly parseStored: (file: { fileName: string; text: string; path: string }) => Promise<ParseResult>) {
     dags.onWrite((fileName) => this.forget(fileName));
@@ -50,6 +57,7 @@ export class DagCatalog {
   /** Told by the directory watcher and by writes: the file is read again when next listed. */
   forget(fileName: string): void {
     this.cached.delete(fileName);
+    this.forgotten = true;
   }
 
   /** Told by the directory watcher whether it watches (it may give up, on a network file system). */
@@ -64,12 +72,17 @@ export class DagCatalog {
 
   /**
    * Every DAG file's entry, in the order of the files' names; files gone meanwhile are left out.
-   * Files are found anew each time (one directory read); while watched, those known are not checked.
+   * While watched, the files are found anew only when the directory's stamp moved or the watcher or
+   * a write told of a change, and those known are not checked (`verify` checks a page's).
    */
   async entries(): Promise<CatalogEntry[]> {
-    const paths = await this.dags.paths();
     const trusted = this.watched && !this.rechecking;
+    // Taken before the directory is read: a change made meanwhile moves one of them, and the next listing looks again.
+    const directory = this.dags.directoryStamp();
+    if (trusted && !this.forgotten && directory !== undefined && directory === this.lastDirectory) return this.last;
+    this.forgotten = false;
     this.rechecking = false;
+    const paths = await this.dags.paths();
     for (const fileName of this.cached.keys()) if (!paths.has(fileName)) this.cached.delete(fileName);
     const found: Array<CatalogEntry | undefined | Promise<CatalogEntry | undefined>> = [];
     for (const [fileName, path] of paths) {
@@ -82,6 +95,8 @@ export class DagCatalog {
     }
     const entries = (found.some((entry) => entry instanceof Promise) ? await Promise.all(found) : found as Array<CatalogEntry | undefined>)
       .filter((entry) => entry !== undefined);
+    // Stamped only once every entry is read: a listing whose reads are still pending is made again.
+    this.lastDirectory = found.some((entry) => entry instanceof Promise) ? undefined : directory;
     if (entries.length === this.last.length && entries.every((entry, index) => entry === this.last[index])) return this.last;
     this.last = entries;
     return entries;

@@ -4,3 +4,4 @@ export { SESSION_COOKIE, userView, type Identity, type IdentityKind, type Sessio
 export { PERMISSIONS, refusal, roleAllows, rolesWith, type Permission, type PermissionSwitches } from './roles.ts';
 export { DEFAULT_LOGIN_LIMITS, type LoginLimits } from './login-limiter.ts';
 export { API_KEY_PREFIX } from './api-keys.ts';
+export { OIDC_PATH, OidcSignIn, openOidcSignIn, readOidcSettings, TRANSACTION_TTL_SEC, type OidcSettings } from './oidc/index.ts';

@@ -10,7 +10,7 @@ type Section = Record<string, unknown>;
 const isMap = (value: unknown): value is Section => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** The keys of config.yaml read here; others under `auth` are reported as ignored. */
-const AUTH_KEYS = new Set(['mode', 'basic', 'token', 'builtin', 'publicPaths']);
+const AUTH_KEYS = new Set(['mode', 'basic', 'token', 'builtin', 'publicPaths', 'oidc']);
 
 export interface AuthFile {
   auth?: unknown;

@@ -7,6 +7,8 @@ import { parseYamlMap } from '../definition/index.ts';
 import type { QueueConfig, TroupeConfig } from '../main.ts';
 import { LOG_LEVELS, isLogLevel } from '../logging/index.ts';
 import { resolveAuth, type AuthFile } from './auth-config.ts';
+import { readOidcSettings } from '../auth/index.ts';
+import { resolveTls, tlsFileKeys, type TlsKeys } from './tls-config.ts';
 
 export interface ResolvedConfig extends TroupeConfig {
   carrier: 'auto' | 'uws' | 'node';
@@ -44,9 +46,13 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
   const home = resolve(fromFlags.home ?? fromEnv.home ?? join(homedir(), '.troupe'));
   const configFile = flags.config ?? env.TROUPE_CONFIG;
   const filePath = configFile ? resolve(configFile) : join(home, 'config.yaml');
-  const { layer: fromFile, queues, remoteNodes, corsOrigins, ignored: ignoredKeys, authFile } = await readConfigFile(filePath, configFile !== undefined);
+  const { layer: fromFile, queues, remoteNodes, corsOrigins, tls, ignored: ignoredKeys, authFile } = await readConfigFile(filePath, configFile !== undefined);
   const { settings: auth, ignored: ignoredAuth } = resolveAuth(authFile, env, filePath);
   const ignored = [...ignoredKeys, ...ignoredAuth];
+  const oidc = readOidcSettings((authFile.auth as Record<string, unknown> | null | undefined)?.oidc, env);
+  const modeGiven = defined(env.TROUPE_AUTH_MODE) !== undefined || (authFile.auth as Record<string, unknown> | null | undefined)?.mode != null;
+  // As Dagu: OIDC settings without an auth mode select mode oidc.
+  if (oidc && !modeGiven) auth.mode = 'oidc';
   const pick = (key: keyof Layer) => defined(fromFlags[key]) ?? defined(fromEnv[key]) ?? defined(fromFile[key]);
   const port = Number(pick('port') ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new AppError('bad_request', `invalid port "${pick('port')}"`);
@@ -74,6 +80,8 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     remoteNodes,
     corsOrigins: corsFromEnv ?? corsOrigins,
     auth,
+    ...(oidc ? { oidc } : {}),
+    tls: resolveTls(tls, env),
     configFile,
     warnings: ignored.length === 0 ? [] : [`config file: ignoring keys troupe does not use: ${ignored.join(', ')}`],
   };
@@ -88,6 +96,7 @@ interface FileSettings {
   queues: QueueConfig[];
   remoteNodes: RemoteNode[];
   corsOrigins: string[];
+  tls: TlsKeys;
   /** Keys read and not used. */
   ignored: string[];
   /** `auth` and `permissions` as written, for auth-config.ts. */
@@ -99,7 +108,7 @@ async function readConfigFile(path: string, required: boolean): Promise<FileSett
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !required) return { layer: {}, queues: [], remoteNodes: [], corsOrigins: [], ignored: [], authFile: {} };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !required) return { layer: {}, queues: [], remoteNodes: [], corsOrigins: [], tls: {}, ignored: [], authFile: {} };
     throw new AppError('bad_request', `cannot read config file ${path}: ${(error as Error).message}`);
   }
   let map: Record<string, unknown>;
@@ -112,6 +121,7 @@ async function readConfigFile(path: string, required: boolean): Promise<FileSett
   let queues: QueueConfig[] = [];
   let remoteNodes: RemoteNode[] = [];
   let corsOrigins: string[] = [];
+  let tls: TlsKeys = {};
   const ignored: string[] = [];
   const authFile: AuthFile = {};
   for (const [key, value] of Object.entries(map)) {
@@ -130,6 +140,10 @@ async function readConfigFile(path: string, required: boolean): Promise<FileSett
     }
     if (key === 'cors') {
       corsOrigins = corsConfig(value, path);
+      continue;
+    }
+    if (key === 'tls') {
+      tls = tlsFileKeys(value, path, ignored);
       continue;
     }
     if (key === 'queues') {
@@ -153,7 +167,7 @@ async function readConfigFile(path: string, required: boolean): Promise<FileSett
     if (!target) ignored.push(key);
     else if (value !== null && value !== undefined) layer[target] = String(value);
   }
-  return { layer, queues, remoteNodes, corsOrigins, ignored, authFile };
+  return { layer, queues, remoteNodes, corsOrigins, tls, ignored, authFile };
 }
 
 const PATH_KEYS: Record<string, keyof Layer> = { dagsDir: 'dags', dags_dir: 'dags', dataDir: 'data', data_dir: 'data', logDir: 'logs', log_dir: 'logs' };

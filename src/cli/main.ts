@@ -63,7 +63,8 @@ async function main(argv: string[]): Promise<number> {
     );
   });
   process.off('SIGHUP', ignoreHangup);
-  log.info({ url: `http://${config.host}:${troupe.server.port}/api/v2`, carrier: troupe.server.carrier, home: config.home }, `troupe listening on http://${config.host}:${troupe.server.port}/api/v2 (${troupe.server.carrier}); home ${config.home}; steps start with ${troupe.spawnMethod}`);
+  const url = `${troupe.server.scheme}://${config.host}:${troupe.server.port}/api/v2`;
+  log.info({ url, carrier: troupe.server.carrier, home: config.home }, `troupe listening on ${url} (${troupe.server.carrier}); home ${config.home}; steps start with ${troupe.spawnMethod}`);
   const signal = await signalled;
   const grace = config.shutdownGraceMs ?? 0;
   if (grace > 0 && troupe.engine.activeRuns().length > 0) {

@@ -126,6 +126,8 @@ export interface DagStore {
    * file is there: a listing parses again only the files whose stamp moved.
    */
   stamp(path: string): string | undefined;
+  /** What identifies the directory's list of entries (its inode and times); undefined when it is gone. */
+  directoryStamp(): string | undefined;
   /** `listener` is told the name of each file written, renamed (both names) or removed through this store. */
   onWrite(listener: (fileName: string) => void): void;
 }

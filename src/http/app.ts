@@ -11,6 +11,7 @@ import { dagRunRoutes } from './routes/dag-runs.ts';
 import { dagRoutes } from './routes/dags.ts';
 import { logRoutes } from './routes/logs.ts';
 import { openApiRoutes } from './routes/openapi.ts';
+import { oidcRoutes } from './routes/oidc.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { queueRoutes } from './routes/queues.ts';
 import { systemRoutes } from './routes/system.ts';
@@ -43,6 +44,7 @@ export function apiRouter(): Router {
   opsRoutes(router);
   openApiRoutes(router);
   authRoutes(router);
+  oidcRoutes(router);
   userRoutes(router);
   apiKeyRoutes(router);
   return router;

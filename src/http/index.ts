@@ -3,3 +3,4 @@ export { apiRouter, createApi, API_PREFIX, type Api, type RawRequest } from './a
 export { buildOpenApiDocument, openApiPath } from './openapi.ts';
 export type { ApiDeps, HttpResponse } from './types.ts';
 export { RemoteNodes, takesRemoteNode } from './remote-nodes.ts';
+export { loadTls, TlsError, type TlsConfig, type TlsFiles } from './tls.ts';

@@ -3,7 +3,8 @@
 // (node:http queues the responses), HTTP/1.0 is answered and the connection closed, and protocol
 // errors (bad request line, oversized headers, conflicting Content-Length, timeouts) get the JSON
 // error document instead of node's empty answers.
-import { STATUS_CODES, createServer, type IncomingMessage } from 'node:http';
+import { STATUS_CODES, createServer, type IncomingMessage, type RequestListener } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { AppError } from '../core/index.ts';
 import { bodyLength, encodeResponse, hasNoBody, tooLarge, type Api } from './app.ts';
@@ -11,16 +12,19 @@ import { errorResponse } from './errors.ts';
 import { MAX_BODY_BYTES, type HttpResponse } from './types.ts';
 import type { RunningServer } from './server.ts';
 import { listenError } from './listen-error.ts';
+import type { TlsFiles } from './tls.ts';
 import { errorText, log } from '../logging/index.ts';
 
 export interface NodeServerOptions {
   /** How long a client may take to send a request's headers (node's default is 60 s). */
   headersTimeoutMs?: number;
+  /** Serve HTTPS with this pair (already checked by loadTls). */
+  tls?: TlsFiles;
 }
 
 export function listenNode(api: Api, host: string, port: number, options: NodeServerOptions = {}): Promise<RunningServer> {
   const headersTimeout = options.headersTimeoutMs ?? 60_000;
-  const server = createServer({
+  const settings = {
     // Checked here, to answer with the error document rather than node's empty 400.
     requireHostHeader: false,
     headersTimeout,
@@ -28,7 +32,8 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
     // How often node looks for requests past those timeouts; its default (30 s) would make a short
     // headers timeout fire up to 30 s late.
     connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(headersTimeout / 4))),
-  }, (req, res) => {
+  };
+  const handle: RequestListener = (req, res) => {
     const refusal = refuse(req);
     if (refusal) {
       res.shouldKeepAlive = false;
@@ -62,7 +67,8 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
       // A HEAD answer announces the GET body's length and sends none.
       res.end(req.method === 'HEAD' || hasNoBody(encoded.status) ? undefined : encoded.body);
     }
-  });
+  };
+  const server = options.tls ? createHttpsServer({ ...settings, cert: options.tls.cert, key: options.tls.key }, handle) : createServer(settings, handle);
   server.keepAliveTimeout = 30_000;
   // Without a listener node answers an unknown Expect with a bare 417; the API ignores it, as uWS does.
   server.on('checkExpectation', (req, res) => server.emit('request', req, res));
@@ -72,6 +78,7 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
     server.listen(port, host, () => {
       resolve({
         carrier: 'node',
+        scheme: options.tls ? 'https' : 'http',
         port: (server.address() as AddressInfo).port,
         close: () => new Promise((done) => {
           server.close(() => done());

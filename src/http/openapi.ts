@@ -118,7 +118,8 @@ function operation(Type: TypeBuilder, entry: RouteEntry, doc: RouteDoc, shared: 
     const content = response.body
       ? { 'application/json': { schema: response.body.build(Type) } }
       : response.text ? { [response.text]: { schema: Type.String() } } : undefined;
-    responses[status] = { description: response.description, ...(content ? { content } : {}) };
+    const headers = response.headers && Object.fromEntries(Object.entries(response.headers).map(([name, description]) => [name, { description, schema: Type.String() }]));
+    responses[status] = { description: response.description, ...(headers ? { headers } : {}), ...(content ? { content } : {}) };
   }
   Object.assign(responses, errorResponses(entry, doc, shared, Type));
   const body = doc.body?.build(Type);

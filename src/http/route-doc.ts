@@ -12,6 +12,8 @@ export interface SuccessResponse {
   body?: BodySchema<TSchema>;
   /** A body that is not JSON: its media type (the schema is a string). */
   text?: string;
+  /** Headers the response carries (a redirect's Location, a Set-Cookie), by name: what each holds. */
+  headers?: Record<string, string>;
 }
 
 export interface RouteDoc {

@@ -5,11 +5,14 @@ import { listenNode } from './node-server.ts';
 import { listenUws } from './uws-server.ts';
 import type { ApiDeps } from './types.ts';
 import { log } from '../logging/index.ts';
+import { TlsError, type TlsFiles } from './tls.ts';
 
 export type Carrier = 'uws' | 'node';
 
 export interface RunningServer {
   carrier: Carrier;
+  /** https when it serves TLS. */
+  scheme: 'http' | 'https';
   port: number;
   close(): Promise<void>;
 }
@@ -22,6 +25,8 @@ export interface ServerOptions {
   warn?: (message: string) => void;
   /** node:http only: how long a client may take to send a request's headers before 408. */
   headersTimeoutMs?: number;
+  /** Serve HTTPS with this pair (from loadTls). */
+  tls?: TlsFiles;
 }
 
 export const UWS_LIMITS = 'troupe: serving HTTP with uWebSockets.js, which answers HTTP/1.0 clients (ab, curl -0) with 505, '
@@ -34,13 +39,13 @@ export async function startServer(deps: ApiDeps, options: ServerOptions): Promis
   if (carrier !== 'node') {
     try {
       const uws = await import('uWebSockets.js');
-      const server = await listenUws(uws, api, options.host, options.port);
+      const server = await listenUws(uws, api, options.host, options.port, options.tls);
       (options.warn ?? ((line: string) => log.warn(line)))(UWS_LIMITS);
       return server;
     } catch (error) {
-      if (carrier === 'uws' || (error as Error).message.startsWith('cannot listen')) throw error;
+      if (carrier === 'uws' || error instanceof TlsError || (error as Error).message.startsWith('cannot listen')) throw error;
       (options.warn ?? ((line: string) => log.warn(line)))(`troupe: uWebSockets.js cannot load here (${(error as Error).message.split('\n')[0]}); serving with node:http`);
     }
   }
-  return listenNode(api, options.host, options.port, { headersTimeoutMs: options.headersTimeoutMs });
+  return listenNode(api, options.host, options.port, { headersTimeoutMs: options.headersTimeoutMs, tls: options.tls });
 }

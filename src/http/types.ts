@@ -2,7 +2,7 @@
 import type { Clock, DagStore, LogStore, RunStore } from '../core/index.ts';
 import type { CronScheduler, Engine } from '../actors/index.ts';
 import type { ResourceHistory, TroupeMetrics } from '../ops/index.ts';
-import type { Auth, Identity } from '../auth/index.ts';
+import type { Auth, Identity, OidcSignIn } from '../auth/index.ts';
 import type { RemoteNodes } from './remote-nodes.ts';
 
 export interface HttpRequest {
@@ -47,6 +47,8 @@ export interface ApiDeps {
   corsOrigins?: readonly string[];
   /** Who may do what (docs/auth.md); without it every request is served, as with auth mode none. */
   auth?: Auth;
+  /** Sign-in with an OIDC provider (config.yaml `auth.oidc`); the OIDC routes answer 404 without it. */
+  oidc?: OidcSignIn;
 }
 
 export type Handler = (request: HttpRequest, deps: ApiDeps) => Promise<HttpResponse> | HttpResponse;

@@ -25,6 +25,7 @@ import type { HttpResponse } from './types.ts';
 import type { RunningServer } from './server.ts';
 import { listenError, probeListen } from './listen-error.ts';
 import { errorText, log } from '../logging/index.ts';
+import { TlsError, type TlsFiles } from './tls.ts';
 
 type Uws = typeof import('uWebSockets.js');
 
@@ -32,8 +33,9 @@ const bodiless = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
 const conflictingLength = errorResponse(new AppError('bad_request', 'more than one Content-Length'));
 
-export function listenUws(uws: Uws, api: Api, host: string, port: number): Promise<RunningServer> {
-  const app: TemplatedApp = uws.App();
+/** `tls`: serve HTTPS with this pair (already checked by loadTls; uWS reads the files again itself). */
+export function listenUws(uws: Uws, api: Api, host: string, port: number, tls?: TlsFiles): Promise<RunningServer> {
+  const app = createApp(uws, tls);
   app.any('/*', (res, req) => {
     const state = { aborted: false };
     res.onAborted(() => { state.aborted = true; });
@@ -88,6 +90,7 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number): Promi
       }
       resolve({
         carrier: 'uws',
+        scheme: tls ? 'https' : 'http',
         port: uws.us_socket_local_port(socket as never),
         close: async () => {
           uws.us_listen_socket_close(socket);
@@ -96,6 +99,16 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number): Promi
       });
     });
   });
+}
+
+function createApp(uws: Uws, tls: TlsFiles | undefined): TemplatedApp {
+  if (!tls) return uws.App();
+  try {
+    return uws.SSLApp({ cert_file_name: tls.certFile, key_file_name: tls.keyFile });
+  } catch {
+    // The pair passed loadTls: the files changed since, or uWS's OpenSSL refuses what node's took.
+    throw new TlsError(`cannot serve HTTPS: uWebSockets.js cannot load certificate file ${tls.certFile} with key file ${tls.keyFile}`);
+  }
 }
 
 function answer(api: Api, raw: RawRequest, res: UwsResponse, state: { aborted: boolean }): void {

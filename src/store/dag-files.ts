@@ -147,6 +147,12 @@ export class DagFiles implements DagStore {
     return stats?.isFile() ? `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}` : undefined;
   }
 
+  directoryStamp(): string | undefined {
+    // An entry added, removed or renamed moves the directory's times (a file edited in place does not).
+    const stats = statSync(this.dir, { throwIfNoEntry: false });
+    return stats ? `${stats.ino}:${stats.mtimeMs}:${stats.ctimeMs}` : undefined;
+  }
+
   onWrite(listener: (fileName: string) => void): void {
     this.writeListeners.push(listener);
   }

@@ -1,0 +1,120 @@
+// OIDC login settings: Dagu's `auth.oidc` keys of config.yaml and their TROUPE_AUTH_OIDC_*
+// variables (a variable wins over the file), read and checked before anything starts.
+import { AppError, isRole, ROLES, type Role } from '../../core/index.ts';
+
+export interface OidcSettings {
+  clientId: string;
+  /** Absent: a public client, which proves itself with PKCE only. */
+  clientSecret?: string;
+  /** troupe's address as the browser reaches it: the redirect URI hangs below it, and a login ends there. */
+  clientUrl: string;
+  issuer: string;
+  scopes: string[];
+  /** Emails admitted (lower case); with allowedDomains empty too, every account of the issuer is. */
+  whitelist: string[];
+  /** Email domains admitted (lower case). */
+  allowedDomains: string[];
+  /** false: only users created beforehand (by an admin) may log in with OIDC. */
+  autoSignup: boolean;
+  /** The role of a user created at their first OIDC login. */
+  defaultRole: Role;
+}
+
+export const DEFAULT_SCOPES = ['openid', 'profile', 'email'];
+
+/** config.yaml key (Dagu's camelCase; its later snake_case spelling also read) -> variable suffix. */
+const KEYS = {
+  clientId: ['client_id', 'CLIENT_ID'],
+  clientSecret: ['client_secret', 'CLIENT_SECRET'],
+  clientUrl: ['client_url', 'CLIENT_URL'],
+  issuer: ['issuer', 'ISSUER'],
+  scopes: ['scopes', 'SCOPES'],
+  whitelist: ['whitelist', 'WHITELIST'],
+  allowedDomains: ['allowed_domains', 'ALLOWED_DOMAINS'],
+  autoSignup: ['auto_signup', 'AUTO_SIGNUP'],
+} as const;
+type Key = keyof typeof KEYS;
+
+/**
+ * The settings of `auth.oidc` (`section`, the YAML value; undefined when absent) and the
+ * environment; undefined when neither names a client id and an issuer (OIDC login is off).
+ * A setting present but wrong is a `bad_request` naming the key.
+ */
+export function readOidcSettings(section: unknown, env: Record<string, string | undefined>): OidcSettings | undefined {
+  const fail = (problem: string) => new AppError('bad_request', `auth.oidc: ${problem}`);
+  if (section !== undefined && section !== null && (typeof section !== 'object' || Array.isArray(section))) throw fail('must be a map');
+  const file = { ...(section as Record<string, unknown> | null | undefined) };
+  const value = (key: Key): unknown => {
+    const fromEnv = env[`TROUPE_AUTH_OIDC_${KEYS[key][1]}`];
+    if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+    return file[key] ?? file[KEYS[key][0]];
+  };
+  const known = new Set<string>([...Object.keys(KEYS), ...Object.values(KEYS).map(([snake]) => snake), 'roleMapping', 'role_mapping']);
+  const unknown = Object.keys(file).filter((key) => !known.has(key));
+  if (unknown.length > 0) throw fail(`unknown key "${unknown[0]}"`);
+
+  const text = (key: Key): string | undefined => {
+    const raw = value(key);
+    if (raw === undefined || raw === null || raw === '') return undefined;
+    if (typeof raw !== 'string') throw fail(`${key} must be a string`);
+    return raw.trim();
+  };
+  const clientId = text('clientId');
+  const issuer = text('issuer');
+  if (clientId === undefined && issuer === undefined) return undefined;
+  if (clientId === undefined) throw fail('clientId is required with an issuer');
+  if (issuer === undefined) throw fail('issuer is required with a clientId');
+  const clientUrl = text('clientUrl');
+  if (clientUrl === undefined) throw fail('clientUrl (troupe\'s address as browsers reach it, such as https://troupe.example.com) is required');
+  for (const [key, url] of [['issuer', issuer], ['clientUrl', clientUrl]] as const) {
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) throw fail(`${key} must be an http or https URL, not "${url}"`);
+  }
+  const scopes = list(value('scopes'), 'scopes', fail) ?? DEFAULT_SCOPES;
+  if (!scopes.includes('openid')) throw fail('scopes must include openid');
+  return {
+    clientId,
+    ...(text('clientSecret') !== undefined ? { clientSecret: text('clientSecret') } : {}),
+    clientUrl: clientUrl.replace(/\/+$/, ''),
+    issuer,
+    scopes,
+    whitelist: (list(value('whitelist'), 'whitelist', fail) ?? []).map((email) => email.toLowerCase()),
+    allowedDomains: (list(value('allowedDomains'), 'allowedDomains', fail) ?? []).map((domain) => domain.toLowerCase().replace(/^@/, '')),
+    autoSignup: flag(value('autoSignup'), fail) ?? true,
+    defaultRole: role(env.TROUPE_AUTH_OIDC_DEFAULT_ROLE || roleMapping(file, fail), fail) ?? 'viewer',
+  };
+}
+
+/** A YAML list, or a comma-separated string (as variables give it). */
+function list(raw: unknown, key: string, fail: (problem: string) => AppError): string[] | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  const items = typeof raw === 'string' ? raw.split(',') : raw;
+  if (!Array.isArray(items) || items.some((item) => typeof item !== 'string')) throw fail(`${key} must be a list of strings (or one string, comma-separated)`);
+  return (items as string[]).map((item) => item.trim()).filter(Boolean);
+}
+
+function flag(raw: unknown, fail: (problem: string) => AppError): boolean | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw === 'boolean') return raw;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw fail(`autoSignup must be true or false, not "${String(raw)}"`);
+}
+
+/** Dagu's `roleMapping: {defaultRole}` (`role_mapping: {default_role}`). */
+function roleMapping(file: Record<string, unknown>, fail: (problem: string) => AppError): unknown {
+  const mapping = file.roleMapping ?? file.role_mapping;
+  if (mapping === undefined || mapping === null) return undefined;
+  if (typeof mapping !== 'object' || Array.isArray(mapping)) throw fail('roleMapping must be a map with defaultRole');
+  const { defaultRole, default_role, ...rest } = mapping as Record<string, unknown>;
+  const extra = Object.keys(rest);
+  // Group and claim mappings of later Dagu versions are not read: refused rather than ignored, so
+  // that nobody believes a group gives a role here.
+  if (extra.length > 0) throw fail(`roleMapping: unknown key "${extra[0]}" (troupe reads defaultRole only)`);
+  return defaultRole ?? default_role;
+}
+
+function role(raw: unknown, fail: (problem: string) => AppError): Role | undefined {
+  if (raw === undefined || raw === null || raw === '') return undefined;
+  if (!isRole(raw)) throw fail(`roleMapping.defaultRole must be one of ${ROLES.join(', ')}, not "${String(raw)}"`);
+  return raw;
+}
