@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exited, startCli } from './cli-process.ts';
-import { startTestServer, type TestServer } from './helpers.ts';
+import { checkedFetch, startTestServer, type TestServer } from './helpers.ts';
 import { browse, CookieJar, documented, freePort, signInAtProvider, startTestProvider, type Hop, type TestProvider } from './support/oidc-provider.ts';
 
 const ACCOUNTS = {
@@ -88,12 +88,12 @@ for (const carrier of ['uws', 'node'] as const) {
       assert.match(session ?? '', /^troupe_session=[^;]+; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Strict$/);
       // A browser's next request to troupe carries the cookie: the API serves it.
       const cookie = `troupe_session=${jar.get(setup.clientUrl, 'troupe_session')}`;
-      const listed = await fetch(`${setup.server.base}/dags`, { headers: { cookie } });
+      const listed = await checkedFetch(`${setup.server.base}/dags`, { headers: { cookie } });
       assert.equal(listed.status, 200);
-      assert.equal((await fetch(`${setup.server.base}/dags`)).status, 401);
+      assert.equal((await checkedFetch(`${setup.server.base}/dags`)).status, 401);
       // viewer (roleMapping.defaultRole): reads, but may not start a run.
       await setup.server.writeDag('oidc-hello', 'steps:\n  - name: s\n    command: echo hi\n');
-      const started = await fetch(`${setup.server.base}/dags/oidc-hello/start`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: '{}' });
+      const started = await checkedFetch(`${setup.server.base}/dags/oidc-hello/start`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: '{}' });
       assert.equal(started.status, 403);
       assert.equal((await started.json() as { code: string }).code, 'forbidden');
     });
@@ -112,7 +112,7 @@ for (const carrier of ['uws', 'node'] as const) {
       assert.equal(body.user.username, 'bob@corp.example');
       assert.equal(body.user.role, 'viewer');
       assert.ok(Date.parse(body.expiresAt) > Date.now());
-      assert.equal((await fetch(`${setup.server.base}/dags`, { headers: { authorization: `Bearer ${body.token}` } })).status, 200);
+      assert.equal((await checkedFetch(`${setup.server.base}/dags`, { headers: { authorization: `Bearer ${body.token}` } })).status, 200);
     });
 
     test('an account outside the whitelist and the allowed domains is refused with 403, and gets no session', async () => {
@@ -175,7 +175,7 @@ describe('OIDC callbacks that do not belong to a login in progress', () => {
     const state = new URL(begun.response.headers.get('location')!).searchParams.get('state');
     const sealed = jar.get(setup.clientUrl, 'troupe_oidc')!;
     const altered = `${sealed.slice(0, -4)}${sealed.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
-    const response = await fetch(`${setup.callbackPrefix}?code=abc&state=${state}`, { headers: { cookie: `troupe_oidc=${altered}` }, redirect: 'manual' });
+    const response = await checkedFetch(`${setup.callbackPrefix}?code=abc&state=${state}`, { headers: { cookie: `troupe_oidc=${altered}` }, redirect: 'manual' });
     await expectUnauthorized({ url: `${setup.callbackPrefix}?code=abc&state=${state}`, response, text: await response.text() }, /no OIDC login in progress/);
     // Another login's cookie: its state is not this one's.
     const other = new CookieJar();
@@ -235,11 +235,11 @@ describe('OIDC with an issuer that cannot be reached', () => {
   });
 
   test('in auth mode oidc the static token and Basic credentials are accepted, and nothing else', async () => {
-    assert.equal((await fetch(`${server.base}/dags`, { headers: { authorization: `Bearer ${STATIC_TOKEN}` } })).status, 200);
+    assert.equal((await checkedFetch(`${server.base}/dags`, { headers: { authorization: `Bearer ${STATIC_TOKEN}` } })).status, 200);
     const basic = Buffer.from('ops:static basic password').toString('base64');
-    assert.equal((await fetch(`${server.base}/dags`, { headers: { authorization: `Basic ${basic}` } })).status, 200);
-    assert.equal((await fetch(`${server.base}/dags`, { headers: { authorization: 'Bearer not-the-token' } })).status, 401);
-    assert.equal((await fetch(`${server.base}/dags`)).status, 401);
+    assert.equal((await checkedFetch(`${server.base}/dags`, { headers: { authorization: `Basic ${basic}` } })).status, 200);
+    assert.equal((await checkedFetch(`${server.base}/dags`, { headers: { authorization: 'Bearer not-the-token' } })).status, 401);
+    assert.equal((await checkedFetch(`${server.base}/dags`)).status, 401);
   });
 });
 
@@ -279,7 +279,7 @@ describe('troupe start-all with OIDC from config.yaml and the environment', () =
     const troupe = await startCli(['--home', home, '--port', String(port), '--http', 'node'], { TROUPE_AUTH_OIDC_CLIENT_SECRET: provider.clientSecret });
     try {
       const base = `${clientUrl}/api/v2`;
-      assert.equal((await fetch(`${base}/dags`)).status, 401);
+      assert.equal((await checkedFetch(`${base}/dags`)).status, 401);
       const jar = new CookieJar();
       const begun = await browse(jar, `${base}/auth/oidc/login?format=json`);
       assert.equal(begun.response.status, 302, begun.text);
@@ -287,7 +287,7 @@ describe('troupe start-all with OIDC from config.yaml and the environment', () =
       const answered = await browse(jar, callback);
       assert.equal(answered.response.status, 200, answered.text);
       assert.equal(JSON.parse(answered.text).user.role, 'operator');
-      const me = await fetch(`${base}/auth/me`, { headers: { cookie: `troupe_session=${jar.get(clientUrl, 'troupe_session')}` } });
+      const me = await checkedFetch(`${base}/auth/me`, { headers: { cookie: `troupe_session=${jar.get(clientUrl, 'troupe_session')}` } });
       assert.equal(me.status, 200);
       assert.ok(!troupe.output().includes(provider.clientSecret), troupe.output());
       assert.doesNotMatch(troupe.output(), /ignoring keys[^\n]*auth\.oidc/);

@@ -1,8 +1,8 @@
 // Requests with credentials, for the auth tests: each response is checked against the OpenAPI
-// document, as test/helpers.ts `call` does.
+// document (checkedFetch), as test/helpers.ts `call` does.
 import { SignJWT } from 'jose';
 import type { TestServer } from './helpers.ts';
-import { assertDocumented } from './openapi-check.ts';
+import { checkedFetch } from './openapi-check.ts';
 
 export interface Answer {
   status: number;
@@ -20,7 +20,7 @@ export const bearer = (token: string): Credential => ({ authorization: `Bearer $
 export async function send(server: TestServer, method: string, path: string, credential: Credential, body?: unknown): Promise<Answer> {
   const headers: Record<string, string> = { ...credential };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${server.base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await checkedFetch(`${server.base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await response.text();
   let parsed: unknown;
   try {
@@ -28,7 +28,6 @@ export async function send(server: TestServer, method: string, path: string, cre
   } catch {
     parsed = undefined;
   }
-  await assertDocumented({ method, path, status: response.status, contentType: response.headers.get('content-type'), text });
   return { status: response.status, body: parsed, text, headers: response.headers };
 }
 

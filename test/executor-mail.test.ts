@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
+import { checkedFetch, startTestServer, waitUntil, type TestServer } from './helpers.ts';
 import { startCli, exited } from './cli-process.ts';
 import { SMTP_PASSWORD, SMTP_USER, selfSignedCertificate, startSilentServer, startSmtp, type SmtpFixture } from './smtp-fixture.ts';
 
@@ -241,12 +241,12 @@ test('with its certificate in NODE_EXTRA_CA_CERTS, a STARTTLS server gets the me
   });
   const spec = [tlsServer.root(), 'steps:', '  - name: send', '    executor:', '      type: mail',
     '      config: {from: troupe@example.com, to: ops@example.com, subject: over tls, message: secret stuff}'].join('\n');
-  const post = (path: string, body: unknown) => fetch(`${troupe.base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (path: string, body: unknown) => checkedFetch(`${troupe.base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   assert.equal((await post('/dags', { name: 'mail_tls', spec })).status, 201);
   const { dagRunId } = await (await post('/dags/mail_tls/start', {})).json() as { dagRunId: string };
   let dagRun: any;
   assert.ok(await waitUntil(async () => {
-    dagRun = (await (await fetch(`${troupe.base}/dag-runs/mail_tls/${dagRunId}`)).json() as any).dagRun;
+    dagRun = (await (await checkedFetch(`${troupe.base}/dag-runs/mail_tls/${dagRunId}`)).json() as any).dagRun;
     return ![0, 1, 5].includes(dagRun.status);
   }, 30_000));
   assert.equal(dagRun.statusLabel, 'succeeded', JSON.stringify(dagRun.nodes[0].error));

@@ -2,7 +2,7 @@
 // a 404); HEAD is served wherever GET is; a path that is not served is 404 whatever the method.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeOnCarriers } from './helpers.ts';
+import { checkedFetch, describeOnCarriers } from './helpers.ts';
 
 describeOnCarriers('methods', (server) => {
   test('a method the path does not serve: 405, Allow naming the ones it does, the error document', async () => {
@@ -20,7 +20,7 @@ describeOnCarriers('methods', (server) => {
   });
 
   test('HEAD on a GET route answers its headers without a body', async () => {
-    const response = await fetch(`${server.base}/health`, { method: 'HEAD' });
+    const response = await checkedFetch(`${server.base}/health`, { method: 'HEAD' });
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('content-type'), 'application/json');
     assert.equal(await response.text(), '');

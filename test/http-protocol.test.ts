@@ -5,7 +5,7 @@
 // smuggled request never runs, the connection is closed, the server stays up.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from './helpers.ts';
+import { checkedFetch, checkRaw, startTestServer, type TestServer } from './helpers.ts';
 import { exchange, header, type RawResponse } from './raw-http.ts';
 
 const get = (path: string, extra = '') => `GET /api/v2${path} HTTP/1.1\r\nHost: troupe\r\n${extra}\r\n`;
@@ -14,6 +14,12 @@ const head = (path: string, extra = '') => `HEAD /api/v2${path} HTTP/1.1\r\nHost
 function json(response: RawResponse): any {
   assert.equal(header(response, 'content-type'), 'application/json');
   return JSON.parse(response.body);
+}
+
+/** Checks each response against the OpenAPI document as the answer to the request (method, path below /api/v2) of its index. */
+async function assertDocumented(requests: Array<[string, string]>, responses: RawResponse[]): Promise<void> {
+  assert.equal(responses.length, requests.length);
+  for (const [index, [method, path]] of requests.entries()) await checkRaw(method, path, responses[index]);
 }
 
 function assertErrorDocument(response: RawResponse, status: number, code: string): void {
@@ -44,6 +50,7 @@ for (const carrier of ['uws', 'node'] as const) {
     test('pipelined requests answered from memory are answered in order on one connection', async () => {
       const { responses } = await exchange(port, get('/dag-runs') + get('/dag-runs/none/none') + get('/no-such-route'), { expect: 3 });
       assert.deepEqual(responses.map((response) => response.status), [200, 404, 404]);
+      await assertDocumented([['GET', '/dag-runs'], ['GET', '/dag-runs/none/none'], ['GET', '/no-such-route']], responses);
       assert.deepEqual(json(responses[0]), { dagRuns: [] });
       assert.match(json(responses[1]).message, /none/);
       assert.match(json(responses[2]).message, /no-such-route/);
@@ -54,6 +61,7 @@ for (const carrier of ['uws', 'node'] as const) {
       // connection whose next request arrives while an earlier one does (uws-server.ts).
       const { responses } = await exchange(port, get('/health') + get('/health') + get('/dag-runs', 'Connection: close\r\n'));
       assert.deepEqual(responses.map((response) => response.status), [200, 200, 200]);
+      await assertDocumented([['GET', '/health'], ['GET', '/health'], ['GET', '/dag-runs']], responses);
       assert.deepEqual(responses.map((response) => Object.keys(json(response))[0]), ['status', 'status', 'dagRuns']);
       await assertAlive();
     });
@@ -62,14 +70,15 @@ for (const carrier of ['uws', 'node'] as const) {
       const { responses: [full] } = await exchange(port, get('/dag-runs', 'Connection: close\r\n'), { expect: 1 });
       const { responses } = await exchange(port, head('/dag-runs') + head('/no-such-route') + get('/dag-runs', 'Connection: close\r\n'), { heads: [true, true, false] });
       assert.deepEqual(responses.map((response) => [response.status, response.body]), [[200, ''], [404, ''], [200, full.body]]);
+      await assertDocumented([['HEAD', '/dag-runs'], ['HEAD', '/no-such-route'], ['GET', '/dag-runs']], responses);
       assert.equal(header(responses[0], 'content-length'), String(Buffer.byteLength(full.body)));
       assert.deepEqual(responses[0].headers.get('content-length'), [header(responses[0], 'content-length')]);
       assert.equal(Number(header(responses[1], 'content-length')) > 0, true);
-      const viaFetch = await fetch(`${server.base}/health`, { method: 'HEAD' });
+      const viaFetch = await checkedFetch(`${server.base}/health`, { method: 'HEAD' });
       assert.equal(viaFetch.status, 200);
       assert.equal((await viaFetch.arrayBuffer()).byteLength, 0);
       assert.equal(Number(viaFetch.headers.get('content-length')) > 0, true);
-      assert.equal((await fetch(`${server.base}/dag-runs`, { method: 'HEAD', body: undefined })).status, 200);
+      assert.equal((await checkedFetch(`${server.base}/dag-runs`, { method: 'HEAD', body: undefined })).status, 200);
     });
 
     test('HTTP/1.0: answered and the connection closed on node:http; an error status and a closed connection on uWS', async () => {
@@ -79,7 +88,9 @@ for (const carrier of ['uws', 'node'] as const) {
       if (carrier === 'node') {
         assert.equal(responses[0].status, 200);
         assert.deepEqual(json(responses[0]), { dagRuns: [] });
+        await assertDocumented([['GET', '/dag-runs']], responses);
       } else {
+        // Not checked against the OpenAPI document: uWS writes this page itself, before any route.
         assert.equal(responses[0].status, 505); // uWS's own page (HttpParser.h consumeRequestLine)
       }
       await assertAlive();
@@ -95,6 +106,7 @@ for (const carrier of ['uws', 'node'] as const) {
       assert.equal((await server.call('GET', `/dags/smuggled-${carrier}`)).status, 404, 'the smuggled request ran');
       assert.equal(closed, true);
       for (const response of responses) assertErrorDocument(response, 400, 'bad_request');
+      for (const response of responses) await checkRaw('GET', '/dag-runs', response);
       if (carrier === 'node') assert.equal(responses.length, 1);
 
       for (const lengths of [['0', '5'], ['3', '3']]) {
@@ -102,6 +114,7 @@ for (const carrier of ['uws', 'node'] as const) {
         assert.equal(alone.closed, true);
         assert.equal(alone.responses.length, 1, lengths.join());
         assertErrorDocument(alone.responses[0], 400, 'bad_request');
+        await assertDocumented([['POST', '/dags/validate']], alone.responses);
       }
       await assertAlive();
     });
@@ -111,8 +124,13 @@ for (const carrier of ['uws', 'node'] as const) {
         const { responses, closed } = await exchange(port, `${line}\r\nHost: troupe\r\n\r\n`);
         assert.equal(closed, true, line);
         assert.equal(responses.length, 1, line);
-        if (carrier === 'node') assertErrorDocument(responses[0], 400, 'bad_request');
-        else assert.equal(responses[0].status, 505, line); // uWS's own page, no hook (HttpErrors.h)
+        if (carrier === 'node') {
+          assertErrorDocument(responses[0], 400, 'bad_request');
+          await assertDocumented([['GET', '/dag-runs']], responses);
+        } else {
+          // Not checked against the OpenAPI document: uWS writes this page itself, before any route.
+          assert.equal(responses[0].status, 505, line); // uWS's own page, no hook (HttpErrors.h)
+        }
       }
       await assertAlive();
     });
@@ -121,8 +139,13 @@ for (const carrier of ['uws', 'node'] as const) {
       const { responses, closed } = await exchange(port, get('/dag-runs', `X-Big: ${'a'.repeat(20_000)}\r\n`));
       assert.equal(closed, true);
       assert.equal(responses.length, 1);
-      if (carrier === 'node') assertErrorDocument(responses[0], 431, 'headers_too_large');
-      else assert.equal(responses[0].status, 431);
+      if (carrier === 'node') {
+        assertErrorDocument(responses[0], 431, 'headers_too_large');
+        await assertDocumented([['GET', '/dag-runs']], responses);
+      } else {
+        // Not checked against the OpenAPI document: uWS writes this page itself, before any route.
+        assert.equal(responses[0].status, 431);
+      }
       await assertAlive();
     });
   });
@@ -140,6 +163,7 @@ describe('HTTP protocol errors on node:http', () => {
     assert.equal(closed, true);
     assert.equal(responses.length, 1);
     assertErrorDocument(responses[0], 408, 'request_timeout');
+    await assertDocumented([['GET', '/health']], responses);
   });
 
   test('garbage for a request line, or an HTTP/1.1 request without Host: 400 error document', async () => {
@@ -148,6 +172,8 @@ describe('HTTP protocol errors on node:http', () => {
       assert.equal(closed, true, request);
       assert.equal(responses.length, 1, request);
       assertErrorDocument(responses[0], 400, 'bad_request');
+      // The two without an API path are not checked against the OpenAPI document: no route to hold them to.
+      if (request.startsWith('GET /api/v2/health')) await assertDocumented([['GET', '/health']], responses);
     }
   });
 });

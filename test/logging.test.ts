@@ -6,13 +6,13 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitUntil } from './helpers.ts';
+import { checkedFetch, waitUntil } from './helpers.ts';
 import { cli, exited, startCli } from './cli-process.ts';
 
 const SECRET = 'log-S3CRET-9f2c';
 
 async function post(url: string, body: unknown): Promise<any> {
-  return (await fetch(url, { method: 'POST', body: JSON.stringify(body) })).json();
+  return (await checkedFetch(url, { method: 'POST', body: JSON.stringify(body) })).json();
 }
 
 /** Every line the server printed on stdout, parsed: each must be one JSON object. */
@@ -39,7 +39,7 @@ test('every line is JSON; a run logs its start and its end with status and durat
   const { dagRunId } = await post(`${server.base}/dags/logged/start`, {});
   assert.ok(await waitUntil(() => lines(server.output().split('\n').filter((line) => line.startsWith('{')).join('\n'))
     .some((line) => line.msg === 'run ended' && line.dagRunId === dagRunId)));
-  await fetch(`${server.base}/health`);
+  await checkedFetch(`${server.base}/health`);
   server.child.kill('SIGTERM');
   assert.equal(await exited(server.child), 0);
 
@@ -69,7 +69,7 @@ test('at the default level no request is logged, health checks included; the run
   t.after(() => rm(home, { recursive: true, force: true }));
   const server = await startCli(['--home', home, '--port', '0']);
   t.after(() => { if (server.child.exitCode === null) server.child.kill('SIGKILL'); });
-  for (let i = 0; i < 5; i++) await fetch(`${server.base}/health`);
+  for (let i = 0; i < 5; i++) await checkedFetch(`${server.base}/health`);
   const { dagRunId } = await post(`${server.base}/dags/example/start`, {});
   assert.ok(await waitUntil(() => server.output().includes(`"dagRunId":"${dagRunId}","status":"succeeded"`)));
   server.child.kill('SIGTERM');

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Router } from '../src/http/router.ts';
 import { opsRoutes } from '../src/http/routes/ops.ts';
-import { startTestServer, type TestServer } from './helpers.ts';
+import { checkedFetch, startTestServer, type TestServer } from './helpers.ts';
 
 interface Sample {
   name: string;
@@ -38,7 +38,7 @@ function parseExposition(text: string): { samples: Sample[]; types: Map<string, 
 }
 
 async function scrape(server: TestServer) {
-  const response = await fetch(`${server.base}/metrics`);
+  const response = await checkedFetch(`${server.base}/metrics`);
   assert.equal(response.status, 200);
   const text = await response.text();
   const parsed = parseExposition(text);
@@ -99,7 +99,7 @@ describe('metrics', () => {
     opsRoutes(router);
     assert.equal(router.match('GET', '/metrics')?.public, true);
     assert.equal(router.match('GET', '/services/resources/history')?.public, false);
-    const head = await fetch(`${server.base}/metrics`, { method: 'HEAD' });
+    const head = await checkedFetch(`${server.base}/metrics`, { method: 'HEAD' });
     assert.equal(head.status, 200);
   });
 
@@ -183,7 +183,7 @@ describe('metrics', () => {
     await server.call('GET', `/dag-runs/routed/${run.dagRunId}`);
     await server.call('GET', '/dag-runs/routed/no-such-run');
     await server.call('GET', '/no/such/route/here');
-    await fetch(`${server.base}/dags`, { method: 'PROPFIND' }).catch(() => undefined);
+    await checkedFetch(`${server.base}/dags`, { method: 'PROPFIND' }).catch(() => undefined);
     const metrics = await scrape(server);
     assert.ok(metrics.value('troupe_http_request_duration_seconds_count', { method: 'GET', route: '/dag-runs/:name/:dagRunId', status_code: '200' }) >= 1);
     assert.ok(metrics.value('troupe_http_request_duration_seconds_count', { method: 'GET', route: '/dag-runs/:name/:dagRunId', status_code: '404' }) >= 1);
@@ -221,7 +221,7 @@ test('the node:http carrier serves the metrics the same way', async () => {
     const metrics = await scrape(server);
     assert.match(metrics.contentType ?? '', /^text\/plain; version=0\.0\.4/);
     assert.equal(metrics.value('troupe_dag_runs_currently_running'), 0);
-    const head = await fetch(`${server.base}/metrics`, { method: 'HEAD' });
+    const head = await checkedFetch(`${server.base}/metrics`, { method: 'HEAD' });
     assert.equal(head.status, 200);
     assert.equal(await head.text(), '');
   } finally {

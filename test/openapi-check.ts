@@ -2,7 +2,10 @@
 // table): the status must be one the operation lists, and the body must match that status's schema
 // (ajv, JSON Schema 2020-12, the dialect of OpenAPI 3.1). test/helpers.ts runs every response of
 // `call` through it, so a response of any integration test that drifts from the document fails
-// that test, naming the route, the status and the schema path.
+// that test, naming the route, the status and the schema path. Tests that need a request `call`
+// cannot make (headers, cookies, HEAD, manual redirects) use `checkedFetch` instead of `fetch`, and
+// `checkRaw` for what they read off a socket; a response kept out of the check says why, by
+// `uncheckedFetch(reason, ...)`, so that no gap is silent.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
 import { apiRouter, buildOpenApiDocument } from '../src/http/index.ts';
@@ -52,9 +55,12 @@ export class OpenApiChecker {
     walk(document, '#');
   }
 
-  /** The document's path template for a request path: literal segments win over parameters, as the router does. */
+  /**
+   * The document's path template for a request path, split as the router splits it: literal
+   * segments win over parameters, an empty segment inside is one, a trailing slash is ignored.
+   */
   routeOf(path: string): string | undefined {
-    const parts = path.split('?')[0].split('/').filter(Boolean);
+    const parts = path.split('?')[0].replace(/^\//, '').replace(/\/$/, '').split('/');
     let best: { route: string; literals: number } | undefined;
     for (const { route, segments } of this.templates) {
       if (segments.length !== parts.length) continue;
@@ -105,6 +111,11 @@ export class OpenApiChecker {
     }
     const validate = this.compile(`${pointer}/content/${escape(mediaType)}/schema`);
     if (validate(body)) return [];
+    return this.explain(where, validate);
+  }
+
+  /** A line per way the body broke `validate`'s schema, naming the schema's JSON pointer. */
+  private explain(where: string, validate: ValidateFunction): string[] {
     const errors = validate.errors ?? [];
     const lines = errors.slice(0, MAX_PROBLEMS).map((error) => {
       const schema = error.parentSchema && this.pointers.get(error.parentSchema);
@@ -113,6 +124,24 @@ export class OpenApiChecker {
     });
     if (errors.length > MAX_PROBLEMS) lines.push(`... and ${errors.length - MAX_PROBLEMS} more`);
     return lines;
+  }
+
+  /**
+   * A response no operation holds (a path the API does not serve, a method the path is not served
+   * with): an error must still be the error document (components.schemas.Error).
+   */
+  unmatchedProblems(response: ObservedResponse): string[] {
+    if (response.status < 400 || response.method === 'HEAD') return [];
+    const where = `${response.method} ${response.path.split('?')[0]} (no operation) answered ${response.status}`;
+    if (!response.contentType?.startsWith('application/json')) return [`${where} as ${response.contentType}, where every error is application/json`];
+    let body: unknown;
+    try {
+      body = JSON.parse(response.text);
+    } catch {
+      return [`${where} with a body that is not JSON: ${response.text.slice(0, 200)}`];
+    }
+    const validate = this.compile('#/components/schemas/Error');
+    return validate(body) ? [] : this.explain(where, validate);
   }
 
   private resolve(ref: string): Json {
@@ -146,8 +175,52 @@ export async function assertDocumented(response: ObservedResponse): Promise<void
   if (process.env.TROUPE_OPENAPI_CHECK === '0') return;
   const openApi = await openApiChecker();
   const matched = openApi.match(response);
-  if (!matched) return;
-  checkedResponses.push(matched);
-  const problems = openApi.problems(matched);
+  if (matched) checkedResponses.push(matched);
+  const problems = matched ? openApi.problems(matched) : openApi.unmatchedProblems(response);
   if (problems.length > 0) throw new Error(`response drifts from the OpenAPI document (GET /api/v2/openapi.json):\n  ${problems.join('\n  ')}`);
+}
+
+/** Where the API is served below a server's origin. */
+const API_PREFIX = '/api/v2';
+
+/** The path below /api/v2 (query included) of a URL of the API; undefined for any other URL. */
+export function apiPathOf(url: string | URL): string | undefined {
+  const parsed = new URL(String(url));
+  if (parsed.pathname !== API_PREFIX && !parsed.pathname.startsWith(`${API_PREFIX}/`)) return undefined;
+  return `${parsed.pathname.slice(API_PREFIX.length)}${parsed.search}`;
+}
+
+/**
+ * `fetch`, whose response (when it is one of the API's) must match the document: a drift rejects
+ * with the route, the status and the schema path. The body stays unread for the caller.
+ */
+export async function checkedFetch(input: string | URL, init: RequestInit = {}): Promise<Response> {
+  const response = await fetch(input, init);
+  // A followed redirect answers for the URL it led to, with GET (as fetch follows a 302 or 303).
+  const url = response.redirected ? response.url : input;
+  if (apiPathOf(url) === undefined) return response;
+  const method = response.redirected ? 'GET' : init.method ?? 'GET';
+  const text = await response.clone().text();
+  await assertDocumentedAt(method, url, { status: response.status, contentType: response.headers.get('content-type'), text });
+  return response;
+}
+
+/** `assertDocumented` for an answer to `method url`, where the URL is the API's; any other URL passes. */
+export async function assertDocumentedAt(method: string, url: string | URL, answer: Pick<ObservedResponse, 'status' | 'contentType' | 'text'>): Promise<void> {
+  const path = apiPathOf(url);
+  if (path !== undefined) await assertDocumented({ method: method.toUpperCase(), path, ...answer });
+}
+
+/**
+ * `fetch` for a response the document does not describe on purpose (a CORS preflight, the answer
+ * of an outside server): `reason` says which, where the test reads.
+ */
+export function uncheckedFetch(reason: string, input: string | URL, init?: RequestInit): Promise<Response> {
+  if (reason.trim() === '') throw new Error('uncheckedFetch needs the reason the response is not checked');
+  return fetch(input, init);
+}
+
+/** Checks a response read off a socket (test/raw-http.ts) to `method path` (path below /api/v2). */
+export function checkRaw(method: string, path: string, response: { status: number; headers: Map<string, string[]>; body: string }): Promise<void> {
+  return assertDocumented({ method, path, status: response.status, contentType: response.headers.get('content-type')?.[0] ?? null, text: response.body });
 }

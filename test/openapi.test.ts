@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { apiRouter, buildOpenApiDocument, openApiPath, takesRemoteNode } from '../src/http/index.ts';
 import { HELLO, startTestServer, type TestServer } from './helpers.ts';
-import { assertDocumented, checkedResponses, OpenApiChecker, openApiChecker } from './openapi-check.ts';
+import { assertDocumented, checkedFetch, checkedResponses, OpenApiChecker, openApiChecker } from './openapi-check.ts';
 import { browse, CookieJar, documented, freePort, signInAtProvider, startTestProvider } from './support/oidc-provider.ts';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
@@ -260,14 +260,12 @@ describe('every operation answers as the document says', () => {
     // Changing one's own password needs a signed-in user: a server with builtin authentication.
     const secured = await startTestServer('node', { auth: { mode: 'builtin', admin: { username: 'oa-admin', password: 'oa-password-1' } } });
     try {
-      const session = await fetch(`${secured.base}/auth/login`, { method: 'POST', body: JSON.stringify({ username: 'oa-admin', password: 'oa-password-1' }) });
+      const session = await checkedFetch(`${secured.base}/auth/login`, { method: 'POST', body: JSON.stringify({ username: 'oa-admin', password: 'oa-password-1' }) });
       const { token } = await session.json() as { token: string };
-      const changed = await fetch(`${secured.base}/auth/change-password`, {
+      const changed = await checkedFetch(`${secured.base}/auth/change-password`, {
         method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ currentPassword: 'oa-password-1', newPassword: 'oa-password-2' }),
       });
-      const text = await changed.text();
-      await assertDocumented({ method: 'POST', path: '/auth/change-password', status: changed.status, contentType: changed.headers.get('content-type'), text });
       assert.equal(changed.status, 200);
     } finally {
       await secured.close();

@@ -7,13 +7,13 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { waitUntil } from './helpers.ts';
+import { checkedFetch, waitUntil } from './helpers.ts';
 import { cli, exited, startCli } from './cli-process.ts';
 
 const root = resolve(import.meta.dirname, '..');
 
 async function getJson(url: string, init?: RequestInit): Promise<any> {
-  return (await fetch(url, init)).json();
+  return (await checkedFetch(url, init)).json();
 }
 
 function alive(pid: number): boolean {
@@ -43,7 +43,7 @@ test('SIGTERM to `npm start` reaches troupe: its running step is recorded aborte
   // Were it left running, it would hold this test's pipes open.
   t.after(() => { if (alive(server)) process.kill(server, 'SIGKILL'); });
 
-  await fetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'long', spec: 'steps:\n  - name: wait\n    command: sleep 120\n' }) });
+  await checkedFetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'long', spec: 'steps:\n  - name: wait\n    command: sleep 120\n' }) });
   const { dagRunId } = await getJson(`${base}/dags/long/start`, { method: 'POST', body: '{}' });
   assert.ok(await waitUntil(async () => (await getJson(`${base}/dag-runs/long/${dagRunId}`)).dagRun.nodes[0].status === 1));
 

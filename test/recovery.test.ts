@@ -7,13 +7,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitUntil } from './helpers.ts';
+import { checkedFetch, waitUntil } from './helpers.ts';
 import { exited, startCli, type CliServer } from './cli-process.ts';
 
 const INTERRUPTED = 'the server stopped while the run was active';
 
 async function call(base: string, method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${base}${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await checkedFetch(`${base}${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await response.text();
   assert.ok(response.ok, `${method} ${path}: ${response.status} ${text}`);
   return text ? JSON.parse(text) : undefined;

@@ -5,11 +5,11 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitUntil } from './helpers.ts';
+import { checkedFetch, waitUntil } from './helpers.ts';
 import { cli, exited, startCli } from './cli-process.ts';
 
 async function getJson(url: string, init?: RequestInit): Promise<any> {
-  return (await fetch(url, init)).json();
+  return (await checkedFetch(url, init)).json();
 }
 
 
@@ -24,7 +24,7 @@ test('start-all writes an example on first start, and SIGTERM stops runs, record
   const example = await getJson(`${base}/dags/example/start`, { method: 'POST', body: '{}' });
   await waitUntil(async () => (await getJson(`${base}/dag-runs/example/${example.dagRunId}`)).dagRun.status === 4);
 
-  await fetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'long', spec: 'steps:\n  - name: wait\n    command: sleep 120\n' }) });
+  await checkedFetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'long', spec: 'steps:\n  - name: wait\n    command: sleep 120\n' }) });
   const { dagRunId } = await getJson(`${base}/dags/long/start`, { method: 'POST', body: '{}' });
   assert.ok(await waitUntil(async () => (await getJson(`${base}/dag-runs/long/${dagRunId}`)).dagRun.nodes[0].status === 1));
 
@@ -105,7 +105,7 @@ for (const spawnMode of ['posix_spawn', 'child_process']) {
     }
     assert.match(output(), new RegExp(`steps start with ${spawnMode}`));
     const marker = `troupe-crash-orphan-${process.pid}-${Date.now()}-${spawnMode}`;
-    await fetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'orphan', spec: `steps:\n  - command: bash -c 'exec -a ${marker} sleep 60' & sleep 60\n` }) });
+    await checkedFetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'orphan', spec: `steps:\n  - command: bash -c 'exec -a ${marker} sleep 60' & sleep 60\n` }) });
     await getJson(`${base}/dags/orphan/start`, { method: 'POST', body: '{}' });
     assert.ok(await waitUntil(async () => processesNamed(marker) === 1), 'the step and its grandchild run');
     child.kill('SIGKILL');
@@ -120,7 +120,7 @@ for (const spawnMode of ['posix_spawn', 'child_process']) {
     t.after(() => rm(home, { recursive: true, force: true }));
     const { child, base } = await startCli(['--home', home, '--port', '0'], spawnMode === 'child_process' ? { TROUPE_SPAWN: 'child_process' } : {});
     t.after(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
-    await fetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'fds', spec: 'steps:\n  - name: list\n    command: ls -l /proc/self/fd\n' }) });
+    await checkedFetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'fds', spec: 'steps:\n  - name: list\n    command: ls -l /proc/self/fd\n' }) });
     const { dagRunId } = await getJson(`${base}/dags/fds/start`, { method: 'POST', body: '{}' });
     assert.ok(await waitUntil(async () => (await getJson(`${base}/dag-runs/fds/${dagRunId}`)).dagRun.status === 4), 'the run succeeds');
     const log = await getJson(`${base}/dag-runs/fds/${dagRunId}/steps/list/log`);
@@ -142,7 +142,7 @@ test('a step started before its step host died is still stopped when the server 
     return;
   }
   const marker = `troupe-successor-orphan-${process.pid}-${Date.now()}`;
-  await fetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'orphan', spec: `steps:\n  - command: bash -c 'exec -a ${marker} sleep 60' & sleep 60\n` }) });
+  await checkedFetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'orphan', spec: `steps:\n  - command: bash -c 'exec -a ${marker} sleep 60' & sleep 60\n` }) });
   await getJson(`${base}/dags/orphan/start`, { method: 'POST', body: '{}' });
   assert.ok(await waitUntil(async () => processesNamed(marker) === 1), 'the step and its grandchild run');
   const [first] = stepHostsOf(child.pid!);
@@ -195,13 +195,13 @@ test('with --shutdown-grace, SIGTERM admits no run, lets the active one finish, 
   const { child, base, output } = await startCli(['--home', home, '--port', '0', '--shutdown-grace', '30']);
   t.after(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
   const gate = join(home, 'gate');
-  await fetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'gated', spec: `steps:\n  - name: wait\n    command: sh -c 'while [ ! -f ${gate} ]; do sleep 0.05; done'\n` }) });
+  await checkedFetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'gated', spec: `steps:\n  - name: wait\n    command: sh -c 'while [ ! -f ${gate} ]; do sleep 0.05; done'\n` }) });
   const { dagRunId } = await getJson(`${base}/dags/gated/start`, { method: 'POST', body: '{}' });
   assert.ok(await waitUntil(async () => (await getJson(`${base}/dag-runs/gated/${dagRunId}`)).dagRun.nodes[0].status === 1));
 
   child.kill('SIGTERM');
   assert.ok(await waitUntil(() => /admitting no runs; active runs have 30 s to finish/.test(output())), output());
-  const refused = await fetch(`${base}/dags/gated/start`, { method: 'POST', body: '{"dagRunId":"late"}' });
+  const refused = await checkedFetch(`${base}/dags/gated/start`, { method: 'POST', body: '{"dagRunId":"late"}' });
   assert.equal(refused.status, 500);
   assert.match(((await refused.json()) as { message: string }).message, /shutting down/);
   assert.equal((await getJson(`${base}/dag-runs/gated/${dagRunId}`)).dagRun.statusLabel, 'running', 'the API answers while the run finishes');
@@ -211,7 +211,7 @@ test('with --shutdown-grace, SIGTERM admits no run, lets the active one finish, 
   const again = await startCli(['--home', home, '--port', '0']);
   t.after(() => { if (again.child.exitCode === null) again.child.kill('SIGKILL'); });
   assert.equal((await getJson(`${again.base}/dag-runs/gated/${dagRunId}`)).dagRun.statusLabel, 'succeeded');
-  assert.equal((await fetch(`${again.base}/dag-runs/gated/late`)).status, 404, 'the refused start left nothing');
+  assert.equal((await checkedFetch(`${again.base}/dag-runs/gated/late`)).status, 404, 'the refused start left nothing');
   again.child.kill('SIGTERM');
   assert.equal(await exited(again.child), 0);
 });
@@ -221,7 +221,7 @@ test('a second signal during the shutdown grace stops the active runs at once, r
   t.after(() => rm(home, { recursive: true, force: true }));
   const { child, base, output } = await startCli(['--home', home, '--port', '0'], { TROUPE_SHUTDOWN_GRACE_SEC: '300' });
   t.after(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
-  await fetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'long', spec: 'steps:\n  - name: wait\n    command: sleep 120\n' }) });
+  await checkedFetch(`${base}/dags`, { method: 'POST', body: JSON.stringify({ name: 'long', spec: 'steps:\n  - name: wait\n    command: sleep 120\n' }) });
   const { dagRunId } = await getJson(`${base}/dags/long/start`, { method: 'POST', body: '{}' });
   assert.ok(await waitUntil(async () => (await getJson(`${base}/dag-runs/long/${dagRunId}`)).dagRun.nodes[0].status === 1));
   child.kill('SIGTERM');

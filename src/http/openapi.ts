@@ -49,18 +49,18 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
 };
 
 /**
- * Codes any route may answer with besides its own: a server-side failure; on the node:http carrier
- * the protocol errors; a malformed path segment or query value; for a body, its size and JSON.
+ * Codes any route may answer with besides its own: a server-side failure; the protocol errors (a
+ * malformed request -- no Host, two Content-Lengths, an unknown HTTP version -- is 400 on either
+ * carrier, whatever the route); a malformed path segment or query value; for a body, its size and JSON.
  */
 function commonErrors(entry: RouteEntry, doc: RouteDoc): ErrorCode[] {
-  const codes: ErrorCode[] = ['internal_error', 'request_timeout', 'headers_too_large'];
+  const codes: ErrorCode[] = ['internal_error', 'bad_request', 'request_timeout', 'headers_too_large'];
   // Once authentication is on: no or bad credentials, a role that may not, or Basic credentials
   // of a username or from an address past its failed sign-ins.
   if (!entry.public) codes.push('unauthorized', 'forbidden', 'too_many_requests');
-  if (entry.pattern.includes(':') || (doc.query?.length ?? 0) > 0 || doc.body) codes.push('bad_request');
   if (doc.body) codes.push('payload_too_large');
   // An unknown node is 400; a node that fails, 502 (remote-nodes.ts).
-  if (takesRemoteNode(entry.pattern)) codes.push('bad_request', 'remote_node_error', 'bad_gateway');
+  if (takesRemoteNode(entry.pattern)) codes.push('remote_node_error', 'bad_gateway');
   return codes;
 }
 

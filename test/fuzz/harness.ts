@@ -4,6 +4,7 @@ import { Agent, request } from 'node:http';
 import { readdirSync, lstatSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { assertDocumented } from '../openapi-check.ts';
 
 /** Fixed by default so that CI is repeatable; TROUPE_FUZZ_SEED=<integer> explores another corner. */
 export function fuzzSeed(): number {
@@ -55,7 +56,10 @@ export class FuzzClient {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => this.statuses.set(res.statusCode ?? 0, (this.statuses.get(res.statusCode ?? 0) ?? 0) + 1));
-        res.on('end', () => done({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () => {
+          const answer = { status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') };
+          documented(req, answer).then(() => done(answer), fail);
+        });
         res.on('error', fail);
       });
       outgoing.on('timeout', () => outgoing.destroy(new Error(`no answer within ${ANSWER_TIMEOUT_MS} ms`)));
@@ -67,6 +71,16 @@ export class FuzzClient {
   close(): void {
     this.agent.destroy();
   }
+}
+
+/**
+ * Rejects when an answer of the API drifts from the OpenAPI document (see test/openapi-check.ts).
+ * The path is taken as sent, not normalised, as the router takes it.
+ */
+function documented(req: FuzzRequest, res: FuzzResponse): Promise<void> {
+  const match = /^\/api\/v2(?=[/?]|$)(.*)$/s.exec(req.path);
+  if (!match) return Promise.resolve();
+  return assertDocumented({ method: req.method, path: match[1], status: res.status, contentType: res.contentType || null, text: res.text });
 }
 
 const repoRoot = resolve(import.meta.dirname, '..', '..');

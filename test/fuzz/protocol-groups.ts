@@ -7,6 +7,7 @@ import { errorDocumentProblems, problemsOf, sendAll } from './harness.ts';
 import { PREFIX, fillPath, paramsOf, registeredRoutes, request } from './corpus.ts';
 import { exchange as rawExchange, header, type Exchange as RawExchange, type RawResponse } from '../raw-http.ts';
 import { malformedCases, protocolCases } from './raw-cases.ts';
+import { checkRaw } from '../openapi-check.ts';
 import { startFuzzServer, type FuzzServer } from './fixtures.ts';
 
 const asFuzzResponse = (response: RawResponse) => ({ status: response.status, contentType: header(response, 'content-type') ?? '', text: response.body });
@@ -18,7 +19,10 @@ const exchange = (port: number, bytes: Buffer | string, options: { heads?: boole
   rawExchange(port, bytes, { expect: 1, settleMs: 3_000, ...options });
 const summary = (result: RawExchange) => result.responses.map((response) => `${response.status} ${response.body.slice(0, 80)}`).join(' | ') || 'no answer';
 
-/** The problems of every final answer in an exchange, as the HTTP-level groups judge them. */
+/**
+ * The problems of every final answer in an exchange, as the HTTP-level groups judge them. Not
+ * checked against the OpenAPI document: malformed bytes name no route to hold the answer to.
+ */
 function answerProblems(name: string, result: RawExchange, home: string, onlyJson: boolean): string[] {
   return result.responses.filter((response) => response.status >= 200).flatMap((response) => {
     const judged = asFuzzResponse(response);
@@ -43,13 +47,17 @@ export function nodeProtocolGroup(seed: number): void {
         assert.equal(result.responses.length, 1, summary(result));
         assert.deepEqual(errorDocumentProblems(asFuzzResponse(result.responses[0])), [], summary(result));
         assert.equal(header(result.responses[0], 'connection'), 'close');
+        // GARBAGE names no route to hold its answer to: the error document check above is all it gets.
+        if (bytes.startsWith('GET')) await checkRaw('GET', '/health', result.responses[0]);
       }
       // Two answers node writes itself unless told otherwise: a missing Host, an unknown Expect.
       const noHost = await exchange(fuzz.server.troupe.server.port, 'GET /api/v2/health HTTP/1.1\r\n\r\n');
       assert.equal(noHost.responses[0]?.status, 400, summary(noHost));
       assert.deepEqual(errorDocumentProblems(asFuzzResponse(noHost.responses[0])), []);
+      await checkRaw('GET', '/health', noHost.responses[0]);
       const expect = await exchange(fuzz.server.troupe.server.port, 'GET /api/v2/health HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n');
       assert.equal(expect.responses[0]?.status, 200, summary(expect));
+      await checkRaw('GET', '/health', expect.responses[0]);
     });
 
     test('HEAD, request lines over 4 KiB and the asterisk target on every route get error documents', async () => {
@@ -112,11 +120,14 @@ async function httpConformance(fuzz: FuzzServer, options = { http10: true, answe
     const old = await exchange(port, protocolCases.http10);
     assert.equal(old.responses[0]?.status, 200, summary(old));
     assert.equal(JSON.parse(old.responses[0].body).status, 'healthy');
+    await checkRaw('GET', '/health', old.responses[0]);
   }
   const pipelined = await exchange(port, protocolCases.pipelined, { expect: 2 });
   assert.deepEqual(pipelined.responses.map((response) => response.status), [200, 200], summary(pipelined));
   assert.equal(JSON.parse(pipelined.responses[0].body).status, 'healthy');
   assert.deepEqual(JSON.parse(pipelined.responses[1].body).tags, []);
+  await checkRaw('GET', '/health', pipelined.responses[0]);
+  await checkRaw('GET', '/dags/tags', pipelined.responses[1]);
 
   // The HEAD answer has no body: the next bytes on the connection are the next response.
   const head = await exchange(port, protocolCases.headThenGet, { heads: [true], expect: 2 });
@@ -124,6 +135,8 @@ async function httpConformance(fuzz: FuzzServer, options = { http10: true, answe
   assert.ok(head.responses[0].status < 500);
   assert.equal(head.responses[1].status, 200);
   assert.equal(head.rest, '');
+  await checkRaw('HEAD', '/health', head.responses[0]);
+  await checkRaw('GET', '/dags/tags', head.responses[1]);
 
   // Two Content-Length values: refused, and the bytes after the shorter body never run as a request.
   // uWS has framed the bytes after the first length as a request by the time troupe refuses the
@@ -133,6 +146,7 @@ async function httpConformance(fuzz: FuzzServer, options = { http10: true, answe
   for (const response of smuggled.responses) {
     assert.equal(response.status, 400, summary(smuggled));
     assert.deepEqual(errorDocumentProblems(asFuzzResponse(response)), []);
+    await checkRaw('POST', '/dags/validate', response);
   }
   assert.ok(await fuzz.healthy());
 }

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseSetCookie } from 'cookie';
 import Provider from 'oidc-provider';
-import { assertDocumented } from '../openapi-check.ts';
+import { assertDocumented, checkedFetch } from '../openapi-check.ts';
 
 export interface TestAccount {
   email: string;
@@ -112,7 +112,8 @@ export async function browse(jar: CookieJar, url: string, init: { method?: strin
     headers['content-type'] = 'application/x-www-form-urlencoded';
     body = new URLSearchParams(init.form).toString();
   }
-  const response = await fetch(url, { method: init.method ?? (body ? 'POST' : 'GET'), headers, body, redirect: 'manual' });
+  // A hop to troupe's API is checked against the OpenAPI document; the provider's pages are not the API's.
+  const response = await checkedFetch(url, { method: init.method ?? (body ? 'POST' : 'GET'), headers, body, redirect: 'manual' });
   jar.store(url, response);
   return { url, response, text: await response.text() };
 }
