@@ -2,7 +2,7 @@
 // at close, and taken over when the process that holds it is gone (a crash, kill -9). The server,
 // the command line and embedders all take it (openEngine), so two of them never share LMDB, the
 // step registry or the queues.
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { isSameProcess, processStat } from './executors/index.ts';
@@ -13,7 +13,12 @@ interface Holder {
   startTime: number;
   host: string;
   startedAt: string;
+  /** Where the holder's API listens, once it does (a server); the command talks to it there. */
+  url?: string;
 }
+
+/** The process that holds a home, while it runs. */
+export type HomeHolder = Readonly<Holder>;
 
 export class HomeInUseError extends Error {}
 
@@ -46,6 +51,21 @@ export class HomeLock {
       return new HomeLock(path, holder);
     }
     throw new HomeInUseError(`the home whose data is ${dataDir} was taken by another troupe process while this one started`);
+  }
+
+  /** The live holder of the home whose data folder is `dataDir`, if any. */
+  static holder(dataDir: string): HomeHolder | undefined {
+    const current = readHolder(join(dataDir, 'troupe.lock'));
+    return current && holds(current) ? current : undefined;
+  }
+
+  /** Records where this process's API listens, for the command to find it (HomeLock.holder). */
+  announce(url: string): void {
+    this.holder.url = url;
+    // Written beside and renamed over: a reader never sees the lock file missing or half-written.
+    const next = `${this.path}.${process.pid}`;
+    writeFileSync(next, `${JSON.stringify(this.holder)}\n`, { mode: 0o644 });
+    renameSync(next, this.path);
   }
 
   /** Gives the lock up, if it is still this process's. */

@@ -59,6 +59,11 @@ export interface TroupeConfig {
   remoteNodeTimeoutMs?: number;
   /** Origins whose browsers may call the API (config.yaml `cors.allowOrigins`; `*`: any); none by default. */
   corsOrigins?: string[];
+  /**
+   * The troupe command's own engine (a verb run with no server on the home): it runs what the verb
+   * starts and nothing else: no schedules, no retention sweep, queued runs stay queued.
+   */
+  commandOnly?: boolean;
   /** Authentication and roles (config.yaml `auth`, `permissions`): mode none without credentials by default (docs/auth.md). */
   auth?: AuthSettings;
   /** OIDC login (config.yaml `auth.oidc`), in auth modes oidc and builtin (docs/auth.md). */
@@ -102,6 +107,11 @@ export async function readVersion(): Promise<string> {
 }
 
 export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): Promise<EngineHandle> {
+  return (await openHome(config)).handle;
+}
+
+/** The engine on the home, and the home's lock (the server records in it where it listens). */
+async function openHome(config: Omit<TroupeConfig, 'host' | 'port'>): Promise<{ handle: EngineHandle; lock: HomeLock }> {
   const firstStart = !(await exists(config.dataDir));
   await Promise.all([config.dagsDir, config.dataDir, config.logDir].map((dir) => mkdir(dir, { recursive: true })));
   // Before anything of the home is opened or changed: a second process on it stops here.
@@ -111,7 +121,7 @@ export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): P
     if (config.writeExample && firstStart && (await readdir(config.dagsDir)).length === 0) {
       await dags.write('example', exampleSpec(), 'create');
     }
-    return await openLocked(config, dags, lock);
+    return { handle: await openLocked(config, dags, lock), lock };
   } catch (error) {
     lock.release();
     throw error;
@@ -132,10 +142,10 @@ async function openLocked(config: Omit<TroupeConfig, 'host' | 'port'>, dags: Dag
   const parser = new DefinitionParser((task) => parsePool.run(task));
   const queue = new LmdbQueueStore(runs);
   const queueLimits = new Map((config.queues ?? []).map(({ name, maxConcurrency }) => [name, maxConcurrency]));
-  const engine = new Engine({ runs, queue, queueLimits, queuedStartDeadlineMs: config.queuedStartDeadlineMs, dags, logs, dispatcher, parser, systemEnv: filterSystemEnv(process.env), clock: config.clock });
+  const engine = new Engine({ runs, queue, queueLimits, queuedStartDeadlineMs: config.queuedStartDeadlineMs, dags, logs, dispatcher, parser, systemEnv: filterSystemEnv(process.env), clock: config.clock, holdQueue: config.commandOnly });
   await engine.start();
   const retention = new RetentionSweeper({ store: new RunHistory(runs), definitions: engine.definitions, clock: config.clock });
-  retention.start();
+  if (!config.commandOnly) retention.start();
   const cron = new CronScheduler({
     engine: cronEngineOf(engine, dags, runs), state: new CronStateFile(config.dataDir),
     clock: config.clock, timers: config.cronTimers, timeZone: config.timeZone,
@@ -152,11 +162,11 @@ async function openLocked(config: Omit<TroupeConfig, 'host' | 'port'>, dags: Dag
     engine.definitions.catalog.recheck();
     void cron.rescan();
   }, onWatching: (watching) => engine.definitions.catalog.setWatched(watching) });
-  watcher.start();
+  if (!config.commandOnly) watcher.start();
   // Reading every DAG file takes about 0.5 ms a file: the API opens meanwhile, and what needs
   // the plan (a DAG's nextRun and missedRuns) waits for `cron.ready()`. Ticks due meanwhile are
   // handed out once it is planned, so none is lost.
-  void cron.start();
+  if (!config.commandOnly) void cron.start();
   let closed: Promise<void> | undefined;
   const close = () => (closed ??= (async () => {
     watcher.close();
@@ -178,7 +188,7 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
   const nodes = parseRemoteNodes(config.remoteNodes);
   const tls = config.tls ? await loadTls(config.tls) : undefined;
   const remoteNodes = new RemoteNodes(nodes, { timeoutMs: config.remoteNodeTimeoutMs });
-  const handle = await openEngine(config);
+  const { handle, lock } = await openHome(config);
   const version = await readVersion();
   const startedAtMs = Date.now();
   const metrics = new TroupeMetrics(engineSources({ ...handle, version, buildDate: await buildDate(), startedAtMs }));
@@ -207,6 +217,7 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
     await handle.close();
     throw error;
   }
+  lock.announce(apiUrl(config.host, server.port, tls !== undefined));
   let closed: Promise<void> | undefined;
   return {
     ...handle,
@@ -224,6 +235,12 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
       await handle.close();
     })()),
   };
+}
+
+/** The API's address as a client on this machine reaches it (a wildcard host is reached on loopback). */
+export function apiUrl(host: string, port: number, secure = false): string {
+  const reachable = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `${secure ? 'https' : 'http'}://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}/api/v2`;
 }
 
 /** When the running code was built: the time its compiled file (or source, under tsx) was written. */

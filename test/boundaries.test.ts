@@ -20,10 +20,10 @@ const allowed: Record<string, string[]> = {
   cli: ['core', 'definition', 'logging', 'auth', 'ops', '(root)'],
 };
 
-/** Each third-party package belongs to one folder (undici to two: the http executor's requests and http's forwarding to remote nodes). */
+/** Each third-party package belongs to one folder (undici to three: the http executor's requests, http's forwarding to remote nodes, and the command's calls to a server). */
 const owners: Record<string, string | string[]> = {
   lmdb: 'store', xstate: 'actors', piscina: 'executors', 'jq-wasm': 'executors', ssh2: 'executors', dockerode: 'executors', nodemailer: 'executors',
-  undici: ['executors', 'http'], tar: 'executors', yazl: 'executors', yauzl: 'executors', picomatch: 'executors',
+  undici: ['executors', 'http', 'cli'], tar: 'executors', yazl: 'executors', yauzl: 'executors', picomatch: 'executors',
   'uWebSockets.js': 'http', yaml: 'definition', croner: 'definition', 'prom-client': 'ops', 'parse-duration': 'ops', pino: 'logging',
   jose: 'auth', '@node-rs/argon2': 'auth', 'rate-limiter-flexible': 'auth', 'openid-client': 'auth', cookie: 'http',
 };

@@ -14,6 +14,8 @@ export type EngineEvent =
   | {
     type: `step.${NodeStatusLabel}`; name: string; dagRunId: string; stepName: string; status: number; at: string;
     startedAt: string; finishedAt: string;
+    /** The node's error text ('' when none): what the command's progress shows for a failed step. */
+    error: string;
   };
 
 export type EngineListener = (event: EngineEvent) => void;
@@ -58,7 +60,7 @@ export class StatusEvents {
       const node = record.nodes[index];
       if (!node || statuses[index] === node.status) continue;
       statuses[index] = node.status;
-      this.emit({ type: `step.${nodeStatusLabel(node.status)}`, name: record.name, dagRunId: record.dagRunId, stepName: node.step.name, status: node.status, at: at(), startedAt: node.startedAt, finishedAt: node.finishedAt });
+      this.emit({ type: `step.${nodeStatusLabel(node.status)}`, name: record.name, dagRunId: record.dagRunId, stepName: node.step.name, status: node.status, at: at(), startedAt: node.startedAt, finishedAt: node.finishedAt, error: node.error });
     }
     if (runChanged && final) this.emitRun(record, at());
     if (final) this.seen.delete(key);

@@ -50,6 +50,8 @@ export interface EngineDeps {
   onStoreError?: (error: unknown) => void;
   /** Reads definitions, large ones off the main thread; inline by default. */
   parser?: DefinitionParser;
+  /** No queued run is started (the troupe command's engine: queued runs wait for a server or scheduler). */
+  holdQueue?: boolean;
 }
 
 export interface StartOptions {
@@ -115,6 +117,7 @@ export class Engine {
     const input = {
       queueLimits: deps.queueLimits ?? new Map<string, number>(),
       isSuspended: (fileName: string) => deps.runs.isSuspended(fileName),
+      paused: deps.holdQueue === true,
     };
     this.scheduler = createActor(scheduler, { input, ...(deps.timers ? { clock: deps.timers } : {}) });
     const host = {

@@ -7,3 +7,4 @@ export { cronEngineOf } from './scheduler/cron/cron-engine.ts';
 export { DagsWatcher } from './scheduler/cron/dags-watcher.ts';
 export type { EnqueueOptions, QueueListing } from './queueing.ts';
 export type { CatalogEntry, DagListing } from './dag-catalog.ts';
+export { expiredRunTrees } from './scheduler/retention.ts';

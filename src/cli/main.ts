@@ -1,99 +1,82 @@
 #!/usr/bin/env node
-// The troupe command. `start-all` runs the API server and the scheduler in this process.
-import { parseArgs } from 'node:util';
-import { startTroupe } from '../main.ts';
-import { resolveConfig } from './config.ts';
-import { flushLog, log } from '../logging/index.ts';
-
-const usage = `usage: troupe start-all [--host HOST] [--port PORT] [--home DIR] [--dags DIR] [--config FILE]
-                        [--http auto|uws|node] [--shutdown-grace SEC] [--log-level LEVEL]
-
-  start-all   run the REST API server and the scheduler in one process
-              (defaults: 127.0.0.1:8080, home ~/.troupe; TROUPE_* variables and
-              HOME/config.yaml are read too, flags win over both)
-  --http      the HTTP server: uws (uWebSockets.js), node (node:http: also HTTP/1.0,
-              pipelining and JSON protocol errors), auto (uws, node when uws cannot load)
-  --shutdown-grace  on SIGTERM or SIGINT, seconds active runs may go on to finish before
-              they are stopped and recorded aborted (default 0); no run starts meanwhile,
-              a second signal stops them at once
-  --log-level debug, info (default), warn, error or silent: the server's log, JSON lines on
-              stdout; debug adds a line per request`;
+// The troupe command: parses the verb and its flags (program.ts), runs it, and turns whatever went
+// wrong into one line and an exit code (0 done, 1 failed, 2 the command line was wrong).
+import { CommanderError } from 'commander';
+import { buildProgram } from './program.ts';
+import { UsageError, describeError } from './errors.ts';
 
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      host: { type: 'string' }, port: { type: 'string' }, home: { type: 'string' },
-      dags: { type: 'string' }, config: { type: 'string' }, http: { type: 'string' }, 'shutdown-grace': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
-    },
+  let exitCode = 0;
+  const program = buildProgram((action) => async (...args) => {
+    exitCode = await action(...args);
   });
-  const command = positionals[0] ?? 'start-all';
-  if (values.help || command === 'help') {
-    console.log(usage);
+  program.exitOverride();
+  // The parser's own messages are replaced by ours (usageError below); help goes to stdout.
+  program.configureOutput({ writeErr: () => {}, outputError: () => {} });
+  for (const command of program.commands) {
+    command.exitOverride();
+    command.configureOutput({ writeErr: () => {}, outputError: () => {} });
+  }
+  if (argv.length === 0) {
+    program.outputHelp();
     return 0;
   }
-  if (command !== 'start-all') {
-    console.error(`troupe: unknown command "${command}"\n${usage}`);
-    return 2;
-  }
-  // Handlers first: a signal that arrives while the service starts (or just after it reports that
-  // it listens) must still get a clean shutdown, never the default disposition.
-  const signalled = new Promise<string>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-  });
-  // Until the service runs, a SIGHUP has nothing to reload (and must not end the process).
-  const ignoreHangup = () => {};
-  process.on('SIGHUP', ignoreHangup);
-  const config = await resolveConfig(values, process.env);
-  for (const warning of config.warnings) log.warn(warning);
-  const troupe = await startTroupe({ ...config, writeExample: true });
-  // SIGHUP reloads the custom queues' limits and the remote nodes from the configuration (docs/configuration.md).
-  process.on('SIGHUP', () => {
-    resolveConfig(values, process.env).then(
-      (reloaded) => {
-        const queues = reloaded.queues ?? [];
-        troupe.engine.setQueueLimits(new Map(queues.map(({ name, maxConcurrency }) => [name, maxConcurrency])));
-        troupe.remoteNodes.replace(reloaded.remoteNodes ?? []);
-        log.info(`SIGHUP: queues reloaded: ${queues.map(({ name, maxConcurrency }) => `${name}=${maxConcurrency}`).join(', ') || 'no custom queue'}; `
-          + `remote nodes: ${troupe.remoteNodes.names().join(', ') || 'none'}`);
-      },
-      (error: unknown) => log.error(`SIGHUP: configuration not reloaded: ${(error as Error).message}`),
-    );
-  });
-  process.off('SIGHUP', ignoreHangup);
-  const url = `${troupe.server.scheme}://${config.host}:${troupe.server.port}/api/v2`;
-  log.info({ url, carrier: troupe.server.carrier, home: config.home }, `troupe listening on ${url} (${troupe.server.carrier}); home ${config.home}; steps start with ${troupe.spawnMethod}`);
-  const signal = await signalled;
-  const grace = config.shutdownGraceMs ?? 0;
-  if (grace > 0 && troupe.engine.activeRuns().length > 0) {
-    log.info(`${signal} received, admitting no runs; active runs have ${grace / 1000} s to finish (a second signal stops them now)`);
-    const stopNow = (again: string) => {
-      log.info(`${again} received, stopping runs now`);
-      void troupe.engine.close();
-    };
-    process.once('SIGINT', stopNow);
-    process.once('SIGTERM', stopNow);
-  } else {
-    log.info(`${signal} received, stopping runs and shutting down`);
-  }
   try {
-    await troupe.close();
+    await program.parseAsync(argv, { from: 'user' });
   } catch (error) {
-    log.error({ error: (error as Error).message }, 'shutdown failed');
-    flushLog();
-    return 1;
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.help' || error.code === 'commander.version') return 0;
+      throw usageError(error, verbOf(argv, program.commands.map((command) => command.name())));
+    }
+    throw error;
   }
-  log.info('stopped');
-  flushLog();
-  return 0;
+  return exitCode;
+}
+
+function verbOf(argv: string[], verbs: string[]): string | undefined {
+  return argv.find((word) => verbs.includes(word));
+}
+
+/** The parser's error, said our way: what is wrong, in the user's words. */
+function usageError(error: CommanderError, verb: string | undefined): UsageError {
+  const quoted = /'([^']*)'/.exec(error.message)?.[1] ?? '';
+  const suggestion = /\(Did you mean ([^)]+)\?\)/.exec(error.message)?.[1];
+  const hint = suggestion ? `; did you mean ${suggestion}?` : '';
+  const where = verb ?? 'troupe';
+  switch (error.code) {
+    case 'commander.unknownCommand':
+      return new UsageError(`there is no verb "${quoted}"${hint}`);
+    case 'commander.unknownOption':
+      return new UsageError(`${where} has no flag ${quoted}${hint}`, verb);
+    case 'commander.missingArgument':
+      return new UsageError(`${where} needs its <${quoted}> argument`, verb);
+    case 'commander.optionMissingArgument':
+      return new UsageError(`${flagName(quoted)} needs a value`, verb);
+    case 'commander.missingMandatoryOptionValue':
+      return new UsageError(`${where} needs ${flagName(quoted)}`, verb);
+    case 'commander.excessArguments':
+      return new UsageError(`${where} was given too many arguments`, verb);
+    case 'commander.invalidArgument':
+    case 'commander.invalidOptionArgument': {
+      const reason = /\. (.*)$/.exec(error.message)?.[1] ?? 'it is not valid';
+      return new UsageError(`${flagName(quoted) || 'a value'} "${/argument '([^']*)'/.exec(error.message)?.[1] ?? ''}" is not valid: ${reason.replace(/\.$/, '')}`, verb);
+    }
+    default:
+      return new UsageError(error.message.replace(/^error: /, '').replace(/\s*\n\s*/g, '; '), verb);
+  }
+}
+
+/** `-r, --run-id <id>` as a user types it: --run-id. */
+function flagName(flags: string): string {
+  return /--[\w-]+/.exec(flags)?.[0] ?? flags.split(/[ ,]/)[0];
 }
 
 main(process.argv.slice(2)).then(
   (code) => { process.exitCode ??= code; },
-  (error) => {
-    console.error(`troupe: ${(error as Error).message}`);
-    process.exitCode = 1;
+  (error: unknown) => {
+    const { line, code } = describeError(error);
+    process.stderr.write(`${line}\n`);
+    process.exitCode = code;
   },
 );
+

@@ -14,6 +14,8 @@ export type SchedulerContext = Slots;
 export interface SchedulerInput {
   queueLimits?: ReadonlyMap<string, number>;
   isSuspended?: (fileName: string) => boolean;
+  /** Queued runs wait from the start (a command's engine: the server or scheduler dispatches them). */
+  paused?: boolean;
 }
 
 export type SchedulerEvent =
@@ -53,7 +55,7 @@ export const schedulerMachine = setup({
   id: 'scheduler',
   context: ({ input }) => ({
     active: new Map(), reserved: new Map(), queueOf: new Map(), byQueue: new Map(), queued: new Map(),
-    queueLimits: input.queueLimits ?? new Map(), isSuspended: input.isSuspended ?? (() => false), paused: false,
+    queueLimits: input.queueLimits ?? new Map(), isSuspended: input.isSuspended ?? (() => false), paused: input.paused ?? false,
   }),
   on: {
     'run.reserve': {

@@ -1,0 +1,147 @@
+// The verbs over HTTP, to the server that owns the home (or the one --server names): undici, a
+// Bearer token when one is given, the API's error document turned back into an AppError.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+import { AppError, isFinalRunStatus, type ErrorCode } from '../../core/index.ts';
+import { CliError } from '../errors.ts';
+import type { Backend, DagRef, RunOptions, RunView } from './types.ts';
+
+/** How often a watched run's details are read; a run's record changes at most this often on screen. */
+const POLL_MS = 200;
+/** Reads of a run just started that may find nothing (its first write not committed yet) before it is taken as missing. */
+const MISSING_READS = 50;
+
+export class HttpBackend implements Backend {
+  readonly kind = 'server';
+
+  constructor(readonly url: string, private readonly token?: string) {}
+
+  async start(dag: DagRef, options: RunOptions): Promise<{ dagRunId: string }> {
+    const body = { params: options.params, dagRunId: options.dagRunId, dagName: options.dagName };
+    if (dag.kind === 'stored') return this.call('POST', `/dags/${encodeURIComponent(dag.fileName)}/start`, body);
+    return this.call('POST', '/dag-runs', { ...body, dagName: undefined, spec: dag.spec, name: options.dagName ?? dag.name });
+  }
+
+  async enqueue(dag: DagRef, options: RunOptions): Promise<{ dagRunId: string }> {
+    const body = { params: options.params, dagRunId: options.dagRunId, dagName: options.dagName, queue: options.queue };
+    if (dag.kind === 'stored') return this.call('POST', `/dags/${encodeURIComponent(dag.fileName)}/enqueue`, body);
+    return this.call('POST', '/dag-runs/enqueue', { ...body, dagName: undefined, spec: dag.spec, name: options.dagName ?? dag.name });
+  }
+
+  startSpec(spec: string, options: RunOptions & { name: string }): Promise<{ dagRunId: string }> {
+    return this.call('POST', '/dag-runs', { spec, name: options.name, params: options.params, dagRunId: options.dagRunId });
+  }
+
+  async dequeue(name: string, dagRunId: string): Promise<void> {
+    await this.call('GET', `${runPath(name, dagRunId)}/dequeue`);
+  }
+
+  async run(name: string, dagRunId: string): Promise<RunView> {
+    return viewOf((await this.call<{ dagRun: RunView }>('GET', runPath(name, dagRunId))).dagRun);
+  }
+
+  async runs(name?: string, filter: { status?: number; limit?: number } = {}): Promise<RunView[]> {
+    const query = new URLSearchParams();
+    if (filter.status !== undefined) query.set('status', String(filter.status));
+    if (filter.limit !== undefined) query.set('limit', String(filter.limit));
+    const path = `${name === undefined ? '/dag-runs' : `/dag-runs/${encodeURIComponent(name)}`}${query.size > 0 ? `?${query}` : ''}`;
+    return (await this.call<{ dagRuns: RunView[] }>('GET', path)).dagRuns.map(viewOf);
+  }
+
+  async stop(name: string, dagRunId: string): Promise<void> {
+    await this.call('POST', `${runPath(name, dagRunId)}/stop`, {});
+  }
+
+  async retry(name: string, dagRunId: string, options: { stepName?: string }): Promise<void> {
+    await this.call('POST', `${runPath(name, dagRunId)}/retry`, { dagRunId, stepName: options.stepName });
+  }
+
+  reschedule(name: string, dagRunId: string, options: { dagRunId?: string }): Promise<{ dagRunId: string; queued: boolean }> {
+    return this.call('POST', `${runPath(name, dagRunId)}/reschedule`, { dagRunId: options.dagRunId });
+  }
+
+  /** The API has no stream of a run's changes: its details are read until they show its end. */
+  async watch(name: string, dagRunId: string, onChange: (run: RunView) => void, options: { previousEnd?: string } = {}): Promise<RunView> {
+    let seen = '';
+    for (let missing = 0; ;) {
+      let run: RunView | undefined;
+      try {
+        run = await this.run(name, dagRunId);
+      } catch (error) {
+        // Started but not committed to the store yet: asked again, a while.
+        if (!(error instanceof AppError && error.code === 'not_found') || ++missing >= MISSING_READS) throw error;
+      }
+      if (run) {
+        const text = JSON.stringify(run);
+        if (text !== seen) {
+          seen = text;
+          onChange(run);
+        }
+        if (isFinalRunStatus(run.status as 0) && run.finishedAt !== options.previousEnd) return run;
+      }
+      await sleep(POLL_MS);
+    }
+  }
+
+  async close(): Promise<void> {}
+
+  private async call<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    let response: Awaited<ReturnType<typeof request>>;
+    try {
+      response = await request(`${this.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    } catch (error) {
+      const code = errorCode(error);
+      if (code && CERTIFICATE_ERRORS.has(code)) {
+        throw new CliError(`the certificate of the troupe server at ${this.url} is not trusted (${code})`, 'trust its CA with NODE_EXTRA_CA_CERTS=<ca.pem>');
+      }
+      throw new CliError(`cannot reach the troupe server at ${this.url} (${(error as Error).message})`, 'start it with `troupe server`, or check --server');
+    }
+    const text = await response.body.text();
+    if (response.statusCode >= 200 && response.statusCode < 300) return (text === '' ? {} : JSON.parse(text)) as T;
+    throw apiError(response.statusCode, text, this.url);
+  }
+}
+
+/** The fields the command shows, as the embedded engine gives them: --json prints the same either way. */
+function viewOf(run: RunView): RunView {
+  return {
+    name: run.name, dagRunId: run.dagRunId, status: run.status, statusLabel: run.statusLabel, queuedAt: run.queuedAt,
+    startedAt: run.startedAt, finishedAt: run.finishedAt, log: run.log, params: run.params,
+    nodes: (run.nodes ?? []).map((node) => ({
+      step: { name: node.step.name }, status: node.status, statusLabel: node.statusLabel, startedAt: node.startedAt,
+      finishedAt: node.finishedAt, error: node.error, stdout: node.stdout, stderr: node.stderr,
+    })),
+  };
+}
+
+/** TLS failures that a CA the client does not trust yet explains. */
+const CERTIFICATE_ERRORS = new Set(['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'ERR_TLS_CERT_ALTNAME_INVALID', 'CERT_HAS_EXPIRED']);
+
+/** The code of a failed connection, wherever undici put it (the error or its causes). */
+function errorCode(error: unknown): string | undefined {
+  for (let current = error; current !== null && typeof current === 'object'; current = (current as { cause?: unknown }).cause) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR_SOCKET') return code;
+  }
+  return undefined;
+}
+
+function runPath(name: string, dagRunId: string): string {
+  return `/dag-runs/${encodeURIComponent(name)}/${encodeURIComponent(dagRunId)}`;
+}
+
+function apiError(status: number, text: string, url: string): Error {
+  let document: { code?: string; message?: string } = {};
+  try {
+    document = JSON.parse(text) as typeof document;
+  } catch {
+    // Not the API's error document: said by its status alone.
+  }
+  if (status === 401) return new CliError(`the server at ${url} requires authentication${document.message ? ` (${document.message})` : ''}`, 'pass --token or set TROUPE_TOKEN');
+  if (status === 403) return new CliError(`the server at ${url} refused this: ${document.message ?? 'forbidden'}`, 'use a token allowed to do it');
+  const code = (document.code ?? (status === 404 ? 'not_found' : 'internal_error')) as ErrorCode;
+  return new AppError(code, document.message ?? `the server answered ${status}`);
+}

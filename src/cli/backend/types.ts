@@ -1,0 +1,63 @@
+// What a verb asks of troupe, whether a server answers it over HTTP or the engine runs embedded in
+// this process: the same calls, the same runs in the same store, shown in the API's shapes.
+
+/** A node as the API shows it in run details. */
+export interface NodeView {
+  step: { name: string };
+  status: number;
+  statusLabel: string;
+  startedAt: string;
+  finishedAt: string;
+  error: string;
+  stdout: string;
+  stderr: string;
+}
+
+/** A run as the API's run details show it (the fields the command uses). */
+export interface RunView {
+  name: string;
+  dagRunId: string;
+  status: number;
+  statusLabel: string;
+  queuedAt: string;
+  startedAt: string;
+  finishedAt: string;
+  log: string;
+  params: string;
+  nodes: NodeView[];
+}
+
+/** A stored DAG by its name, or a YAML file run as an inline spec (a path, as Dagu takes). */
+export type DagRef = { kind: 'stored'; fileName: string } | { kind: 'file'; path: string; spec: string; name: string };
+
+export interface RunOptions {
+  params?: string;
+  dagRunId?: string;
+  dagName?: string;
+  queue?: string;
+}
+
+export interface Backend {
+  /** `server` (HTTP, `url` set) or `embedded` (this process holds the home). */
+  readonly kind: 'server' | 'embedded';
+  readonly url?: string;
+  start(dag: DagRef, options: RunOptions): Promise<{ dagRunId: string }>;
+  enqueue(dag: DagRef, options: RunOptions): Promise<{ dagRunId: string }>;
+  /** A one-off inline spec (`exec`). */
+  startSpec(spec: string, options: RunOptions & { name: string }): Promise<{ dagRunId: string }>;
+  dequeue(name: string, dagRunId: string): Promise<void>;
+  /** Run details; `latest` names the newest run of the DAG. */
+  run(name: string, dagRunId: string): Promise<RunView>;
+  /** The runs of a DAG name (or of every DAG), newest first, sub DAG runs left out; `status`: of that status only. */
+  runs(name?: string, filter?: { status?: number; limit?: number }): Promise<RunView[]>;
+  stop(name: string, dagRunId: string): Promise<void>;
+  retry(name: string, dagRunId: string, options: { stepName?: string }): Promise<void>;
+  reschedule(name: string, dagRunId: string, options: { dagRunId?: string }): Promise<{ dagRunId: string; queued: boolean }>;
+  /**
+   * Calls `onChange` with the run's details each time they change, until it ends; resolves with
+   * its final details. `previousEnd`: the finish time of an attempt before this one (a retry), not
+   * taken for this one's end.
+   */
+  watch(name: string, dagRunId: string, onChange: (run: RunView) => void, options?: { previousEnd?: string }): Promise<RunView>;
+  close(): Promise<void>;
+}

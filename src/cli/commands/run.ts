@@ -1,0 +1,139 @@
+// start, retry, restart and exec: a run begun, then followed to its end with live progress and a
+// summary; exit 0 when it succeeded, 1 otherwise. Ctrl-C stops the run cleanly and says so.
+import type { Backend, RunView } from '../backend/types.ts';
+import { dagName, dagRef, paramsOf } from '../dag-arg.ts';
+import { EXIT_FAILED, EXIT_OK } from '../errors.ts';
+import { Progress, progressMode } from '../progress.ts';
+import { homeConfig, openBackend, type CommonOptions } from '../target.ts';
+
+export interface StartOptions extends CommonOptions {
+  params?: string;
+  runId?: string;
+  name?: string;
+}
+
+export async function start(dag: string, words: string[], options: StartOptions): Promise<number> {
+  const { dagsDir } = await homeConfig(options);
+  const ref = dagRef(dag, dagsDir);
+  const params = paramsOf(options.params, words);
+  return following(options, async (backend, interrupt) => {
+    const { dagRunId } = await backend.start(ref, { params, dagRunId: options.runId, dagName: options.name });
+    const name = options.name ?? (ref.kind === 'file' ? ref.name : dagName(dag, dagsDir));
+    return follow(backend, name, dagRunId, options, interrupt);
+  });
+}
+
+export async function retry(dag: string, options: CommonOptions & { runId: string; step?: string }): Promise<number> {
+  const { dagsDir } = await homeConfig(options);
+  const name = dagName(dag, dagsDir);
+  return following(options, async (backend, interrupt) => {
+    const before = await backend.run(name, options.runId);
+    await backend.retry(name, before.dagRunId, { stepName: options.step });
+    return follow(backend, name, before.dagRunId, options, interrupt, before);
+  });
+}
+
+/** Dagu's restart: the run (the latest by default) is stopped if it runs, then run again anew with its params. */
+export async function restart(dag: string, options: CommonOptions & { runId?: string }): Promise<number> {
+  const { dagsDir } = await homeConfig(options);
+  const name = dagName(dag, dagsDir);
+  return following(options, async (backend, interrupt) => {
+    const prior = await backend.run(name, options.runId ?? 'latest');
+    if (prior.statusLabel === 'running') {
+      await backend.stop(name, prior.dagRunId);
+      await backend.watch(name, prior.dagRunId, () => {});
+    }
+    const { dagRunId, queued } = await backend.reschedule(name, prior.dagRunId, {});
+    if (queued) {
+      say(options, { type: 'queued', name, dagRunId }, `dag-run ${name} ${dagRunId} queued (its queue is full)`);
+      return EXIT_OK;
+    }
+    return follow(backend, name, dagRunId, options, interrupt);
+  });
+}
+
+/** A one-off command as a run of its own, with no YAML (Dagu's `exec`). */
+export async function exec(command: string[], options: CommonOptions & { runId?: string; name?: string; workdir?: string; env?: string[] }): Promise<number> {
+  const name = options.name ?? 'exec';
+  const step: Record<string, unknown> = { name: 'run', command: command.map(shellWord).join(' ') };
+  if (options.workdir) step.dir = options.workdir;
+  const spec = JSON.stringify({ name, ...(options.env?.length ? { env: options.env } : {}), steps: [step] });
+  return following(options, async (backend, interrupt) => {
+    const { dagRunId } = await backend.startSpec(spec, { name, dagRunId: options.runId });
+    return follow(backend, name, dagRunId, options, interrupt);
+  });
+}
+
+/**
+ * Ctrl-C while a run is followed: the first stops the run (the command waits for its end and says
+ * so), a second leaves at once. Listening starts before the run does, so that no Ctrl-C is missed.
+ */
+class Interrupt {
+  private pressed = false;
+  private stopRun: (() => void) | undefined;
+  private readonly onSignal = () => {
+    if (this.pressed) process.exit(130);
+    this.pressed = true;
+    this.stopRun?.();
+  };
+
+  constructor() {
+    process.on('SIGINT', this.onSignal);
+  }
+
+  get interrupted(): boolean {
+    return this.pressed;
+  }
+
+  /** From here Ctrl-C stops this run (at once, when it was pressed already). */
+  follows(backend: Backend, name: string, dagRunId: string, progress: Progress): void {
+    this.stopRun = () => {
+      progress.release();
+      process.stderr.write(`\nCtrl-C: stopping dag-run ${name} ${dagRunId} (Ctrl-C again to leave it running)\n`);
+      backend.stop(name, dagRunId).catch(() => undefined);
+    };
+    if (this.pressed) this.stopRun();
+  }
+
+  close(): void {
+    process.off('SIGINT', this.onSignal);
+  }
+}
+
+/** Follows the run to its end with live progress, then sums it up. */
+async function follow(backend: Backend, name: string, dagRunId: string, options: CommonOptions, interrupt: Interrupt, before?: RunView): Promise<number> {
+  const progress = new Progress(progressMode(options.json));
+  if (before) progress.seed(before);
+  interrupt.follows(backend, name, dagRunId, progress);
+  const final = await backend.watch(name, dagRunId, (run) => progress.update(run), { previousEnd: before?.finishedAt });
+  progress.finish(final, { interrupted: interrupt.interrupted });
+  return final.statusLabel === 'succeeded' ? EXIT_OK : EXIT_FAILED;
+}
+
+/** Runs `work` with the backend and a Ctrl-C listener, both closed after. */
+async function following(options: CommonOptions, work: (backend: Backend, interrupt: Interrupt) => Promise<number>): Promise<number> {
+  const interrupt = new Interrupt();
+  try {
+    return await withBackend(options, (backend) => work(backend, interrupt));
+  } finally {
+    interrupt.close();
+  }
+}
+
+export async function withBackend(options: CommonOptions, work: (backend: Backend) => Promise<number>): Promise<number> {
+  const backend = await openBackend(options);
+  try {
+    return await work(backend);
+  } finally {
+    await backend.close();
+  }
+}
+
+export function say(options: CommonOptions, json: unknown, text: string): void {
+  process.stdout.write(`${options.json ? JSON.stringify(json) : text}\n`);
+}
+
+/** A word of the command as the shell would need it written to mean the same. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,87 @@
+// `troupe start-all` (and `server`, its Dagu name): the REST API server and the scheduler in one
+// process, until SIGTERM or SIGINT; SIGHUP reloads the custom queues and the remote nodes.
+// `troupe scheduler`: the same without the API (schedules and queues only).
+import { openEngine, startTroupe, type EngineHandle } from '../../main.ts';
+import { resolveConfig, type Flags } from '../config.ts';
+import { flushLog, log, logRuns } from '../../logging/index.ts';
+
+/** The server flags as the parser hands them (camelCase). */
+export interface ServerOptions {
+  host?: string;
+  port?: string;
+  home?: string;
+  dags?: string;
+  config?: string;
+  http?: string;
+  shutdownGrace?: string;
+  logLevel?: string;
+}
+
+export async function serve(options: ServerOptions, withApi: boolean): Promise<number> {
+  const { shutdownGrace, logLevel, ...same } = options;
+  const flags: Flags = { ...same, 'shutdown-grace': shutdownGrace, 'log-level': logLevel };
+  // Handlers first: a signal that arrives while the service starts (or just after it reports that
+  // it listens) must still get a clean shutdown, never the default disposition.
+  const signalled = new Promise<string>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  // Until the service runs, a SIGHUP has nothing to reload (and must not end the process).
+  const ignoreHangup = () => {};
+  process.on('SIGHUP', ignoreHangup);
+  const config = await resolveConfig(flags, process.env);
+  for (const warning of config.warnings) log.warn(warning);
+  const troupe = withApi ? await startTroupe({ ...config, writeExample: true }) : undefined;
+  const handle: EngineHandle = troupe ?? await openEngine({ ...config, writeExample: true });
+  // The server logs a line as each run starts and ends (startTroupe); the scheduler alone does too.
+  const stopRunLines = troupe ? () => {} : logRuns((listener) => handle.engine.subscribe(listener));
+  // SIGHUP reloads the custom queues' limits and the remote nodes from the configuration (docs/configuration.md).
+  process.on('SIGHUP', () => {
+    resolveConfig(flags, process.env).then(
+      (reloaded) => {
+        const queues = reloaded.queues ?? [];
+        handle.engine.setQueueLimits(new Map(queues.map(({ name, maxConcurrency }) => [name, maxConcurrency])));
+        troupe?.remoteNodes.replace(reloaded.remoteNodes ?? []);
+        log.info(`SIGHUP: queues reloaded: ${queues.map(({ name, maxConcurrency }) => `${name}=${maxConcurrency}`).join(', ') || 'no custom queue'}`
+          + (troupe ? `; remote nodes: ${troupe.remoteNodes.names().join(', ') || 'none'}` : ''));
+      },
+      (error: unknown) => log.error(`SIGHUP: configuration not reloaded: ${(error as Error).message}`),
+    );
+  });
+  process.off('SIGHUP', ignoreHangup);
+  if (troupe) {
+    const url = `${troupe.server.scheme}://${config.host}:${troupe.server.port}/api/v2`;
+    log.info({ url, carrier: troupe.server.carrier, home: config.home }, `troupe listening on ${url} (${troupe.server.carrier}); home ${config.home}; steps start with ${troupe.spawnMethod}`);
+  } else {
+    log.info({ home: config.home }, `troupe scheduler running (no API); home ${config.home}; steps start with ${handle.spawnMethod}`);
+  }
+  // With no server listening, nothing else keeps the process alive until the signal (the
+  // scheduler's timers do not hold it open).
+  const alive = setInterval(() => {}, 2 ** 30);
+  const signal = await signalled;
+  clearInterval(alive);
+  const grace = config.shutdownGraceMs ?? 0;
+  if (grace > 0 && handle.engine.activeRuns().length > 0) {
+    log.info(`${signal} received, admitting no runs; active runs have ${grace / 1000} s to finish (a second signal stops them now)`);
+    const stopNow = (again: string) => {
+      log.info(`${again} received, stopping runs now`);
+      void handle.engine.close();
+    };
+    process.once('SIGINT', stopNow);
+    process.once('SIGTERM', stopNow);
+  } else {
+    log.info(`${signal} received, stopping runs and shutting down`);
+  }
+  try {
+    if (!troupe) await handle.engine.drain(grace);
+    await handle.close();
+    stopRunLines();
+  } catch (error) {
+    log.error({ error: (error as Error).message }, 'shutdown failed');
+    flushLog();
+    return 1;
+  }
+  log.info('stopped');
+  flushLog();
+  return 0;
+}

@@ -1,0 +1,119 @@
+// A run's progress as it happens: each step as it starts and ends. On a terminal, a live view
+// redrawn in place; otherwise one plain line per transition; with --json, one JSON object a line.
+import type { NodeView, RunView } from './backend/types.ts';
+import { between, duration, time } from './output.ts';
+
+export type ProgressMode = 'live' | 'plain' | 'json';
+
+const FINAL_NODE = new Set(['succeeded', 'failed', 'aborted', 'skipped', 'partially_succeeded']);
+const MARK: Record<string, string> = {
+  not_started: '·', running: '▶', succeeded: '✔', failed: '✘', aborted: '■', skipped: '↷', partially_succeeded: '◐',
+};
+
+export class Progress {
+  /** The label each step was last shown with. */
+  private readonly shown = new Map<string, string>();
+  private runLabel = '';
+  private latest: RunView | undefined;
+  private drawnLines = 0;
+  private ticker: NodeJS.Timeout | undefined;
+
+  constructor(private readonly mode: ProgressMode, private readonly write: (text: string) => void = (text) => process.stdout.write(text)) {
+    // The live view's durations move while nothing changes.
+    if (mode === 'live') this.ticker = setInterval(() => this.draw(), 500).unref();
+  }
+
+  /** Something else was written below the live view: the next view is drawn after it, not over it. */
+  release(): void {
+    this.drawnLines = 0;
+  }
+
+  /** A retry's steps as the attempt before it left them: only what changes from there is told. */
+  seed(run: RunView): void {
+    for (const node of run.nodes) this.shown.set(node.step.name, node.statusLabel);
+    this.runLabel = run.statusLabel;
+  }
+
+  update(run: RunView): void {
+    this.latest = run;
+    if (this.mode === 'live') {
+      this.draw();
+      return;
+    }
+    if (run.statusLabel !== this.runLabel && run.statusLabel !== 'not_started') {
+      this.runLabel = run.statusLabel;
+      if (run.statusLabel === 'running' || run.statusLabel === 'queued') this.transition(run, undefined, run.statusLabel);
+    }
+    for (const node of run.nodes) {
+      const before = this.shown.get(node.step.name);
+      if (before === node.statusLabel || node.statusLabel === 'not_started') continue;
+      // Polled over HTTP, a short step may be seen only once it has ended: its start is told first.
+      if (before === undefined && FINAL_NODE.has(node.statusLabel) && node.startedAt !== '' && node.statusLabel !== 'skipped') {
+        this.transition(run, { ...node, statusLabel: 'running', finishedAt: '' }, 'running');
+      }
+      this.shown.set(node.step.name, node.statusLabel);
+      this.transition(run, node, node.statusLabel);
+    }
+  }
+
+  /** The summary once the run has ended; stops the live view's clock. */
+  finish(run: RunView, notes: { interrupted?: boolean } = {}): void {
+    clearInterval(this.ticker);
+    this.update(run);
+    const failed = run.nodes.filter((node) => node.statusLabel === 'failed');
+    if (this.mode === 'json') {
+      this.write(`${JSON.stringify({
+        type: 'summary', name: run.name, dagRunId: run.dagRunId, status: run.statusLabel, startedAt: run.startedAt, finishedAt: run.finishedAt,
+        durationMs: run.startedAt === '' ? 0 : Date.parse(run.finishedAt) - Date.parse(run.startedAt),
+        failedSteps: failed.map((node) => ({ name: node.step.name, error: node.error })), log: run.log, interrupted: notes.interrupted === true,
+      })}\n`);
+      return;
+    }
+    const lines = [`dag-run ${run.name} ${run.dagRunId}: ${run.statusLabel} in ${between(run.startedAt, run.finishedAt)}${notes.interrupted ? ' (stopped by Ctrl-C)' : ''}`];
+    for (const node of failed) lines.push(`  failed step ${node.step.name}: ${node.error || 'no error text'}`);
+    if (run.log) lines.push(`  log: ${run.log}`);
+    lines.push(`  details: troupe status ${run.name} --run-id ${run.dagRunId}`);
+    this.write(`${lines.join('\n')}\n`);
+  }
+
+  private transition(run: RunView, node: NodeView | undefined, label: string): void {
+    const at = node ? (FINAL_NODE.has(label) ? node.finishedAt : node.startedAt) : run.startedAt || run.queuedAt;
+    if (this.mode === 'json') {
+      this.write(`${JSON.stringify(node
+        ? { type: 'step', name: run.name, dagRunId: run.dagRunId, step: node.step.name, status: label, at, error: node.error || undefined }
+        : { type: 'run', name: run.name, dagRunId: run.dagRunId, status: label, at })}\n`);
+      return;
+    }
+    const clock = time(at || new Date().toISOString()).slice(11);
+    if (!node) {
+      this.write(`${clock} dag-run ${run.name} ${run.dagRunId} ${label}\n`);
+      return;
+    }
+    const took = FINAL_NODE.has(label) && node.startedAt !== '' ? ` (${between(node.startedAt, node.finishedAt)})` : '';
+    const error = label === 'failed' && node.error ? `: ${node.error}` : '';
+    this.write(`${clock} step ${node.step.name} ${label}${took}${error}\n`);
+  }
+
+  private draw(): void {
+    const run = this.latest;
+    if (!run) return;
+    const lines = [`${run.name} ${run.dagRunId}  ${run.statusLabel}  ${between(run.startedAt, run.finishedAt)}`];
+    const width = Math.max(0, ...run.nodes.map((node) => node.step.name.length));
+    for (const node of run.nodes) {
+      const took = node.startedAt === '' ? '' : `  ${between(node.startedAt, node.finishedAt)}`;
+      const error = node.statusLabel === 'failed' && node.error ? `  ${node.error}` : '';
+      lines.push(`  ${MARK[node.statusLabel] ?? '?'} ${node.step.name.padEnd(width)}  ${node.statusLabel}${took}${error}`);
+    }
+    const columns = process.stdout.columns || 120;
+    const text = lines.map((line) => (line.length > columns ? line.slice(0, columns - 1) : line)).join('\n');
+    // Back to the view's first line, cleared to the end of the screen, drawn again.
+    this.write(`${this.drawnLines > 0 ? `\x1b[${this.drawnLines}A\r\x1b[J` : ''}${text}\n`);
+    this.drawnLines = lines.length;
+  }
+}
+
+export function progressMode(json: boolean | undefined): ProgressMode {
+  if (json) return 'json';
+  return process.stdout.isTTY === true && process.env.TERM !== 'dumb' ? 'live' : 'plain';
+}
+
