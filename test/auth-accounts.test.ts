@@ -101,6 +101,19 @@ describe('builtin accounts', () => {
     assert.equal((await send(server, 'POST', '/auth/change-password', bearer(key.body.key), { currentPassword: 'x', newPassword: 'accounts-password-2' })).status, 400, 'an API key has no password');
   });
 
+  test('Basic credentials of a user, sent on every request: a changed password, a new role and a deletion apply at the next request', async () => {
+    const id = await createUser('u-basic', 'viewer');
+    for (let i = 0; i < 3; i++) assert.equal((await send(server, 'GET', '/auth/me', basic('u-basic', PASSWORD))).body.user.role, 'viewer');
+    assert.equal((await send(server, 'GET', '/auth/me', basic('u-basic', 'not-the-password'))).status, 401);
+    assert.equal((await send(server, 'PATCH', `/users/${id}`, admin, { role: 'operator' })).status, 200);
+    assert.equal((await send(server, 'GET', '/auth/me', basic('u-basic', PASSWORD))).body.user.role, 'operator');
+    assert.equal((await send(server, 'POST', `/users/${id}/reset-password`, admin, { newPassword: 'accounts-password-4' })).status, 200);
+    assert.equal((await send(server, 'GET', '/auth/me', basic('u-basic', PASSWORD))).status, 401);
+    assert.equal((await send(server, 'GET', '/auth/me', basic('u-basic', 'accounts-password-4'))).status, 200);
+    assert.equal((await send(server, 'DELETE', `/users/${id}`, admin)).status, 204);
+    assert.equal((await send(server, 'GET', '/auth/me', basic('u-basic', 'accounts-password-4'))).status, 401);
+  });
+
   test('reset-password (admin): the user\'s tokens stop working; the new password signs in', async () => {
     const id = await createUser('u-reset', 'operator');
     const token = await signIn(server, 'u-reset', PASSWORD);

@@ -76,9 +76,7 @@ describe('raw requests are checked against the OpenAPI document', () => {
  * Test files whose bare `fetch` calls wait on another branch that edits them; each says why. The
  * list empties as they switch to checkedFetch.
  */
-const PENDING: Record<string, string> = {
-  'test/auth-hardening.test.ts': 'edited on branch i19-auth: its forward through a remote node goes to checkedFetch once that lands',
-};
+const PENDING: Record<string, string> = {};
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {

@@ -10,6 +10,7 @@ import { readCredentials } from './credentials.ts';
 import { userView, type Identity, type SessionToken, type UserView } from './identity.ts';
 import { DEFAULT_LOGIN_LIMITS, LoginLimiter, type LoginLimits } from './login-limiter.ts';
 import { passwordMatches } from './passwords.ts';
+import { VerifiedPasswords } from './verified-passwords.ts';
 import { ALL_PERMITTED, refusal, type Permission, type PermissionSwitches } from './roles.ts';
 import { Sessions } from './sessions.ts';
 
@@ -53,6 +54,8 @@ export class Auth {
   private readonly publicPaths: Set<string>;
   private readonly limiter: LoginLimiter;
   private readonly lastUsedWritten = new Map<string, number>();
+  /** Basic credentials of stored users, verified once per password rather than per request. */
+  private readonly verified = new VerifiedPasswords();
 
   private constructor(
     private readonly settings: AuthSettings,
@@ -143,7 +146,13 @@ export class Auth {
       const samePassword = sameSecret(password, fixed.password);
       if (sameUser && samePassword) return { kind: 'basic', username: fixed.username, role: 'admin' };
     }
+    await this.limiter.check(username, address);
+    const stored = this.store.userByName(username);
+    if (stored && this.verified.matches(username, password, stored.passwordHash)) {
+      return { kind: 'basic', userId: stored.id, username: stored.username, role: stored.role };
+    }
     const user = await this.checkPassword(username, password, address);
+    if (user.passwordHash) this.verified.remember(username, password, user.passwordHash);
     return { kind: 'basic', userId: user.id, username: user.username, role: user.role };
   }
 
