@@ -19,6 +19,16 @@ test('troupe with no arguments prints help (and starts nothing); help lists ever
   assert.match(stdout, /troupe server[\s\S]*troupe start example[\s\S]*troupe status example/);
 });
 
+test('help piped into a reader that has gone (`troupe | head`) ends quietly: no stack trace, exit 0', async () => {
+  const { troupeChild } = await import('./cli-run.ts');
+  const { child, outcome } = troupeChild([]);
+  // The reader is gone before the command writes its help: the write fails with EPIPE.
+  child.stdout!.destroy();
+  const { code, stderr } = await outcome;
+  assert.equal(stderr, '');
+  assert.equal(code, 0);
+});
+
 test('help <verb> and <verb> --help print the verb\'s arguments and flags, exit 0', async () => {
   for (const verb of VERBS) {
     const [viaHelp, viaFlag] = await Promise.all([troupe(['help', verb]), troupe([verb, '--help'])]);

@@ -71,6 +71,15 @@ function flagName(flags: string): string {
   return /--[\w-]+/.exec(flags)?.[0] ?? flags.split(/[ ,]/)[0];
 }
 
+// Output piped into a reader that stops early (`troupe start x | head -1`) is not an error: nothing
+// more can be said on that pipe, and the verb goes on to its end (a run it follows is not left
+// half-done), saying nothing more there.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+  });
+}
+
 main(process.argv.slice(2)).then(
   (code) => { process.exitCode ??= code; },
   (error: unknown) => {
