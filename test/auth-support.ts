@@ -1,15 +1,10 @@
 // Requests with credentials, for the auth tests: each response is checked against the OpenAPI
 // document (checkedFetch), as test/helpers.ts `call` does.
 import { SignJWT } from 'jose';
-import type { TestServer } from './helpers.ts';
+import { answerOf, type Answer, type TestServer } from './helpers.ts';
 import { checkedFetch } from './openapi-check.ts';
 
-export interface Answer {
-  status: number;
-  body: any;
-  text: string;
-  headers: Headers;
-}
+export type { Answer };
 
 /** An Authorization header (or a Cookie) to send; none when undefined. */
 export type Credential = { authorization: string } | { cookie: string } | undefined;
@@ -20,15 +15,7 @@ export const bearer = (token: string): Credential => ({ authorization: `Bearer $
 export async function send(server: TestServer, method: string, path: string, credential: Credential, body?: unknown): Promise<Answer> {
   const headers: Record<string, string> = { ...credential };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await checkedFetch(`${server.base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  return { status: response.status, body: parsed, text, headers: response.headers };
+  return answerOf(await checkedFetch(`${server.base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
 }
 
 /** A session token signed with the server's secret that expired an hour ago. */

@@ -9,12 +9,31 @@ import { checkedFetch } from './openapi-check.ts';
 
 export { checkedFetch, checkRaw, uncheckedFetch } from './openapi-check.ts';
 
+/** A response as tests read it: status, text, the body parsed when it is JSON (else undefined), headers. */
+export interface Answer {
+  status: number;
+  body: any;
+  text: string;
+  headers: Headers;
+}
+
+export async function answerOf(response: Response): Promise<Answer> {
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, body, text, headers: response.headers };
+}
+
 export interface TestServer {
   base: string;
   home: string;
   troupe: Troupe;
   close(): Promise<void>;
-  call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; text: string; headers: Headers }>;
+  call(method: string, path: string, body?: unknown): Promise<Answer>;
   writeDag(fileName: string, spec: string): Promise<void>;
   waitForRun(name: string, dagRunId: string, done?: (run: any) => boolean): Promise<any>;
   /** Starts a stored DAG (`body`: the start request's) and waits for the run to finish. */
@@ -35,14 +54,7 @@ export async function startTestServer(carrier: 'uws' | 'node' = 'uws', config: P
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.status, body: parsed, text, headers: response.headers };
+    return answerOf(response);
   };
   const waitForRun: TestServer['waitForRun'] = async (name, dagRunId, done = (run) => ![0, 1, 5].includes(run.status)) => {
     const deadline = Date.now() + 15_000;

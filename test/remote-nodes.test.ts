@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { resolveConfig } from '../src/cli/config.ts';
 import type { RemoteNode } from '../src/core/index.ts';
-import { checkedFetch, HELLO, startTestServer, uncheckedFetch, waitUntil, type TestServer } from './helpers.ts';
+import { answerOf, checkedFetch, HELLO, startTestServer, uncheckedFetch, waitUntil, type TestServer } from './helpers.ts';
 import { exited, startCli } from './cli-process.ts';
 
 interface Seen {
@@ -66,14 +66,7 @@ async function call(base: string, method: string, path: string, options: { body?
     headers: { ...(options.body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
   });
-  const text = await response.text();
-  let body: any;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return { status: response.status, text, body, headers: response.headers };
+  return answerOf(response);
 }
 
 const PASSWORD = 'hunter2-remote-password';
