@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { fuzzSeed, sendAll, type FuzzRequest } from './fuzz/harness.ts';
 import {
-  HOSTILE_SEGMENTS, METHODS, SPEC_ONLY_ROUTES, PREFIX, fillPath, generatedSegment, PARAMS, heavyBodies, invalidBody, jsonBody, shapedBody,
+  HOSTILE_SEGMENTS, METHODS, PREFIX, fillPath, generatedSegment, PARAMS, heavyBodies, invalidBody, jsonBody, shapedBody,
   paramsOf, queryString, registeredRoutes, request, type Route,
 } from './fuzz/corpus.ts';
 import { hostileYaml, runnableSpec, structuredSpec } from './fuzz/yaml-corpus.ts';
@@ -22,7 +22,6 @@ console.log(`# fuzz seed ${seed} (set TROUPE_FUZZ_SEED to replay another)`);
 const sample = <T>(arbitrary: fc.Arbitrary<T>, group: number, count: number): T[] => fc.sample(arbitrary, { seed: seed + group * 7919, numRuns: count });
 
 const routes = registeredRoutes();
-const allRoutes: Route[] = [...routes, ...SPEC_ONLY_ROUTES];
 const valuesFor = (fuzz: FuzzServer, pattern: string) => (pattern.includes(':subDagRunId') || pattern.includes('sub-dag-runs') ? fuzz.values.sub : fuzz.values.plain);
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -53,7 +52,7 @@ describe('fuzz: every route on the uWS carrier', () => {
   test('hostile path parameters on every route', async () => {
     const requests: FuzzRequest[] = [];
     const segments = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...HOSTILE_SEGMENTS) }, { weight: 1, arbitrary: generatedSegment });
-    allRoutes.forEach((route, index) => {
+    routes.forEach((route, index) => {
       for (const param of paramsOf(route.pattern)) {
         for (const segment of sample(segments, 100 + index * 10 + param.length, 8)) {
           requests.push(request(route.method, fillPath(route.pattern, { ...valuesFor(fuzz, route.pattern), [param]: segment }), BODY_METHODS.has(route.method) ? '{}' : undefined));
@@ -69,14 +68,14 @@ describe('fuzz: every route on the uWS carrier', () => {
   });
 
   test('every method on every route', async () => {
-    const requests = allRoutes.flatMap((route) => METHODS.map((method) =>
+    const requests = routes.flatMap((route) => METHODS.map((method) =>
       request(method, fillPath(route.pattern, valuesFor(fuzz, route.pattern)), BODY_METHODS.has(method.toUpperCase()) ? '{}' : undefined)));
     await run(fuzz, requests);
   });
 
   test('bodies of the wrong shape, invalid JSON, huge and deeply nested', async () => {
     await fuzz.server.writeDag('fxparams', 'maxActiveRuns: -1\nsteps:\n  - "true"\n');
-    const bodyRoutes = allRoutes.filter((route) => BODY_METHODS.has(route.method));
+    const bodyRoutes = routes.filter((route) => BODY_METHODS.has(route.method));
     const requests: FuzzRequest[] = [];
     bodyRoutes.forEach((route, index) => {
       const path = fillPath(route.pattern, valuesFor(fuzz, route.pattern));
@@ -96,7 +95,7 @@ describe('fuzz: every route on the uWS carrier', () => {
       requests.push(request('POST', `${PREFIX}/dag-runs`, JSON.stringify({ params, name: 'inlparams', spec: 'maxActiveRuns: -1\nsteps:\n  - "true"\n' })));
     }
     // A body where none is expected.
-    for (const route of allRoutes.filter((candidate) => candidate.method === 'GET').slice(0, 8)) {
+    for (const route of routes.filter((candidate) => candidate.method === 'GET').slice(0, 8)) {
       requests.push(request('GET', fillPath(route.pattern, valuesFor(fuzz, route.pattern)), '{"x":'));
     }
     await run(fuzz, requests);
@@ -104,7 +103,7 @@ describe('fuzz: every route on the uWS carrier', () => {
 
   test('query strings on every route that reads one', async () => {
     const requests: FuzzRequest[] = [];
-    allRoutes.filter((route) => route.method === 'GET').forEach((route, index) => {
+    routes.filter((route) => route.method === 'GET').forEach((route, index) => {
       const path = fillPath(route.pattern, valuesFor(fuzz, route.pattern));
       for (const query of sample(queryString, 400 + index, 14)) requests.push(request('GET', `${path}?${query}`));
     });

@@ -1,11 +1,7 @@
-// What the fuzz suite sends: every route the server registers (read from the route modules, so
+// What the fuzz suite sends: every route the server registers (read from its route table, so
 // a new route is fuzzed without editing this file), hostile names and path segments, bodies and queries.
 import fc from 'fast-check';
-import { Router } from '../../src/http/router.ts';
-import { dagRunRoutes } from '../../src/http/routes/dag-runs.ts';
-import { dagRoutes } from '../../src/http/routes/dags.ts';
-import { logRoutes } from '../../src/http/routes/logs.ts';
-import { systemRoutes } from '../../src/http/routes/system.ts';
+import { apiRouter } from '../../src/http/index.ts';
 import type { FuzzRequest } from './harness.ts';
 
 export const PREFIX = '/api/v2';
@@ -15,30 +11,10 @@ export interface Route {
   pattern: string;
 }
 
-/** The routes as the API registers them. */
+/** The routes as the API registers them: the route table the server itself serves. */
 export function registeredRoutes(): Route[] {
-  const routes: Route[] = [];
-  class RecordingRouter extends Router {
-    override add(method: string, pattern: string, handler: Parameters<Router['add']>[2]): this {
-      routes.push({ method, pattern });
-      return super.add(method, pattern, handler);
-    }
-  }
-  const router = new RecordingRouter();
-  for (const register of [systemRoutes, dagRoutes, dagRunRoutes, logRoutes]) register(router);
-  return routes;
+  return apiRouter().entries().map(({ method, pattern }) => ({ method, pattern }));
 }
-
-/** Routes of the API's specification that troupe does not serve yet: they must answer a JSON 404, not fall over. */
-export const SPEC_ONLY_ROUTES: Route[] = [
-  { method: 'GET', pattern: '/metrics' },
-  { method: 'POST', pattern: '/dags/:fileName/enqueue' },
-  { method: 'POST', pattern: '/dag-runs/enqueue' },
-  { method: 'POST', pattern: '/dag-runs/:name/:dagRunId/reschedule' },
-  { method: 'GET', pattern: '/dag-runs/:name/:dagRunId/dequeue' },
-  { method: 'GET', pattern: '/queues' },
-  { method: 'GET', pattern: '/services/resources/history' },
-];
 
 /** HEAD is apart: uWS sends a body with it on main (issue 14, item 11), which breaks the client's framing. */
 export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND', 'get', 'X-FUZZ'];
