@@ -17,6 +17,7 @@ export interface ResolvedConfig extends TroupeConfig {
   warnings: string[];
 }
 
+/** The command-line flags that override the configuration, as the parser hands them (camelCase). */
 export interface Flags {
   host?: string;
   port?: string;
@@ -24,8 +25,8 @@ export interface Flags {
   dags?: string;
   config?: string;
   http?: string;
-  'shutdown-grace'?: string;
-  'log-level'?: string;
+  shutdownGrace?: string;
+  logLevel?: string;
 }
 
 type Layer = Partial<Record<'host' | 'port' | 'home' | 'dags' | 'data' | 'logs' | 'http' | 'workers' | 'grace' | 'logLevel', string>>;
@@ -42,7 +43,7 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     logLevel: env.TROUPE_LOG_LEVEL,
   };
   const corsFromEnv = defined(env.TROUPE_CORS_ORIGINS)?.split(',').map((origin) => origin.trim()).filter(Boolean);
-  const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags['shutdown-grace'], logLevel: flags['log-level'] };
+  const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags.shutdownGrace, logLevel: flags.logLevel };
   const home = resolve(fromFlags.home ?? fromEnv.home ?? join(homedir(), '.troupe'));
   const configFile = flags.config ?? env.TROUPE_CONFIG;
   const filePath = configFile ? resolve(configFile) : join(home, 'config.yaml');

@@ -5,21 +5,8 @@ import { openEngine, startTroupe, type EngineHandle } from '../../main.ts';
 import { resolveConfig, type Flags } from '../config.ts';
 import { flushLog, log, logRuns } from '../../logging/index.ts';
 
-/** The server flags as the parser hands them (camelCase). */
-export interface ServerOptions {
-  host?: string;
-  port?: string;
-  home?: string;
-  dags?: string;
-  config?: string;
-  http?: string;
-  shutdownGrace?: string;
-  logLevel?: string;
-}
-
-export async function serve(options: ServerOptions, withApi: boolean): Promise<number> {
-  const { shutdownGrace, logLevel, ...same } = options;
-  const flags: Flags = { ...same, 'shutdown-grace': shutdownGrace, 'log-level': logLevel };
+/** `flags`: the server flags as the parser hands them. */
+export async function serve(flags: Flags, withApi: boolean): Promise<number> {
   // Handlers first: a signal that arrives while the service starts (or just after it reports that
   // it listens) must still get a clean shutdown, never the default disposition.
   const signalled = new Promise<string>((resolve) => {
