@@ -115,8 +115,9 @@ export class DagCatalog {
       const stamp = this.dags.stamp(known.path);
       if (stamp === known.stamp) continue;
       current = false;
-      if (stamp === undefined) this.forget(entry.fileName);
-      else await this.entry(entry.fileName, known.path, stamp);
+      // Forgotten first: the listing made again must not be the one this entry came from.
+      this.forget(entry.fileName);
+      if (stamp !== undefined) await this.entry(entry.fileName, known.path, stamp);
     }
     return current;
   }
