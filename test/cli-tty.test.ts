@@ -18,10 +18,15 @@ interface Terminal {
 
 /** Starts `troupe <args>` on a pseudo-terminal. */
 function terminal(args: string[]): Terminal {
-  const command = [process.execPath, '--import', 'tsx', cli, ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
+  const words = [process.execPath, '--import', 'tsx', cli, ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`);
   // -e: script exits with the command's code; -q: nothing of its own; /dev/null: no typescript file.
   // What is written to script's stdin is typed on the terminal.
-  const child = spawn('script', ['-qec', command, '/dev/null'], { env: { ...process.env, TERM: 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  // script runs the command through $SHELL -c. `exec` leaves no shell between the terminal and
+  // troupe: dash, waiting on a command when Ctrl-C comes, exits by SIGINT itself (130) whatever
+  // the command's own code; bash would exec the command by itself. SHELL is set for the same
+  // shell everywhere (CI's environment may have none).
+  const command = `exec ${words.join(' ')}`;
+  const child = spawn('script', ['-qec', command, '/dev/null'], { env: { ...process.env, TERM: 'xterm', SHELL: '/bin/sh' }, stdio: ['pipe', 'pipe', 'pipe'] });
   let screen = '';
   child.stdout.on('data', (chunk) => { screen += chunk; });
   child.stderr.on('data', (chunk) => { screen += chunk; });
