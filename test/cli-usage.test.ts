@@ -104,6 +104,44 @@ test('version prints the package version; completion prints bash and zsh scripts
   for (const verb of VERBS) assert.ok(zsh.stdout.includes(`    '${verb}:`), verb);
 });
 
+test('completion finds DAG names in the folder that --dags or --home on the line names, and completes their values as folders', async (t) => {
+  const elsewhere = await makeHome({ passes: PASSES });
+  const other = await makeHome({ 'other-dag': PASSES });
+  t.after(() => Promise.all([elsewhere.remove(), other.remove()]));
+  const dagsDir = resolve(other.dir, 'dags');
+  const home = other.dir;
+
+  const bash = (await troupe(['completion', 'bash'])).stdout;
+  const asked = (words: string[]) => `COMP_WORDS=(${words.map((word) => `'${word}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _troupe; echo "\${COMPREPLY[*]}"`;
+  const lines = [
+    asked(['troupe', 'start', 'o']), // TROUPE_HOME: the other home is not it
+    asked(['troupe', 'start', '--dags', dagsDir, 'o']),
+    asked(['troupe', 'status', '--dags', '=', dagsDir, '--json', '']), // bash's words for --dags=DIR
+    asked(['troupe', 'start', '--home', home, 'o']),
+    asked(['troupe', 'start', '--home', '~/dags/..', 'o']), // ~ is the HOME below
+    asked(['troupe', 'start', '--dags', `${dagsDir.slice(0, -2)}`]), // a folder, not a DAG
+  ];
+  const completed = spawnSync('bash', ['-c', `${bash}\n${lines.join('\n')}`], { env: { ...process.env, TROUPE_HOME: elsewhere.dir, TROUPE_DAGS: '', HOME: other.dir }, encoding: 'utf8' });
+  assert.equal(completed.status, 0, completed.stderr);
+  assert.deepEqual(completed.stdout.split('\n').slice(0, 6), ['', 'other-dag', 'other-dag', 'other-dag', 'other-dag', dagsDir]);
+
+  // zsh: the completion system's functions stand in as ones that print what they were given.
+  const zsh = (await troupe(['completion', 'zsh'])).stdout;
+  const stubs = `compdef() { }; compadd() { echo "compadd $*" }; _files() { echo "_files $*" }; _describe() { echo describe }`;
+  const typed = (words: string[]) => `words=(${words.map((word) => `'${word}'`).join(' ')}); CURRENT=${words.length}; _troupe`;
+  const script = [stubs, zsh,
+    typed(['troupe', 'start', 'o']),
+    typed(['troupe', 'start', `--dags=${dagsDir}`, 'o']),
+    typed(['troupe', 'start', '--home', '~', 'o']),
+    typed(['troupe', 'start', '--home', '']),
+    typed(['troupe', 'sta'])].join('\n');
+  const found = spawnSync('zsh', ['-f', '-c', script], { env: { ...process.env, TROUPE_HOME: elsewhere.dir, TROUPE_DAGS: '', HOME: other.dir }, encoding: 'utf8' });
+  if (found.error && !process.env.CI) return t.skip('zsh is not installed here');
+  assert.equal(found.status, 0, found.stderr);
+  assert.deepEqual(found.stdout.trim().split('\n').filter((line) => !line.startsWith('_files -g')),
+    ['compadd -- passes', 'compadd -- other-dag', 'compadd -- other-dag', '_files -/', 'describe']);
+});
+
 test('the package bin is the built command, and it runs under plain node', async (t) => {
   const root = resolve(import.meta.dirname, '..');
   const manifest = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8'));
