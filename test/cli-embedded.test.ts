@@ -95,8 +95,8 @@ test('embedded status, retry of one step, restart, a DAG given as a file path, e
 
   const exec = await troupe(['exec', '-N', 'adhoc', '-r', 'x1', ...home.flag, '--', 'sh', '-c', 'echo "from exec"']);
   assert.equal(exec.code, 0, exec.stderr);
-  // The command's output, after its progress and before the summary.
-  assert.match(exec.stdout, /step run succeeded \(\S+\)\nfrom exec\ndag-run adhoc x1: succeeded in \S+\n/);
+  // The command's output, between the step's start and its end, then the summary.
+  assert.match(exec.stdout, /step run running\nfrom exec\n\S+ step run succeeded \(\S+\)\ndag-run adhoc x1: succeeded in \S+\n/);
   assert.equal(exec.stderr, '');
 
   assert.equal((await troupe(['validate', 'passes', ...home.flag])).code, 0);

@@ -40,13 +40,14 @@ test('with a server on the home, verbs go to it over HTTP: start, status, enqueu
   // exec shows what the command wrote, read through the step log endpoints: stdout on stdout, stderr on stderr.
   const exec = await troupe(['exec', '-N', 'adhoc', '-r', 'x1', ...home.flag, '--', 'sh', '-c', 'echo out one; echo out two; echo oops >&2; exit 3']);
   assert.equal(exec.code, 1);
-  assert.match(exec.stdout, /step run failed \(\S+\): exit status 3\nout one\nout two\ndag-run adhoc x1: failed in \S+\n  failed step run: exit status 3\n/);
+  assert.match(exec.stdout, /step run running\nout one\nout two\n\S+ step run failed \(\S+\): exit status 3\ndag-run adhoc x1: failed in \S+\n  failed step run: exit status 3\n/);
   assert.equal(exec.stderr, 'oops\n');
   assert.equal(await server.stepLog('adhoc', 'x1', 'run'), 'out one\nout two');
   const json = await troupe(['exec', '-N', 'adhoc', '-r', 'x2', '--json', ...home.flag, '--', 'sh', '-c', 'echo out; echo err >&2']);
   assert.equal(json.code, 0, json.stderr);
   const events = json.stdout.trim().split('\n').map((line) => JSON.parse(line));
-  assert.deepEqual(events.filter((event) => event.type === 'output'), [
+  // stdout and stderr are read apart, each in its order.
+  assert.deepEqual(events.filter((event) => event.type === 'output').sort((a, b) => b.stream.localeCompare(a.stream)), [
     { type: 'output', name: 'adhoc', dagRunId: 'x2', step: 'run', stream: 'stdout', content: 'out' },
     { type: 'output', name: 'adhoc', dagRunId: 'x2', step: 'run', stream: 'stderr', content: 'err' },
   ]);

@@ -69,12 +69,41 @@ export class Progress {
     this.drawnLines = 0;
   }
 
-  /** A step's output once the run has ended (`exec`): as it is, on the stream it was written to; a JSON line with --json. */
-  output(run: RunView, step: string, stream: 'stdout' | 'stderr', content: string): void {
-    if (content === '') return;
-    if (this.mode === 'json') this.write(`${JSON.stringify({ type: 'output', name: run.name, dagRunId: run.dagRunId, step, stream, content })}\n`);
-    else if (stream === 'stdout') this.write(`${content}\n`);
+  /**
+   * A step's output (`exec`), on the stream it was written to; a JSON line with --json. On a
+   * terminal it is written above the live view, which is drawn again below it.
+   */
+  output(run: Pick<RunView, 'name' | 'dagRunId'>, step: string, stream: 'stdout' | 'stderr', content: string): void {
+    if (this.mode === 'json') {
+      this.write(`${JSON.stringify({ type: 'output', name: run.name, dagRunId: run.dagRunId, step, stream, content })}\n`);
+      return;
+    }
+    const live = this.mode === 'live' && this.drawnLines > 0;
+    if (live) this.write(`\x1b[${this.drawnLines}A\r\x1b[J`);
+    this.drawnLines = 0;
+    if (stream === 'stdout') this.write(`${content}\n`);
     else process.stderr.write(`${content}\n`);
+    if (live) this.draw();
+  }
+
+  /**
+   * Only the starts `run` tells of: a step (or the run) first seen once it had ended is told as
+   * started, so that what it wrote can be shown before its end is.
+   */
+  starts(run: RunView): void {
+    if (this.mode === 'live') return;
+    const ended = (node: NodeView) => FINAL_NODE.has(node.statusLabel) && node.statusLabel !== 'skipped' && node.startedAt !== '';
+    this.update({
+      ...run,
+      // What was told already is told again as it was: nothing is told twice, nothing goes back.
+      statusLabel: this.runLabel || (run.startedAt !== '' && FINAL_NODE.has(run.statusLabel) ? 'running' : run.statusLabel),
+      finishedAt: '',
+      nodes: run.nodes.map((node) => {
+        const told = this.shown.get(node.step.name);
+        if (told !== undefined) return { ...node, statusLabel: told };
+        return ended(node) ? { ...node, statusLabel: 'running', finishedAt: '', error: '' } : node;
+      }),
+    });
   }
 
   /** What the run came to: status, duration, failed steps and their errors, where the logs are. */

@@ -4,7 +4,7 @@
 import { AppError, isFinalRunStatus, nodeStatusLabel, runStatusLabel, type RunRecord, type RunStatus } from '../../core/index.ts';
 import { openEngine, type EngineHandle, type TroupeConfig } from '../../main.ts';
 import type { EngineEvent } from '../../index.ts';
-import { LOG_PAGE_LINES, wholeLog, type Backend, type CleanupView, type DagRef, type NodeView, type RunOptions, type RunView } from './types.ts';
+import { LOG_PAGE_LINES, type Backend, type CleanupView, type DagRef, type LogPage, type NodeView, type RunOptions, type RunView } from './types.ts';
 
 export class EmbeddedBackend implements Backend {
   readonly kind = 'embedded';
@@ -80,13 +80,13 @@ export class EmbeddedBackend implements Backend {
     return (await this.handle()).engine.reschedule(name, dagRunId, options);
   }
 
-  async stepLog(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr'): Promise<string> {
+  async stepLogPage(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', offset: number): Promise<LogPage> {
     const { engine, logs } = await this.handle();
     const node = engine.findRun(name, dagRunId).nodes.find((candidate) => candidate.step.name === stepName);
     if (!node) throw new AppError('not_found', `step ${stepName} not found in DAG ${name}`);
     const path = stream === 'stdout' ? node.stdout : node.stderr;
-    if (path === '') return '';
-    return wholeLog(async (offset) => (await logs.read(path, { offset, limit: LOG_PAGE_LINES })) ?? { content: '', lineCount: 0, hasMore: false });
+    const none = { content: '', lineCount: 0, hasMore: false };
+    return path === '' ? none : (await logs.read(path, { offset, limit: LOG_PAGE_LINES })) ?? none;
   }
 
   /** Through the retention sweeper, as the server's `POST /dag-runs/cleanup`. */

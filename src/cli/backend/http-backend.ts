@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { AppError, isFinalRunStatus, type ErrorCode } from '../../core/index.ts';
 import { CliError } from '../errors.ts';
-import { LOG_PAGE_LINES, wholeLog, type Backend, type CleanupView, type DagRef, type RunOptions, type RunView } from './types.ts';
+import { LOG_PAGE_LINES, type Backend, type CleanupView, type DagRef, type LogPage, type RunOptions, type RunView } from './types.ts';
 
 /** How often a watched run's details are read; a run's record changes at most this often on screen. */
 const POLL_MS = 200;
@@ -60,9 +60,9 @@ export class HttpBackend implements Backend {
     return this.call('POST', `${runPath(name, dagRunId)}/reschedule`, { dagRunId: options.dagRunId });
   }
 
-  stepLog(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr'): Promise<string> {
-    const path = `${runPath(name, dagRunId)}/steps/${encodeURIComponent(stepName)}/log`;
-    return wholeLog((offset) => this.call('GET', `${path}?${new URLSearchParams({ stream, offset: String(offset), limit: String(LOG_PAGE_LINES) })}`));
+  stepLogPage(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', offset: number): Promise<LogPage> {
+    const query = new URLSearchParams({ stream, offset: String(offset), limit: String(LOG_PAGE_LINES) });
+    return this.call('GET', `${runPath(name, dagRunId)}/steps/${encodeURIComponent(stepName)}/log?${query}`);
   }
 
   cleanup(name: string, options: { retentionDays: number; dryRun: boolean }): Promise<CleanupView> {

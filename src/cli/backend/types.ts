@@ -47,15 +47,11 @@ export interface CleanupView {
 /** The lines of a log read in one request, as the API's log routes allow at most (MAX_LOG_LINES). */
 export const LOG_PAGE_LINES = 10_000;
 
-/** A whole log, a page at a time: `read(offset)` answers the page of lines from that 1-based line. */
-export async function wholeLog(read: (offset: number) => Promise<{ content: string; lineCount: number; hasMore: boolean }>): Promise<string> {
-  const pages: string[] = [];
-  for (let offset = 1; ;) {
-    const page = await read(offset);
-    if (page.lineCount > 0) pages.push(page.content);
-    if (!page.hasMore || page.lineCount === 0) return pages.join('\n');
-    offset += page.lineCount;
-  }
+/** Lines of a log from a 1-based line on, as the API's log routes answer them. */
+export interface LogPage {
+  content: string;
+  lineCount: number;
+  hasMore: boolean;
 }
 
 export interface Backend {
@@ -74,8 +70,8 @@ export interface Backend {
   stop(name: string, dagRunId: string): Promise<void>;
   retry(name: string, dagRunId: string, options: { stepName?: string }): Promise<void>;
   reschedule(name: string, dagRunId: string, options: { dagRunId?: string }): Promise<{ dagRunId: string; queued: boolean }>;
-  /** Everything a step of the run wrote to stdout or stderr, as the step log endpoint reads it ('' before it wrote). */
-  stepLog(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr'): Promise<string>;
+  /** Lines a step of the run wrote to stdout or stderr from line `offset` on (LOG_PAGE_LINES at most), as the step log endpoint reads them (none before it wrote). */
+  stepLogPage(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', offset: number): Promise<LogPage>;
   /** A DAG's finished runs older than `retentionDays` (0: all) removed, with their logs; `dryRun`: only listed. */
   cleanup(name: string, options: { retentionDays: number; dryRun: boolean }): Promise<CleanupView>;
   /**

@@ -3,6 +3,7 @@
 import type { Backend, RunView } from '../backend/types.ts';
 import { dagName, dagRef, paramsOf } from '../dag-arg.ts';
 import { EXIT_FAILED, EXIT_OK } from '../errors.ts';
+import { OutputTail } from '../output-tail.ts';
 import { Progress, progressMode } from '../progress.ts';
 import { homeConfig, openBackend, type CommonOptions } from '../target.ts';
 
@@ -60,10 +61,11 @@ export async function exec(command: string[], options: CommonOptions & { runId?:
   const spec = JSON.stringify({ name, ...(options.env?.length ? { env: options.env } : {}), steps: [step] });
   return following(options, async (backend, interrupt) => {
     const { dagRunId } = await backend.startSpec(spec, { name, dagRunId: options.runId });
-    // What the command printed, between its progress and the summary, as a one-off command's user expects.
-    return follow(backend, name, dagRunId, options, interrupt, undefined, async (final, progress) => {
-      for (const stream of ['stdout', 'stderr'] as const) progress.output(final, 'run', stream, await backend.stepLog(name, dagRunId, 'run', stream));
-    });
+    // What the command writes is shown as it writes it, between the step's start and its end.
+    const output = (progress: Progress) => (['stdout', 'stderr'] as const).map((stream) => new OutputTail(
+      (offset) => backend.stepLogPage(name, dagRunId, 'run', stream, offset),
+      (text) => progress.output({ name, dagRunId }, 'run', stream, text)));
+    return follow(backend, name, dagRunId, options, interrupt, undefined, output);
   });
 }
 
@@ -103,15 +105,45 @@ class Interrupt {
   }
 }
 
-/** Follows the run to its end with live progress, then sums it up; `ended`: what is shown between the two. */
+/** How often the output of a running step is read. */
+const OUTPUT_POLL_MS = 200;
+
+/**
+ * Follows the run to its end with live progress, then sums it up. `output`: tails of what the run
+ * writes, shown as it is written; each change of the run is told once what was written before it
+ * has been shown.
+ */
 async function follow(backend: Backend, name: string, dagRunId: string, options: CommonOptions, interrupt: Interrupt, before?: RunView,
-  ended?: (final: RunView, progress: Progress) => Promise<void>): Promise<number> {
+  output?: (progress: Progress) => OutputTail[]): Promise<number> {
   const progress = new Progress(progressMode(options.json));
   if (before) progress.seed(before);
   interrupt.follows(backend, name, dagRunId, progress);
-  const final = await backend.watch(name, dagRunId, (run) => progress.update(run), { previousEnd: before?.finishedAt });
+  const tails = output?.(progress) ?? [];
+  const poll = async (ended: boolean) => { for (const tail of tails) await tail.poll(ended); };
+  // One thing at a time, in order: a read of the output, or a change told after one.
+  let turn = Promise.resolve();
+  let reading = false;
+  const next = (work: () => Promise<void>) => { turn = turn.then(work).catch(() => undefined); };
+  const timer = tails.length === 0 ? undefined : setInterval(() => {
+    if (reading) return;
+    reading = true;
+    next(async () => { try { await poll(false); } finally { reading = false; } });
+  }, OUTPUT_POLL_MS);
+  const final = await backend.watch(name, dagRunId, (run) => {
+    if (tails.length === 0) return progress.update(run);
+    next(async () => {
+      progress.starts(run);
+      await poll(run.nodes.every((node) => node.finishedAt !== '' || node.statusLabel === 'skipped'));
+      progress.update(run);
+    });
+  }, { previousEnd: before?.finishedAt });
+  clearInterval(timer);
+  await turn;
+  if (tails.length > 0) {
+    progress.starts(final);
+    await poll(true);
+  }
   progress.end(final);
-  await ended?.(final, progress);
   progress.summary(final, { interrupted: interrupt.interrupted });
   return final.statusLabel === 'succeeded' ? EXIT_OK : EXIT_FAILED;
 }
