@@ -61,7 +61,8 @@ export interface TroupeConfig {
   corsOrigins?: string[];
   /**
    * The troupe command's own engine (a verb run with no server on the home): it runs what the verb
-   * starts and nothing else: no schedules, no retention sweep, queued runs stay queued.
+   * starts and nothing else: no schedules, no retention sweep, queued runs stay queued, and runs
+   * a crashed process left active stay for the next server or scheduler to recover.
    */
   commandOnly?: boolean;
   /** Authentication and roles (config.yaml `auth`, `permissions`): mode none without credentials by default (docs/auth.md). */
@@ -142,7 +143,7 @@ async function openLocked(config: Omit<TroupeConfig, 'host' | 'port'>, dags: Dag
   const parser = new DefinitionParser((task) => parsePool.run(task));
   const queue = new LmdbQueueStore(runs);
   const queueLimits = new Map((config.queues ?? []).map(({ name, maxConcurrency }) => [name, maxConcurrency]));
-  const engine = new Engine({ runs, queue, queueLimits, queuedStartDeadlineMs: config.queuedStartDeadlineMs, dags, logs, dispatcher, parser, systemEnv: filterSystemEnv(process.env), clock: config.clock, holdQueue: config.commandOnly });
+  const engine = new Engine({ runs, queue, queueLimits, queuedStartDeadlineMs: config.queuedStartDeadlineMs, dags, logs, dispatcher, parser, systemEnv: filterSystemEnv(process.env), clock: config.clock, commandOnly: config.commandOnly });
   await engine.start();
   const retention = new RetentionSweeper({ store: new RunHistory(runs), definitions: engine.definitions, clock: config.clock });
   if (!config.commandOnly) retention.start();

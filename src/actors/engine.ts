@@ -50,8 +50,13 @@ export interface EngineDeps {
   onStoreError?: (error: unknown) => void;
   /** Reads definitions, large ones off the main thread; inline by default. */
   parser?: DefinitionParser;
-  /** No queued run is started (the troupe command's engine: queued runs wait for a server or scheduler). */
-  holdQueue?: boolean;
+  /**
+   * The troupe command's engine: it runs what it is asked to and nothing else. Queued runs wait,
+   * and runs that a process which crashed left active are left as they are: the server or
+   * scheduler that opens the home next resumes or settles them (a command that ends in a moment
+   * would abort a run it resumed).
+   */
+  commandOnly?: boolean;
 }
 
 export interface StartOptions {
@@ -117,7 +122,7 @@ export class Engine {
     const input = {
       queueLimits: deps.queueLimits ?? new Map<string, number>(),
       isSuspended: (fileName: string) => deps.runs.isSuspended(fileName),
-      paused: deps.holdQueue === true,
+      paused: deps.commandOnly === true,
     };
     this.scheduler = createActor(scheduler, { input, ...(deps.timers ? { clock: deps.timers } : {}) });
     const host = {
@@ -135,11 +140,13 @@ export class Engine {
   async start(): Promise<void> {
     this.scheduler.start();
     const { runs, logs, queue } = this.deps;
-    await settleInterrupted({
-      runs, logs, definitions: this.definitions, now: this.clock.now(),
-      isActive: (name, dagRunId) => this.isActive(name, dagRunId) || queue.find(name, dagRunId) !== undefined,
-      resume: (attempt) => this.retry(attempt.record.name, attempt.record.dagRunId, {}, attempt),
-    });
+    if (!this.deps.commandOnly) {
+      await settleInterrupted({
+        runs, logs, definitions: this.definitions, now: this.clock.now(),
+        isActive: (name, dagRunId) => this.isActive(name, dagRunId) || queue.find(name, dagRunId) !== undefined,
+        resume: (attempt) => this.retry(attempt.record.name, attempt.record.dagRunId, {}, attempt),
+      });
+    }
     await this.queueing.restore();
   }
 

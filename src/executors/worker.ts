@@ -5,6 +5,7 @@
 // host, which forks them from a small process (see step-host.ts).
 import { workerData } from 'node:worker_threads';
 import type { StepResult } from '../core/index.ts';
+import { setWorkerLogDescriptor } from '../logging/worker-log.ts';
 import { HostClient } from './host-client.ts';
 import type { ExecutorFn, SpawnMode, WorkerTask } from './protocol.ts';
 import { runArchive } from './archive/archive.executor.ts';
@@ -18,7 +19,8 @@ import { runSsh } from './ssh/ssh.executor.ts';
 import { spawnMethod } from './shell/spawner.ts';
 import { runWorkflowAction } from './workflow-action/workflow-action.executor.ts';
 
-const data = workerData as { spawnMode?: SpawnMode; stepRegistryDir?: string } | undefined;
+const data = workerData as { spawnMode?: SpawnMode; stepRegistryDir?: string; logDescriptor?: 1 | 2 } | undefined;
+if (data?.logDescriptor) setWorkerLogDescriptor(data.logDescriptor);
 const mode: SpawnMode = data?.spawnMode ?? spawnMethod;
 const host = new HostClient(mode === 'child_process', data?.stepRegistryDir);
 

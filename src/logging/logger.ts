@@ -13,6 +13,9 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
  */
 const stdout = pino.destination({ dest: 1, sync: false });
 let sink: LogSink = stdout;
+let stderr: ReturnType<typeof pino.destination> | undefined;
+/** The file descriptor the lines go to: pool workers are told it as they start (pool.ts). */
+let descriptor: 1 | 2 = 1;
 
 /** The main thread's logger; a pool worker has its own (worker-log.ts). */
 export const log: Logger = createLogger(pino, { write: (line: string) => sink.write(line) });
@@ -24,6 +27,21 @@ export function setLogSink(next: LogSink): () => void {
   return () => {
     sink = previous;
   };
+}
+
+/**
+ * The log on stderr instead of stdout: for the troupe command, whose stdout is its output (a verb's
+ * `--json` is read by programs). Set before the engine opens, so that its workers log there too.
+ */
+export function logToStderr(): void {
+  stderr ??= pino.destination({ dest: 2, sync: true });
+  sink = stderr;
+  descriptor = 2;
+}
+
+/** Where the log's lines go: 1 (stdout) or 2 (stderr). */
+export function logDescriptor(): 1 | 2 {
+  return descriptor;
 }
 
 export function setLogLevel(level: LogLevel): void {

@@ -2,6 +2,7 @@
 // engine on it (no schedules, no retention sweep, queued runs stay queued for a server), so that
 // what it starts is the same run, in the same store, as a server would start.
 import { AppError, isFinalRunStatus, nodeStatusLabel, runStatusLabel, type RunRecord, type RunStatus } from '../../core/index.ts';
+import { logToStderr } from '../../logging/index.ts';
 import { openEngine, type EngineHandle, type TroupeConfig } from '../../main.ts';
 import type { EngineEvent } from '../../index.ts';
 import { LOG_PAGE_LINES, type Backend, type CleanupView, type DagRef, type LogPage, type NodeView, type RunOptions, type RunView } from './types.ts';
@@ -17,6 +18,9 @@ export class EmbeddedBackend implements Backend {
 
   /** The engine, opened at the first verb that needs it (help and errors never take the lock). */
   handle(): Promise<EngineHandle> {
+    // The engine's log (a step process a crash left, a log file it cannot write) goes to stderr:
+    // stdout is the verb's output, and `--json` is read by programs.
+    if (!this.opened) logToStderr();
     return (this.opened ??= openEngine({ ...this.config, commandOnly: true }).then((handle) => {
       handle.engine.subscribe((event) => {
         this.events.push(event);

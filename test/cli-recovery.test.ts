@@ -1,0 +1,61 @@
+// A verb run after a server crashed leaves the runs it left active to the next server: the
+// command's engine is gone in a moment, and a run it resumed would be aborted as it closed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { checkedFetch, waitUntil } from './helpers.ts';
+import { exited, startCli, type CliServer } from './cli-process.ts';
+import { makeHome, troupe } from './cli-run.ts';
+
+async function call(base: string, path: string, body?: unknown): Promise<any> {
+  const response = await checkedFetch(`${base}${path}`, { method: body === undefined ? 'GET' : 'POST', body: body === undefined ? undefined : JSON.stringify(body) });
+  assert.ok(response.ok, `${path}: ${response.status}`);
+  return response.json();
+}
+
+test('after a crash, a verb on the home (embedded) leaves the interrupted run running; the next server resumes it', async (t) => {
+  const home = await makeHome();
+  const servers: CliServer[] = [];
+  t.after(async () => {
+    for (const { child } of servers) if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
+    await writeFile(join(home.dir, 'GO'), '');
+    await home.remove();
+  });
+  const pidFile = join(home.dir, 'step.pid');
+  const go = join(home.dir, 'GO');
+  // The first time it waits to be killed; run again, it waits for GO, then succeeds.
+  const step = `if [ -f ${pidFile} ]; then while [ ! -f ${go} ]; do sleep 0.05; done; echo again; else echo $$ > ${pidFile}; exec sleep 300; fi`;
+  await home.writeDag('quick', 'steps:\n  - echo quick\n');
+  await home.writeDag('resumable', `steps:\n  - name: first\n    command: echo kept\n  - name: wait\n    depends: first\n    retryPolicy:\n      limit: 1\n      intervalSec: 0\n    command: ${JSON.stringify(step)}\n`);
+
+  const first = await startCli(['--home', home.dir, '--port', '0'], {}, { detached: true });
+  servers.push(first);
+  const { dagRunId } = await call(first.base, '/dags/resumable/start', {});
+  assert.ok(await waitUntil(async () => (await call(first.base, `/dag-runs/resumable/${dagRunId}`)).dagRun.nodes[1].statusLabel === 'running', 20_000));
+  assert.ok(await waitUntil(() => existsSync(pidFile), 20_000));
+  process.kill(-first.child.pid!, 'SIGKILL');
+  await exited(first.child);
+
+  // No server holds the home: the verbs open it themselves, and go.
+  const status = await troupe(['status', 'resumable', '--json', ...home.flag]);
+  assert.equal(status.code, 0, status.stderr);
+  // The step process the crash left is ended, and said so on stderr: stdout holds only the verb's JSON.
+  assert.match(status.stderr, /ending step process group \d+ \(run resumable\/[^,]+, step wait\)/);
+  assert.equal(JSON.parse(status.stdout).dagRun.statusLabel, 'running', status.stdout);
+  const started = await troupe(['start', 'quick', ...home.flag]);
+  assert.equal(started.code, 0, started.stdout + started.stderr);
+  assert.equal(JSON.parse((await troupe(['status', 'resumable', '--json', ...home.flag])).stdout).dagRun.statusLabel, 'running');
+
+  const second = await startCli(['--home', home.dir, '--port', '0'], {}, { detached: true });
+  servers.push(second);
+  await writeFile(go, '');
+  let run: any;
+  assert.ok(await waitUntil(async () => {
+    run = (await call(second.base, `/dag-runs/resumable/${dagRunId}`)).dagRun;
+    return !['running', 'queued', 'not_started'].includes(run.statusLabel);
+  }, 20_000), 'the resumed run ends');
+  assert.equal(run.statusLabel, 'succeeded', JSON.stringify(run.nodes));
+  assert.deepEqual([run.nodes[0].statusLabel, run.nodes[1].statusLabel, run.nodes[1].retryCount], ['succeeded', 'succeeded', 1]);
+});
