@@ -44,6 +44,19 @@ test('after a crash, a verb on the home (embedded) leaves the interrupted run ru
   // The step process the crash left is ended, and said so on stderr: stdout holds only the verb's JSON.
   assert.match(status.stderr, /ending step process group \d+ \(run resumable\/[^,]+, step wait\)/);
   assert.equal(JSON.parse(status.stdout).dagRun.statusLabel, 'running', status.stdout);
+  assert.equal(JSON.parse(status.stdout).dagRun.interrupted, true);
+  // In text, the run is said to be interrupted, and what will become of it.
+  const details = await troupe(['status', 'resumable', ...home.flag]);
+  assert.match(details.stdout, /^dag-run resumable \S+: running \(interrupted\)\n  interrupted: left running by a server that stopped without ending it; no process runs it: the next `troupe server` \(or `troupe scheduler`\) on the home resumes or settles it\n/);
+  assert.match((await troupe(['status', ...home.flag])).stdout, /\nresumable +\S+ +running \(interrupted\) /);
+  // Stopping it here can do nothing: one line says why and where it can be stopped.
+  const stopOne = await troupe(['stop', 'resumable', '-r', dagRunId, ...home.flag]);
+  assert.equal(stopOne.code, 1);
+  assert.equal(stopOne.stderr, `troupe: dag-run resumable ${dagRunId} is not running: the server that ran it stopped without ending it, and no server runs on the home now: start \`troupe server\` on the home, which resumes or settles it, and stop it there\n`);
+  const stopAll = await troupe(['stop', 'resumable', ...home.flag]);
+  assert.equal(stopAll.code, 0, stopAll.stderr);
+  assert.equal(stopAll.stdout, 'no running dag-run of resumable\n');
+  assert.match(stopAll.stderr, new RegExp(`^troupe: dag-run resumable ${dagRunId} was left running by a server that stopped without ending it;`));
   const started = await troupe(['start', 'quick', ...home.flag]);
   assert.equal(started.code, 0, started.stdout + started.stderr);
   assert.equal(JSON.parse((await troupe(['status', 'resumable', '--json', ...home.flag])).stdout).dagRun.statusLabel, 'running');

@@ -5,6 +5,7 @@ import { AppError, isFinalRunStatus, nodeStatusLabel, runStatusLabel, type RunRe
 import { logToStderr } from '../../logging/index.ts';
 import { openEngine, type EngineHandle, type TroupeConfig } from '../../main.ts';
 import type { EngineEvent } from '../../index.ts';
+import { CliError } from '../errors.ts';
 import { LOG_PAGE_LINES, type Backend, type CleanupView, type DagRef, type LogPage, type NodeView, type RunOptions, type RunView } from './types.ts';
 
 export class EmbeddedBackend implements Backend {
@@ -52,11 +53,12 @@ export class EmbeddedBackend implements Backend {
   }
 
   async run(name: string, dagRunId: string): Promise<RunView> {
-    return runView((await this.handle()).engine.findRun(name, dagRunId));
+    const { engine } = await this.handle();
+    return marked(engine, runView(engine.findRun(name, dagRunId)));
   }
 
   async runs(name?: string, filter: { status?: number; limit?: number } = {}): Promise<RunView[]> {
-    const { runs } = await this.handle();
+    const { engine, runs } = await this.handle();
     const rows = runs.summaries({ ...(name === undefined ? {} : { name }), ...(filter.status === undefined ? {} : { status: filter.status as RunStatus }) }).runs;
     const found: RunView[] = [];
     // Summary rows first (no nodes read), then whole records for the ones shown.
@@ -64,7 +66,7 @@ export class EmbeddedBackend implements Backend {
       if (filter.limit !== undefined && found.length >= filter.limit) break;
       const record = runs.get(row.name, row.dagRunId);
       // As the API's listings: summaries, without nodes.
-      if (record && record.parentDAGRunId === '') found.push({ ...runView(record), nodes: [] });
+      if (record && record.parentDAGRunId === '') found.push(marked(engine, { ...runView(record), nodes: [] }));
     }
     return found;
   }
@@ -72,6 +74,10 @@ export class EmbeddedBackend implements Backend {
   async stop(name: string, dagRunId: string): Promise<void> {
     const { engine } = await this.handle();
     const record = engine.findRun(name, dagRunId);
+    if (marked(engine, runView(record)).interrupted) {
+      throw new CliError(`dag-run ${record.name} ${record.dagRunId} is not running: the server that ran it stopped without ending it, and no server runs on the home now`,
+        'start `troupe server` on the home, which resumes or settles it, and stop it there');
+    }
     await engine.stop(name, dagRunId);
     await engine.whenFinished(record.name, record.dagRunId);
   }
@@ -125,6 +131,11 @@ export class EmbeddedBackend implements Backend {
   async close(): Promise<void> {
     if (this.opened) await (await this.opened).close();
   }
+}
+
+/** A run recorded running that this engine does not run: a server that crashed left it (the command's engine recovers nothing). */
+function marked(engine: EngineHandle['engine'], run: RunView): RunView {
+  return run.statusLabel === 'running' && !engine.isActive(run.name, run.dagRunId) ? { ...run, interrupted: true } : run;
 }
 
 /** The run as stored, or undefined while its first record is not committed yet. */

@@ -25,6 +25,11 @@ export interface RunView {
   log: string;
   params: string;
   nodes: NodeView[];
+  /**
+   * Embedded only: recorded running, but no process runs it (the server that ran it stopped
+   * without ending it). The next server or scheduler on the home resumes or settles it.
+   */
+  interrupted?: true;
 }
 
 /** A stored DAG by its name, or a YAML file run as an inline spec (a path, as Dagu takes). */

@@ -36,10 +36,12 @@ export async function stop(dag: string, options: CommonOptions & { runId?: strin
       await backend.stop(name, options.runId);
       say(options, { stopped: [{ name, dagRunId: options.runId }] }, `stopped dag-run ${name} ${options.runId}`);
     } else {
-      const running = await backend.runs(name, { status: 1 });
+      const recorded = await backend.runs(name, { status: 1 });
+      const running = recorded.filter((run) => !run.interrupted);
       for (const run of running) await backend.stop(name, run.dagRunId);
       const ids = running.map((run) => run.dagRunId);
       say(options, { stopped: ids.map((dagRunId) => ({ name, dagRunId })) }, ids.length === 0 ? `no running dag-run of ${name}` : `stopped ${ids.map((id) => `dag-run ${name} ${id}`).join(', ')}`);
+      for (const run of recorded.filter((candidate) => candidate.interrupted)) process.stderr.write(`troupe: dag-run ${name} ${run.dagRunId} was ${LEFT_RUNNING}\n`);
     }
     return EXIT_OK;
   });
@@ -81,14 +83,21 @@ export async function dequeue(dag: string | undefined, options: CommonOptions & 
   });
 }
 
+/** What is said of a run a crashed server left running, while no server runs on the home. */
+const LEFT_RUNNING = 'left running by a server that stopped without ending it; no process runs it: '
+  + 'the next `troupe server` (or `troupe scheduler`) on the home resumes or settles it';
+
+const statusOf = (run: RunView) => (run.interrupted ? `${run.statusLabel} (interrupted)` : run.statusLabel);
+
 function runTable(runs: RunView[]): string {
   return table(['DAG', 'RUN ID', 'STATUS', 'STARTED', 'DURATION'],
-    runs.map((run) => [run.name, run.dagRunId, run.statusLabel, time(run.startedAt || run.queuedAt), between(run.startedAt, run.finishedAt)]));
+    runs.map((run) => [run.name, run.dagRunId, statusOf(run), time(run.startedAt || run.queuedAt), between(run.startedAt, run.finishedAt)]));
 }
 
 function runDetails(run: RunView): string {
   const head = [
-    `dag-run ${run.name} ${run.dagRunId}: ${run.statusLabel}`,
+    `dag-run ${run.name} ${run.dagRunId}: ${statusOf(run)}`,
+    ...(run.interrupted ? [`  interrupted: ${LEFT_RUNNING}`] : []),
     `  started ${time(run.startedAt)}, finished ${time(run.finishedAt)}, took ${between(run.startedAt, run.finishedAt)}`,
     ...(run.params && run.params !== '{}' ? [`  params ${run.params}`] : []),
     ...(run.log ? [`  log ${run.log}`] : []),
