@@ -129,15 +129,19 @@ async function follow(backend: Backend, name: string, dagRunId: string, options:
     reading = true;
     next(async () => { try { await poll(false); } finally { reading = false; } });
   }, OUTPUT_POLL_MS);
-  const final = await backend.watch(name, dagRunId, (run) => {
-    if (tails.length === 0) return progress.update(run);
-    next(async () => {
-      progress.starts(run);
-      await poll(run.nodes.every((node) => node.finishedAt !== '' || node.statusLabel === 'skipped'));
-      progress.update(run);
-    });
-  }, { previousEnd: before?.finishedAt });
-  clearInterval(timer);
+  let final: RunView;
+  try {
+    final = await backend.watch(name, dagRunId, (run) => {
+      if (tails.length === 0) return progress.update(run);
+      next(async () => {
+        progress.starts(run);
+        await poll(run.nodes.every((node) => node.finishedAt !== '' || node.statusLabel === 'skipped'));
+        progress.update(run);
+      });
+    }, { previousEnd: before?.finishedAt });
+  } finally {
+    clearInterval(timer);
+  }
   await turn;
   if (tails.length > 0) {
     progress.starts(final);
