@@ -104,3 +104,13 @@ test('on a terminal, over HTTP to the home\'s server, Ctrl-C stops the run throu
   assert.equal(run.statusLabel, 'aborted');
   assert.equal(run.nodes[0].statusLabel, 'aborted');
 });
+
+test('on a terminal, exec writes the command\'s output above the live view, which is drawn again below it', async (t) => {
+  const home = await makeHome();
+  t.after(() => home.remove());
+  const { code, screen } = await onTerminal(['exec', '-N', 'shown', '-r', 'tty5', ...home.flag, '--', 'sh', '-c', 'sleep 1; echo one; sleep 1; echo two; sleep 1']);
+  assert.equal(code, 0, screen);
+  // The view (two lines) is cleared, the output written where it was, and the view drawn after it.
+  assert.match(screen, /\x1b\[2A\r\x1b\[Jone\r\nshown tty5 {2}running[^\n]*\r\n {2}▶ run +running[^]*\x1b\[2A\r\x1b\[Jtwo\r\nshown tty5 {2}running/);
+  assert.match(screen, /✔ run +succeeded[^]*dag-run shown tty5: succeeded in \S+\r\n/);
+});
