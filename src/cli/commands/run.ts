@@ -40,7 +40,7 @@ export async function restart(dag: string, options: CommonOptions & { runId?: st
   const name = dagName(dag, dagsDir);
   return following(options, async (backend, interrupt) => {
     const prior = await backend.run(name, options.runId ?? 'latest');
-    if (prior.statusLabel === 'running') {
+    if (prior.statusLabel === 'running' && !prior.interrupted) {
       await backend.stop(name, prior.dagRunId);
       await backend.watch(name, prior.dagRunId, () => {});
     }
