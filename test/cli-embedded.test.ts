@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startTestServer } from './helpers.ts';
 import { FAILS, PASSES, makeHome, troupe } from './cli-run.ts';
@@ -157,4 +157,13 @@ test('embedded enqueue leaves the run queued for a server, dequeue takes it out;
   const server = await startTestServer('uws', { home: home.dir });
   t.after(() => server.close());
   assert.deepEqual((await server.call('GET', '/dag-runs/passes')).body.dagRuns, []);
+});
+
+test('on a new home with no server, `troupe start example` runs the example DAG the home is given, as `troupe server` gives it', async (t) => {
+  const home = await makeHome();
+  t.after(() => home.remove());
+  const started = await troupe(['start', 'example', '-r', 'first', ...home.flag]);
+  assert.equal(started.code, 0, started.stdout + started.stderr);
+  assert.match(started.stdout, /dag-run example first: succeeded in /);
+  assert.match(await readFile(join(home.dir, 'dags', 'example.yaml'), 'utf8'), /steps:/);
 });

@@ -22,7 +22,8 @@ export class EmbeddedBackend implements Backend {
     // The engine's log (a step process a crash left, a log file it cannot write) goes to stderr:
     // stdout is the verb's output, and `--json` is read by programs.
     if (!this.opened) logToStderr();
-    return (this.opened ??= openEngine({ ...this.config, commandOnly: true }).then((handle) => {
+    // A new home gets the example DAG, as from `troupe server`: `troupe start example` works first.
+    return (this.opened ??= openEngine({ ...this.config, commandOnly: true, writeExample: true }).then((handle) => {
       handle.engine.subscribe((event) => {
         this.events.push(event);
         for (const listener of this.listeners) listener(event);
