@@ -6,7 +6,7 @@ import { parseRemoteNodes, systemClock, type Clock, type RemoteNode, type Timers
 import { PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { HomeLock } from './home-lock.ts';
 import { log, logRuns, setLogLevel, type LogLevel } from './logging/index.ts';
-import { RemoteNodes, loadTls, startServer, type Carrier, type RunningServer, type TlsConfig } from './http/index.ts';
+import { RemoteNodes, loadTls, startServer, type ApiDeps, type Carrier, type RunningServer, type TlsConfig } from './http/index.ts';
 import { ResourceHistory, TroupeMetrics, engineSources } from './ops/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
 import { CronStateFile, DagFiles, LmdbQueueStore, LmdbRunStore, LmdbUserStore, LogFiles, RunHistory } from './store/index.ts';
@@ -98,8 +98,14 @@ export interface Troupe extends EngineHandle {
   server: RunningServer;
   /** Where requests with `remoteNode` go; `replace` takes a reloaded list. */
   remoteNodes: RemoteNodes;
-  /** Who may call the API: users, API keys, sessions (docs/auth.md). */
-  auth: Auth;
+  /** Who may call the API: users, API keys, sessions (docs/auth.md); the one in force, after a reload too. */
+  readonly auth: Auth;
+  /**
+   * Takes reloaded auth settings (SIGHUP): checked and opened whole before they replace the ones in
+   * force, so that settings that cannot be used leave those as they were. Users, API keys and
+   * sessions stay (they live in the store).
+   */
+  reloadAuth(auth: AuthSettings | undefined, oidc: OidcSettings | undefined): Promise<void>;
 }
 
 export async function readVersion(): Promise<string> {
@@ -203,16 +209,14 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
     void remoteNodes.close();
   };
   let server: RunningServer;
-  let auth: Auth;
+  let deps: ApiDeps & { auth: Auth };
+  // Users and keys live beside the runs, in the same LMDB environment.
+  const users = new LmdbUserStore(handle.runs.environment);
   try {
-    // Users and keys live beside the runs, in the same LMDB environment.
-    auth = await Auth.open(config.auth ?? {}, new LmdbUserStore(handle.runs.environment), config.clock);
-    const oidc = openOidcSignIn(config.oidc, auth);
-    server = await startServer(
-      { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, retention: handle.retention, version, startedAtMs,
-        clock: config.clock ?? systemClock, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc },
-      { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs, tls },
-    );
+    const auth = await Auth.open(config.auth ?? {}, users, config.clock);
+    deps = { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, retention: handle.retention, version, startedAtMs,
+      clock: config.clock ?? systemClock, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc: openOidcSignIn(config.oidc, auth) };
+    server = await startServer(deps, { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs, tls });
   } catch (error) {
     closeOps();
     await handle.close();
@@ -224,7 +228,16 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
     ...handle,
     server,
     remoteNodes,
-    auth,
+    // Requests read deps.auth and deps.oidc as they come: a reload takes effect at the next one.
+    get auth() {
+      return deps.auth;
+    },
+    reloadAuth: async (settings, oidcSettings) => {
+      const auth = await Auth.open(settings ?? {}, users, config.clock, deps.auth);
+      const oidc = openOidcSignIn(oidcSettings, auth);
+      deps.auth = auth;
+      deps.oidc = oidc;
+    },
     // Admission stops first and the active runs get their grace period, the API answering
     // meanwhile; then requests stop, then the runs left are stopped (their steps get their signal).
     close: () => (closed ??= (async () => {

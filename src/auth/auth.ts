@@ -62,26 +62,33 @@ export class Auth {
     private readonly store: UserStore,
     private readonly sessions: Sessions,
     private readonly clock: Clock,
+    previous?: Auth,
   ) {
     this.mode = settings.mode ?? 'none';
     this.enabled = this.mode !== 'none' || settings.basic !== undefined || settings.token !== undefined;
     this.accounts = new Accounts(store, clock);
     this.switches = { ...ALL_PERMITTED, ...settings.permissions };
     this.publicPaths = new Set((settings.publicPaths ?? DEFAULT_PUBLIC_PATHS).map(normalPath));
-    this.limiter = new LoginLimiter(settings.loginLimits ?? DEFAULT_LOGIN_LIMITS);
+    const limits = settings.loginLimits ?? DEFAULT_LOGIN_LIMITS;
+    const sameLimits = previous !== undefined && JSON.stringify(previous.settings.loginLimits ?? DEFAULT_LOGIN_LIMITS) === JSON.stringify(limits);
+    this.limiter = sameLimits ? previous.limiter : new LoginLimiter(limits);
   }
 
   /**
    * Ready to serve: the signing secret (the configured one, else the one kept in the store, else a
    * new one kept there, so sessions outlive a restart) and, when no user exists, the first admin.
    */
-  static async open(settings: AuthSettings, store: UserStore, clock: Clock = systemClock): Promise<Auth> {
+  /**
+   * `previous`: the Auth these settings replace (a reload); its sign-in attempt counts carry over
+   * while the limits stay the same, so that a reload is no way around them.
+   */
+  static async open(settings: AuthSettings, store: UserStore, clock: Clock = systemClock, previous?: Auth): Promise<Auth> {
     let secret = settings.tokenSecret ?? store.secret(SECRET_NAME);
     if (!secret) {
       secret = randomBytes(32).toString('base64url');
       await store.setSecret(SECRET_NAME, secret);
     }
-    const auth = new Auth(settings, store, new Sessions(secret, settings.tokenTtlMs ?? DEFAULT_TOKEN_TTL_MS, clock), clock);
+    const auth = new Auth(settings, store, new Sessions(secret, settings.tokenTtlMs ?? DEFAULT_TOKEN_TTL_MS, clock), clock, previous);
     if (store.users().length === 0) {
       const password = settings.admin?.password;
       if (password) {

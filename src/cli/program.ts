@@ -6,7 +6,7 @@ export const SERVER_FLAGS_HELP = `
 The API server and the scheduler run in one process (one process owns a home): \`server\` and
 \`start-all\` are the same; \`scheduler\` runs schedules and queues without the API.
 Defaults: 127.0.0.1:8080, home ~/.troupe; TROUPE_* variables and HOME/config.yaml are read too,
-flags win over both. SIGHUP reloads the custom queues and the remote nodes.`;
+flags win over both. SIGHUP reloads the custom queues, the remote nodes and the auth settings.`;
 
 const WHERE_HELP = `
 Where it runs: with --server URL (or TROUPE_SERVER), on that server; else, when a server owns the

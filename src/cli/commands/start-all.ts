@@ -1,5 +1,5 @@
 // `troupe start-all` (and `server`, its Dagu name): the REST API server and the scheduler in one
-// process, until SIGTERM or SIGINT; SIGHUP reloads the custom queues and the remote nodes.
+// process, until SIGTERM or SIGINT; SIGHUP reloads the custom queues, the remote nodes and the auth settings.
 // `troupe scheduler`: the same without the API (schedules and queues only).
 import { openEngine, startTroupe, type EngineHandle } from '../../main.ts';
 import { resolveConfig, type Flags } from '../config.ts';
@@ -22,18 +22,19 @@ export async function serve(flags: Flags, withApi: boolean): Promise<number> {
   const handle: EngineHandle = troupe ?? await openEngine({ ...config, writeExample: true });
   // The server logs a line as each run starts and ends (startTroupe); the scheduler alone does too.
   const stopRunLines = troupe ? () => {} : logRuns((listener) => handle.engine.subscribe(listener));
-  // SIGHUP reloads the custom queues' limits and the remote nodes from the configuration (docs/configuration.md).
+  // SIGHUP reloads the custom queues' limits, the remote nodes and the auth settings from the
+  // configuration (docs/configuration.md). Auth first: settings it cannot use leave all as it was.
   process.on('SIGHUP', () => {
     resolveConfig(flags, process.env).then(
-      (reloaded) => {
+      async (reloaded) => {
+        await troupe?.reloadAuth(reloaded.auth, reloaded.oidc);
         const queues = reloaded.queues ?? [];
         handle.engine.setQueueLimits(new Map(queues.map(({ name, maxConcurrency }) => [name, maxConcurrency])));
         troupe?.remoteNodes.replace(reloaded.remoteNodes ?? []);
         log.info(`SIGHUP: queues reloaded: ${queues.map(({ name, maxConcurrency }) => `${name}=${maxConcurrency}`).join(', ') || 'no custom queue'}`
-          + (troupe ? `; remote nodes: ${troupe.remoteNodes.names().join(', ') || 'none'}` : ''));
+          + (troupe ? `; remote nodes: ${troupe.remoteNodes.names().join(', ') || 'none'}; auth mode ${troupe.auth.mode}${troupe.auth.enabled ? '' : ' (no credentials asked)'}` : ''));
       },
-      (error: unknown) => log.error(`SIGHUP: configuration not reloaded: ${(error as Error).message}`),
-    );
+    ).catch((error: unknown) => log.error(`SIGHUP: configuration not reloaded: ${(error as Error).message}`));
   });
   process.off('SIGHUP', ignoreHangup);
   if (troupe) {
