@@ -135,7 +135,8 @@ async function follow(backend: Backend, name: string, dagRunId: string, options:
       if (tails.length === 0) return progress.update(run);
       next(async () => {
         progress.starts(run);
-        await poll(run.nodes.every((node) => node.finishedAt !== '' || node.statusLabel === 'skipped'));
+        // Ended steps have written all they will: their last line is whole.
+        await poll(run.nodes.length > 0 && run.nodes.every((node) => node.finishedAt !== '' || node.statusLabel === 'skipped'));
         progress.update(run);
       });
     }, { previousEnd: before?.finishedAt });
