@@ -78,7 +78,7 @@ test('on a terminal, Ctrl-C stops the followed run: the live view, the notice, t
   assert.equal(code, 1, screen);
   assert.match(screen, /^waits tty3 {2}running/);
   // The notice on a line of its own below the view, the view drawn again below it, then the summary.
-  assert.match(screen, /▶ wait +running[^]*\r\nCtrl-C: stopping dag-run waits tty3 \(Ctrl-C again to leave it running\)\r\n/);
+  assert.match(screen, /▶ wait +running[^]*\r\nCtrl-C: stopping dag-run waits tty3 \(Ctrl-C again to leave without waiting for its end\)\r\n/);
   assert.match(screen, /Ctrl-C: stopping[^]*■ wait +aborted/);
   assert.match(screen, /dag-run waits tty3: aborted in \S+ \(stopped by Ctrl-C\)\r\n/);
   // The command held the home: now a server opens it and serves the run as the command recorded it.
@@ -98,7 +98,7 @@ test('on a terminal, over HTTP to the home\'s server, Ctrl-C stops the run throu
   session.type('\x03');
   const { code, screen } = await session.outcome;
   assert.equal(code, 1, screen);
-  assert.match(screen, /\r\nCtrl-C: stopping dag-run waits tty4 \(Ctrl-C again to leave it running\)\r\n/);
+  assert.match(screen, /\r\nCtrl-C: stopping dag-run waits tty4 \(Ctrl-C again to leave without waiting for its end\)\r\n/);
   assert.match(screen, /dag-run waits tty4: aborted in \S+ \(stopped by Ctrl-C\)\r\n/);
   const run = (await server.call('GET', '/dag-runs/waits/tty4')).body.dagRun;
   assert.equal(run.statusLabel, 'aborted');

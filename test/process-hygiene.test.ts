@@ -25,12 +25,16 @@ function alive(pid: number): boolean {
   }
 }
 
-test('SIGTERM to `npm start` reaches troupe: its running step is recorded aborted, and nothing is left running', async (t) => {
+// `npm`: a process manager signals npm alone, which passes the signal on. `group`: Ctrl-C in the
+// terminal signals npm's whole process group, so troupe gets it from the terminal and again from
+// npm: the same one, not a second signal (which would end troupe before it had stopped its runs).
+for (const [to, signal] of [['npm', 'SIGTERM'], ['group', 'SIGINT']] as const) {
+test(`${signal} to \`npm start\` (${to === 'npm' ? 'npm alone' : 'its process group'}) reaches troupe: its running step is recorded aborted, and nothing is left running`, async (t) => {
   assert.ok(existsSync(join(root, 'dist', 'cli', 'main.js')), 'npm start runs dist/: npm ci builds it');
   const home = await mkdtemp(join(tmpdir(), 'troupe-npm-'));
   t.after(() => rm(home, { recursive: true, force: true }));
   const npm = spawn('npm', ['start', '--silent'], {
-    cwd: root, env: { ...process.env, TROUPE_HOME: home, TROUPE_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: root, env: { ...process.env, TROUPE_HOME: home, TROUPE_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'], detached: to === 'group',
   });
   t.after(() => { if (npm.exitCode === null) npm.kill('SIGKILL'); });
   let output = '';
@@ -47,9 +51,13 @@ test('SIGTERM to `npm start` reaches troupe: its running step is recorded aborte
   const { dagRunId } = await getJson(`${base}/dags/long/start`, { method: 'POST', body: '{}' });
   assert.ok(await waitUntil(async () => (await getJson(`${base}/dag-runs/long/${dagRunId}`)).dagRun.nodes[0].status === 1));
 
-  npm.kill('SIGTERM');
-  assert.equal(await exited(npm), 0, output);
-  assert.match(output, /SIGTERM received, stopping runs and shutting down/);
+  if (to === 'npm') npm.kill(signal);
+  else process.kill(-npm.pid!, signal);
+  // npm's exit code when the group was signalled is its own (it was signalled too): troupe's is in its log.
+  const code = await exited(npm);
+  if (to === 'npm') assert.equal(code, 0, output);
+  assert.ok(await waitUntil(() => /"msg":"stopped"/.test(output), 20_000), output);
+  assert.match(output, new RegExp(`${signal} received, stopping runs and shutting down`));
   assert.ok(await waitUntil(() => !alive(server)), 'the server process has ended');
   assert.equal(existsSync(join(home, 'data', 'troupe.lock')), false, 'the home lock is released');
 
@@ -60,6 +68,7 @@ test('SIGTERM to `npm start` reaches troupe: its running step is recorded aborte
   again.child.kill('SIGTERM');
   assert.equal(await exited(again.child), 0);
 });
+}
 
 for (const carrier of ['uws', 'node']) {
   test(`a port in use (${carrier}): one line naming the port and the reason, exit 1, and the home left free`, async (t) => {

@@ -5,6 +5,7 @@ import { dagName, dagRef, paramsOf } from '../dag-arg.ts';
 import { EXIT_FAILED, EXIT_OK } from '../errors.ts';
 import { OutputTail } from '../output-tail.ts';
 import { Progress, progressMode } from '../progress.ts';
+import { StopSignals } from '../stop-signals.ts';
 import { homeConfig, openBackend, type CommonOptions } from '../target.ts';
 
 export interface StartOptions extends CommonOptions {
@@ -72,36 +73,28 @@ export async function exec(command: string[], options: CommonOptions & { runId?:
 /**
  * Ctrl-C while a run is followed: the first stops the run (the command waits for its end and says
  * so), a second leaves at once. Listening starts before the run does, so that no Ctrl-C is missed.
+ * A Ctrl-C that npm (`npx troupe`) relays on top of the terminal's is the same one (stop-signals.ts).
  */
 class Interrupt {
-  private pressed = false;
   private stopRun: (() => void) | undefined;
-  private readonly onSignal = () => {
-    if (this.pressed) process.exit(130);
-    this.pressed = true;
-    this.stopRun?.();
-  };
-
-  constructor() {
-    process.on('SIGINT', this.onSignal);
-  }
+  private readonly signals = new StopSignals(['SIGINT'], () => this.stopRun?.(), () => process.exit(130));
 
   get interrupted(): boolean {
-    return this.pressed;
+    return this.signals.received;
   }
 
   /** From here Ctrl-C stops this run (at once, when it was pressed already). */
   follows(backend: Backend, name: string, dagRunId: string, progress: Progress): void {
     this.stopRun = () => {
       progress.release();
-      process.stderr.write(`\nCtrl-C: stopping dag-run ${name} ${dagRunId} (Ctrl-C again to leave it running)\n`);
+      process.stderr.write(`\nCtrl-C: stopping dag-run ${name} ${dagRunId} (Ctrl-C again to leave without waiting for its end)\n`);
       backend.stop(name, dagRunId).catch(() => undefined);
     };
-    if (this.pressed) this.stopRun();
+    if (this.signals.received) this.stopRun();
   }
 
   close(): void {
-    process.off('SIGINT', this.onSignal);
+    this.signals.close();
   }
 }
 

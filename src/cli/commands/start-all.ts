@@ -4,15 +4,16 @@
 import { openEngine, startTroupe, type EngineHandle } from '../../main.ts';
 import { resolveConfig, type Flags } from '../config.ts';
 import { flushLog, log, logRuns } from '../../logging/index.ts';
+import { StopSignals } from '../stop-signals.ts';
 
 /** `flags`: the server flags as the parser hands them. */
 export async function serve(flags: Flags, withApi: boolean): Promise<number> {
   // Handlers first: a signal that arrives while the service starts (or just after it reports that
-  // it listens) must still get a clean shutdown, never the default disposition.
-  const signalled = new Promise<string>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-  });
+  // it listens) must still get a clean shutdown, never the default disposition. They stay for the
+  // whole shutdown: a signal relayed a second time (npm start, a group signalled) is the same one.
+  let stop: (signal: string) => void = () => {};
+  const signalled = new Promise<string>((resolve) => { stop = resolve; });
+  const stopSignals = new StopSignals(['SIGINT', 'SIGTERM'], (signal) => stop(signal), (again) => log.info(`${again} received: already shutting down`));
   // Until the service runs, a SIGHUP has nothing to reload (and must not end the process).
   const ignoreHangup = () => {};
   process.on('SIGHUP', ignoreHangup);
@@ -51,12 +52,10 @@ export async function serve(flags: Flags, withApi: boolean): Promise<number> {
   const grace = config.shutdownGraceMs ?? 0;
   if (grace > 0 && handle.engine.activeRuns().length > 0) {
     log.info(`${signal} received, admitting no runs; active runs have ${grace / 1000} s to finish (a second signal stops them now)`);
-    const stopNow = (again: string) => {
+    stopSignals.onAgain((again) => {
       log.info(`${again} received, stopping runs now`);
       void handle.engine.close();
-    };
-    process.once('SIGINT', stopNow);
-    process.once('SIGTERM', stopNow);
+    });
   } else {
     log.info(`${signal} received, stopping runs and shutting down`);
   }

@@ -1,0 +1,43 @@
+// SIGINT and SIGTERM as a user or a process manager sends them: the first asks troupe to stop, a
+// later one to stop at once. One signal can arrive twice, though: a terminal's Ctrl-C reaches the
+// whole foreground process group, and npm (`npm start`, `npx troupe`) passes the one it got on to
+// troupe as well; a process manager may signal both the group and the main process. A repeat
+// within RELAYED_MS of the first is taken as that same signal, not as a second one.
+
+/** How soon after the first signal a repeat is the same one relayed. */
+export const RELAYED_MS = 500;
+
+type Signal = 'SIGINT' | 'SIGTERM';
+
+export class StopSignals {
+  private firstAt: number | undefined;
+  private readonly listener = (signal: Signal) => this.receive(signal);
+
+  /** Listens from now on: `first` for the first signal, `again` (see `onAgain`) for each later one. */
+  constructor(private readonly signals: Signal[], private readonly first: (signal: Signal) => void, private again: (signal: Signal) => void = () => {}) {
+    for (const signal of signals) process.on(signal, this.listener);
+  }
+
+  get received(): boolean {
+    return this.firstAt !== undefined;
+  }
+
+  /** What a signal after the first does from now on. */
+  onAgain(handler: (signal: Signal) => void): void {
+    this.again = handler;
+  }
+
+  close(): void {
+    for (const signal of this.signals) process.off(signal, this.listener);
+  }
+
+  private receive(signal: Signal): void {
+    const now = Date.now();
+    if (this.firstAt === undefined) {
+      this.firstAt = now;
+      this.first(signal);
+    } else if (now - this.firstAt >= RELAYED_MS) {
+      this.again(signal);
+    }
+  }
+}
