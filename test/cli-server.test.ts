@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
 import { PASSES, WAITS, makeHome, troupe, troupeChild } from './cli-run.ts';
 
@@ -143,10 +144,13 @@ test('over HTTP, stop ends every running run of a DAG and Ctrl-C stops the follo
   assert.equal(noneLeft.stdout, 'no running dag-run of waits\n');
 });
 
-test('embedded, Ctrl-C stops the run, the command says so and exits 1; the run is recorded aborted', async (t) => {
+test('embedded, Ctrl-C stops the run, the command says so and exits 1; the run is recorded aborted; the Ctrl-C relayed again by npx counts once', async (t) => {
   const home = await makeHome({ waits: WAITS });
   const interrupted = troupeChild(['start', 'waits', '-r', 'e1', ...home.flag]);
   assert.ok(await waitUntil(() => /step wait running/.test(interrupted.output()), 20_000), interrupted.output());
+  // From the terminal, and again from npm under `npx troupe`: one Ctrl-C, not a second (exit 130).
+  interrupted.child.kill('SIGINT');
+  await sleep(50);
   interrupted.child.kill('SIGINT');
   const outcome = await interrupted.outcome;
   assert.equal(outcome.code, 1);
