@@ -159,3 +159,18 @@ test('embedded, Ctrl-C stops the run, the command says so and exits 1; the run i
   t.after(() => server.close());
   assert.equal((await server.call('GET', '/dag-runs/waits/e1')).body.dagRun.status, 3);
 });
+
+test('SIGTERM to a command following a run (timeout, a cancelled CI job) stops the run as Ctrl-C does, and says so', async (t) => {
+  const home = await makeHome({ waits: WAITS });
+  t.after(() => home.remove());
+  const terminated = troupeChild(['start', 'waits', '-r', 't1', ...home.flag]);
+  assert.ok(await waitUntil(() => /step wait running/.test(terminated.output()), 20_000), terminated.output());
+  terminated.child.kill('SIGTERM');
+  const outcome = await terminated.outcome;
+  assert.equal(outcome.code, 1, outcome.stdout + outcome.stderr);
+  assert.match(outcome.stderr, /^\nSIGTERM: stopping dag-run waits t1 \(SIGTERM again to leave without waiting for its end\)\n$/);
+  assert.match(outcome.stdout, /dag-run waits t1: aborted in \S+ \(stopped by SIGTERM\)\n/);
+  const server = await startTestServer('uws', { home: home.dir });
+  t.after(() => server.close());
+  assert.equal((await server.call('GET', '/dag-runs/waits/t1')).body.dagRun.statusLabel, 'aborted');
+});

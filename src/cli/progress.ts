@@ -56,12 +56,6 @@ export class Progress {
     }
   }
 
-  /** The run's end, then its summary. */
-  finish(run: RunView, notes: { interrupted?: boolean } = {}): void {
-    this.end(run);
-    this.summary(run, notes);
-  }
-
   /** The run's last change shown; stops the live view's clock, so that what is written next stays below it. */
   end(run: RunView): void {
     clearInterval(this.ticker);
@@ -107,17 +101,18 @@ export class Progress {
   }
 
   /** What the run came to: status, duration, failed steps and their errors, where the logs are. */
-  summary(run: RunView, notes: { interrupted?: boolean } = {}): void {
+  /** `notes.stoppedBy`: what stopped the run from here (Ctrl-C, SIGTERM). */
+  summary(run: RunView, notes: { stoppedBy?: string } = {}): void {
     const failed = run.nodes.filter((node) => node.statusLabel === 'failed');
     if (this.mode === 'json') {
       this.write(`${JSON.stringify({
         type: 'summary', name: run.name, dagRunId: run.dagRunId, status: run.statusLabel, startedAt: run.startedAt, finishedAt: run.finishedAt,
         durationMs: run.startedAt === '' ? 0 : Date.parse(run.finishedAt) - Date.parse(run.startedAt),
-        failedSteps: failed.map((node) => ({ name: node.step.name, error: node.error })), log: run.log, interrupted: notes.interrupted === true,
+        failedSteps: failed.map((node) => ({ name: node.step.name, error: node.error })), log: run.log, interrupted: notes.stoppedBy !== undefined,
       })}\n`);
       return;
     }
-    const lines = [`dag-run ${run.name} ${run.dagRunId}: ${run.statusLabel} in ${between(run.startedAt, run.finishedAt)}${notes.interrupted ? ' (stopped by Ctrl-C)' : ''}`];
+    const lines = [`dag-run ${run.name} ${run.dagRunId}: ${run.statusLabel} in ${between(run.startedAt, run.finishedAt)}${notes.stoppedBy ? ` (stopped by ${notes.stoppedBy})` : ''}`];
     for (const node of failed) lines.push(`  failed step ${node.step.name}: ${node.error || 'no error text'}`);
     if (run.log) lines.push(`  log: ${run.log}`);
     lines.push(`  details: troupe status ${run.name} --run-id ${run.dagRunId}`);

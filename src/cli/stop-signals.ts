@@ -18,10 +18,6 @@ export class StopSignals {
     for (const signal of signals) process.on(signal, this.listener);
   }
 
-  get received(): boolean {
-    return this.firstAt !== undefined;
-  }
-
   /** What a signal after the first does from now on. */
   onAgain(handler: (signal: Signal) => void): void {
     this.again = handler;

@@ -74,23 +74,30 @@ export async function exec(command: string[], options: CommonOptions & { runId?:
  * Ctrl-C while a run is followed: the first stops the run (the command waits for its end and says
  * so), a second leaves at once. Listening starts before the run does, so that no Ctrl-C is missed.
  * A Ctrl-C that npm (`npx troupe`) relays on top of the terminal's is the same one (stop-signals.ts).
+ * SIGTERM (`timeout`, a process manager, a CI job cancelled) does the same as Ctrl-C.
  */
 class Interrupt {
   private stopRun: (() => void) | undefined;
-  private readonly signals = new StopSignals(['SIGINT'], () => this.stopRun?.(), () => process.exit(130));
+  /** What stopped the run: Ctrl-C or SIGTERM. */
+  private by: string | undefined;
+  private readonly signals = new StopSignals(['SIGINT', 'SIGTERM'], (signal) => {
+    this.by = signal === 'SIGINT' ? 'Ctrl-C' : signal;
+    this.stopRun?.();
+  }, (signal) => process.exit(signal === 'SIGINT' ? 130 : 143));
 
-  get interrupted(): boolean {
-    return this.signals.received;
+  /** What stopped the followed run, if a signal did. */
+  get stoppedBy(): string | undefined {
+    return this.by;
   }
 
-  /** From here Ctrl-C stops this run (at once, when it was pressed already). */
+  /** From here a signal stops this run (at once, when one came already). */
   follows(backend: Backend, name: string, dagRunId: string, progress: Progress): void {
     this.stopRun = () => {
       progress.release();
-      process.stderr.write(`\nCtrl-C: stopping dag-run ${name} ${dagRunId} (Ctrl-C again to leave without waiting for its end)\n`);
+      process.stderr.write(`\n${this.by}: stopping dag-run ${name} ${dagRunId} (${this.by} again to leave without waiting for its end)\n`);
       backend.stop(name, dagRunId).catch(() => undefined);
     };
-    if (this.signals.received) this.stopRun();
+    if (this.by !== undefined) this.stopRun();
   }
 
   close(): void {
@@ -142,7 +149,7 @@ async function follow(backend: Backend, name: string, dagRunId: string, options:
     await poll(true);
   }
   progress.end(final);
-  progress.summary(final, { interrupted: interrupt.interrupted });
+  progress.summary(final, { stoppedBy: interrupt.stoppedBy });
   return final.statusLabel === 'succeeded' ? EXIT_OK : EXIT_FAILED;
 }
 
