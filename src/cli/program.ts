@@ -12,12 +12,17 @@ const WHERE_HELP = `
 Where it runs: with --server URL (or TROUPE_SERVER), on that server; else, when a server owns the
 home, on it; else in this process, on the home (nothing else may use the home meanwhile).`;
 
-/** The flags every verb takes: where troupe is, and how to print. */
-function common(command: Command): Command {
+/** Where the home is: the flags of every verb, the servers' included. */
+function homeFlags(command: Command): Command {
   return command
     .option('--home <dir>', 'the home (dags/, data/, logs/; default ~/.troupe, or TROUPE_HOME)')
     .option('--config <file>', 'the configuration file (default HOME/config.yaml)')
-    .option('--dags <dir>', 'the DAGs folder (default HOME/dags)')
+    .option('--dags <dir>', 'the DAGs folder (default HOME/dags)');
+}
+
+/** The flags every verb takes: where troupe is, and how to print. */
+function common(command: Command): Command {
+  return homeFlags(command)
     .option('--server <url>', 'a troupe server to talk to (or TROUPE_SERVER)')
     .option('--token <token>', 'the API token or key the server asks for (or TROUPE_TOKEN)')
     .option('--json', 'print JSON (JSON lines while a run is followed)');
@@ -31,12 +36,9 @@ function runFlags(command: Command): Command {
 }
 
 function serverFlags(command: Command): Command {
-  return command
+  return homeFlags(command)
     .option('--host <host>', 'the address to listen on (default 127.0.0.1)')
     .option('--port <port>', 'the port to listen on (default 8080; 0 picks a free one)')
-    .option('--home <dir>', 'the home (default ~/.troupe)')
-    .option('--dags <dir>', 'the DAGs folder (default HOME/dags)')
-    .option('--config <file>', 'the configuration file (default HOME/config.yaml)')
     .option('--http <carrier>', 'the HTTP server: uws, node (also HTTP/1.0 and pipelining) or auto')
     .option('--shutdown-grace <sec>', 'on SIGTERM or SIGINT, seconds active runs may take to finish (default 0)')
     .option('--log-level <level>', 'the server log (JSON lines on stdout): debug, info, warn, error or silent');

@@ -10,6 +10,10 @@ const MARK: Record<string, string> = {
   not_started: '·', running: '▶', succeeded: '✔', failed: '✘', aborted: '■', skipped: '↷', partially_succeeded: '◐',
 };
 
+/** A step seen for the first time once it had ended (polled over HTTP, a short one): its start is told first. */
+const seenEnded = (node: NodeView) => FINAL_NODE.has(node.statusLabel) && node.statusLabel !== 'skipped' && node.startedAt !== '';
+const asStarted = (node: NodeView): NodeView => ({ ...node, statusLabel: 'running', finishedAt: '', error: '' });
+
 export class Progress {
   /** The label each step was last shown with. */
   private readonly shown = new Map<string, string>();
@@ -47,10 +51,7 @@ export class Progress {
     for (const node of run.nodes) {
       const before = this.shown.get(node.step.name);
       if (before === node.statusLabel || node.statusLabel === 'not_started') continue;
-      // Polled over HTTP, a short step may be seen only once it has ended: its start is told first.
-      if (before === undefined && FINAL_NODE.has(node.statusLabel) && node.startedAt !== '' && node.statusLabel !== 'skipped') {
-        this.transition(run, { ...node, statusLabel: 'running', finishedAt: '' }, 'running');
-      }
+      if (before === undefined && seenEnded(node)) this.transition(run, asStarted(node), 'running');
       this.shown.set(node.step.name, node.statusLabel);
       this.transition(run, node, node.statusLabel);
     }
@@ -73,7 +74,7 @@ export class Progress {
       return;
     }
     const live = this.mode === 'live' && this.drawnLines > 0;
-    if (live) this.write(`\x1b[${this.drawnLines}A\r\x1b[J`);
+    if (live) this.write(this.undraw());
     this.drawnLines = 0;
     if (stream === 'stdout') this.write(`${content}\n`);
     else process.stderr.write(`${content}\n`);
@@ -86,7 +87,6 @@ export class Progress {
    */
   starts(run: RunView): void {
     if (this.mode === 'live') return;
-    const ended = (node: NodeView) => FINAL_NODE.has(node.statusLabel) && node.statusLabel !== 'skipped' && node.startedAt !== '';
     this.update({
       ...run,
       // What was told already is told again as it was: nothing is told twice, nothing goes back.
@@ -95,7 +95,7 @@ export class Progress {
       nodes: run.nodes.map((node) => {
         const told = this.shown.get(node.step.name);
         if (told !== undefined) return { ...node, statusLabel: told };
-        return ended(node) ? { ...node, statusLabel: 'running', finishedAt: '', error: '' } : node;
+        return seenEnded(node) ? asStarted(node) : node;
       }),
     });
   }
@@ -149,9 +149,13 @@ export class Progress {
     }
     const columns = process.stdout.columns || 120;
     const text = lines.map((line) => (line.length > columns ? line.slice(0, columns - 1) : line)).join('\n');
-    // Back to the view's first line, cleared to the end of the screen, drawn again.
-    this.write(`${this.drawnLines > 0 ? `\x1b[${this.drawnLines}A\r\x1b[J` : ''}${text}\n`);
+    this.write(`${this.undraw()}${text}\n`);
     this.drawnLines = lines.length;
+  }
+
+  /** Back to the view's first line, cleared to the end of the screen ('' with no view drawn). */
+  private undraw(): string {
+    return this.drawnLines > 0 ? `\x1b[${this.drawnLines}A\r\x1b[J` : '';
   }
 }
 

@@ -1,7 +1,7 @@
 // The verbs with no server on the home: this process takes the home's lock and runs a command's
 // engine on it (no schedules, no retention sweep, queued runs stay queued for a server), so that
 // what it starts is the same run, in the same store, as a server would start.
-import { AppError, isFinalRunStatus, nodeStatusLabel, runStatusLabel, type RunRecord, type RunStatus } from '../../core/index.ts';
+import { AppError, isFinalRunStatus, nodeStatusLabel, runStatusLabel, RunStatus, type RunRecord } from '../../core/index.ts';
 import { logToStderr } from '../../logging/index.ts';
 import { openEngine, type EngineHandle, type TroupeConfig } from '../../main.ts';
 import type { EngineEvent } from '../../index.ts';
@@ -75,7 +75,7 @@ export class EmbeddedBackend implements Backend {
   async stop(name: string, dagRunId: string): Promise<void> {
     const { engine } = await this.handle();
     const record = engine.findRun(name, dagRunId);
-    if (marked(engine, runView(record)).interrupted) {
+    if (interrupted(engine, record)) {
       throw new CliError(`dag-run ${record.name} ${record.dagRunId} is not running: the server that ran it stopped without ending it, and no server runs on the home now`,
         'start `troupe server` on the home, which resumes or settles it, and stop it there');
     }
@@ -134,9 +134,13 @@ export class EmbeddedBackend implements Backend {
   }
 }
 
-/** A run recorded running that this engine does not run: a server that crashed left it (the command's engine recovers nothing). */
+/** Recorded running, but not run by this engine: a server that crashed left it (the command's engine recovers nothing). */
+function interrupted(engine: EngineHandle['engine'], run: { name: string; dagRunId: string; status: number }): boolean {
+  return run.status === RunStatus.Running && !engine.isActive(run.name, run.dagRunId);
+}
+
 function marked(engine: EngineHandle['engine'], run: RunView): RunView {
-  return run.statusLabel === 'running' && !engine.isActive(run.name, run.dagRunId) ? { ...run, interrupted: true } : run;
+  return interrupted(engine, run) ? { ...run, interrupted: true } : run;
 }
 
 /** The run as stored, or undefined while its first record is not committed yet. */

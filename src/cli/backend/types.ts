@@ -1,5 +1,6 @@
 // What a verb asks of troupe, whether a server answers it over HTTP or the engine runs embedded in
 // this process: the same calls, the same runs in the same store, shown in the API's shapes.
+import type { LogChunk } from '../../core/index.ts';
 
 /** A node as the API shows it in run details. */
 export interface NodeView {
@@ -53,11 +54,7 @@ export interface CleanupView {
 export const LOG_PAGE_LINES = 10_000;
 
 /** Lines of a log from a 1-based line on, as the API's log routes answer them. */
-export interface LogPage {
-  content: string;
-  lineCount: number;
-  hasMore: boolean;
-}
+export type LogPage = Pick<LogChunk, 'content' | 'lineCount' | 'hasMore'>;
 
 export interface Backend {
   /** `server` (HTTP, `url` set) or `embedded` (this process holds the home). */
