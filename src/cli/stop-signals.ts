@@ -10,11 +10,15 @@ export const RELAYED_MS = 500;
 type Signal = 'SIGINT' | 'SIGTERM';
 
 export class StopSignals {
+  /** Resolves with the first signal. */
+  readonly received: Promise<Signal>;
   private firstAt: number | undefined;
+  private resolve: (signal: Signal) => void = () => {};
   private readonly listener = (signal: Signal) => this.receive(signal);
 
-  /** Listens from now on: `first` for the first signal, `again` (see `onAgain`) for each later one. */
-  constructor(private readonly signals: Signal[], private readonly first: (signal: Signal) => void, private again: (signal: Signal) => void = () => {}) {
+  /** Listens from now on: `first` is called at the first signal, `again` (see `onAgain`) at each later one. */
+  constructor(private readonly signals: Signal[], private readonly first: (signal: Signal) => void = () => {}, private again: (signal: Signal) => void = () => {}) {
+    this.received = new Promise((resolve) => { this.resolve = resolve; });
     for (const signal of signals) process.on(signal, this.listener);
   }
 
@@ -32,6 +36,7 @@ export class StopSignals {
     if (this.firstAt === undefined) {
       this.firstAt = now;
       this.first(signal);
+      this.resolve(signal);
     } else if (now - this.firstAt >= RELAYED_MS) {
       this.again(signal);
     }

@@ -11,9 +11,7 @@ export async function serve(flags: Flags, withApi: boolean): Promise<number> {
   // Handlers first: a signal that arrives while the service starts (or just after it reports that
   // it listens) must still get a clean shutdown, never the default disposition. They stay for the
   // whole shutdown: a signal relayed a second time (npm start, a group signalled) is the same one.
-  let stop: (signal: string) => void = () => {};
-  const signalled = new Promise<string>((resolve) => { stop = resolve; });
-  const stopSignals = new StopSignals(['SIGINT', 'SIGTERM'], (signal) => stop(signal), (again) => log.info(`${again} received: already shutting down`));
+  const stopSignals = new StopSignals(['SIGINT', 'SIGTERM'], undefined, (again) => log.info(`${again} received: already shutting down`));
   // Until the service runs, a SIGHUP has nothing to reload (and must not end the process).
   const ignoreHangup = () => {};
   process.on('SIGHUP', ignoreHangup);
@@ -47,7 +45,7 @@ export async function serve(flags: Flags, withApi: boolean): Promise<number> {
   // With no server listening, nothing else keeps the process alive until the signal (the
   // scheduler's timers do not hold it open).
   const alive = setInterval(() => {}, 2 ** 30);
-  const signal = await signalled;
+  const signal = await stopSignals.received;
   clearInterval(alive);
   const grace = config.shutdownGraceMs ?? 0;
   if (grace > 0 && handle.engine.activeRuns().length > 0) {
