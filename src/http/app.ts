@@ -4,6 +4,7 @@ import { log } from '../logging/index.ts';
 import { Cors } from './cors.ts';
 import { errorResponse } from './errors.ts';
 import type { Auth, Identity } from '../auth/index.ts';
+import { canonicalRemotePath, namesRemoteNode } from './remote-path.ts';
 import { Router, type Match } from './router.ts';
 import { apiKeyRoutes } from './routes/api-keys.ts';
 import { authRoutes } from './routes/auth.ts';
@@ -56,7 +57,10 @@ export function createApi(deps: ApiDeps): Api {
   const serve = async (raw: RawRequest, seen: { route: string }): Promise<HttpResponse> => {
     try {
       if (!raw.path.startsWith(`${API_PREFIX}/`)) throw new AppError('not_found', `no route for ${raw.path}`);
-      const apiPath = raw.path.slice(API_PREFIX.length);
+      // A path bound for a remote node is made canonical before anything reads it: the route
+      // authorized here is then the route the node serves.
+      const sent = raw.path.slice(API_PREFIX.length);
+      const apiPath = namesRemoteNode(raw.query) ? canonicalRemotePath(sent) : sent;
       // A 405 (or a malformed segment) is answered after authentication and forwarding: a client
       // without credentials learns nothing of the routes, and a remote may serve the method.
       let match: Match | undefined;

@@ -4,6 +4,7 @@
 import { Agent, request } from 'undici';
 import { AppError, LOCAL_NODE, type RemoteNode } from '../core/index.ts';
 import type { RawRequest } from './app.ts';
+import { urlBelow } from './remote-path.ts';
 import type { HttpResponse } from './types.ts';
 
 export interface RemoteNodesOptions {
@@ -62,7 +63,8 @@ export class RemoteNodes {
 
   /**
    * The remote's answer when the request names a remote node, undefined when this server answers it.
-   * `apiPath`: the request's path below the API root (`/dags`).
+   * `apiPath`: the request's path below the API root (`/dags`), canonical (canonicalRemotePath):
+   * the path that was authorized, sent as it is.
    */
   async forward(raw: RawRequest, apiPath: string): Promise<HttpResponse | undefined> {
     const query = new URLSearchParams(raw.query);
@@ -76,7 +78,7 @@ export class RemoteNodes {
     }
     query.delete('remoteNode');
     const search = query.toString();
-    const url = `${remote.node.apiBaseURL.replace(/\/+$/, '')}${apiPath}${search ? `?${search}` : ''}`;
+    const url = urlBelow(remote.node.apiBaseURL, apiPath, search);
     const headers: Record<string, string> = {};
     for (const header of forwardedRequestHeaders) {
       if (raw.headers[header] !== undefined) headers[header] = raw.headers[header];
