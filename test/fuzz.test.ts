@@ -5,6 +5,8 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fuzzSeed, sendAll, type FuzzRequest } from './fuzz/harness.ts';
 import {
   HOSTILE_SEGMENTS, METHODS, PREFIX, fillPath, generatedSegment, PARAMS, heavyBodies, invalidBody, jsonBody, shapedBody,
@@ -35,10 +37,22 @@ async function run(fuzz: FuzzServer, requests: FuzzRequest[], expect?: Parameter
 
 describe('fuzz: every route on the uWS carrier', () => {
   let fuzz: FuzzServer;
+  // Stands in for a remote node: records the path of every request that reaches it.
+  let remote: Server;
+  const reachedRemote: string[] = [];
   before(async () => {
-    fuzz = await startFuzzServer('uws');
+    remote = createServer((req, res) => {
+      reachedRemote.push(req.url ?? '');
+      req.resume();
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":"not_found","message":"recorded"}');
+    });
+    await new Promise<void>((resolve) => remote.listen(0, '127.0.0.1', resolve));
+    const apiBaseURL = `http://127.0.0.1:${(remote.address() as AddressInfo).port}/api/v2`;
+    fuzz = await startFuzzServer('uws', { remoteNodes: [{ name: 'fxremote', apiBaseURL }] });
   });
   after(async () => {
+    remote?.closeAllConnections();
+    remote?.close();
     const statuses = [...fuzz.client.statuses].sort(([a], [b]) => a - b).map(([status, count]) => `${status}: ${count}`).join(', ');
     console.log(`# fuzz sent ${fuzz.client.sent} requests on uws (${statuses})`);
     await fuzz.close();
@@ -118,6 +132,32 @@ describe('fuzz: every route on the uWS carrier', () => {
     const generated = sample(fc.array(generatedSegment, { minLength: 1, maxLength: 6 }), 500, 120).map((segments) => `${PREFIX}/${segments.join('/')}`);
     const requests = [...fixed, ...generated].flatMap((path) => [request('GET', path), request('POST', path, '{}')]);
     await run(fuzz, requests);
+  });
+
+  test('remoteNode: dot segments, encoded and doubled slashes never leave the node\'s apiBaseURL nor reach its local-only routes', async () => {
+    reachedRemote.length = 0;
+    const dots = ['..', '.', '%2e%2e', '%2E%2E', '.%2e', '%2e.', '%2e', '..%2f..', '%2f', '%5c..%5c..', '\\..', '', '%75sers', 'users', 'api-keys', '%61pi-keys', 'auth', 'x#'];
+    const segment = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...dots) }, { weight: 1, arbitrary: fc.constantFrom(...HOSTILE_SEGMENTS) }, { weight: 1, arbitrary: generatedSegment });
+    // Request lines stay under 4 KiB, which uWS answers itself (the protocol groups send longer ones).
+    const paths = sample(fc.array(segment, { minLength: 1, maxLength: 6 }), 550, 400).map((segments) => `${PREFIX}/${segments.join('/')}`)
+      .filter((path) => path.length < 3500);
+    const fixed = ['/dags/../users', '/x/../api-keys', '/../../../../etc/passwd', '/dags/%2e%2e/%2e%2e/users', '//users', '/dags//../api-keys', '/dags/.%2e/auth/login']
+      .map((path) => `${PREFIX}${path}`);
+    const requests = [...fixed, ...paths].flatMap((path) => [request('GET', `${path}?remoteNode=fxremote`), request('POST', `${path}?x=1&remoteNode=fxremote`, '{}')]);
+    await run(fuzz, requests);
+    const localOnly = new Set(['health', 'metrics', 'openapi.json', 'auth', 'users', 'api-keys']);
+    const escaped = reachedRemote.filter((url) => {
+      const path = url.split('?')[0];
+      // What any URL parser on the node's side reads: no dot segment resolved away, no backslash turned into a slash.
+      const parsed = new URL(path, 'http://node.invalid').pathname;
+      const segments = path.split('/').slice(3);
+      let first = segments[0] ?? '';
+      try {
+        first = decodeURIComponent(first);
+      } catch { /* malformed: left as sent */ }
+      return !path.startsWith('/api/v2/') || parsed !== path || path.includes('//') || localOnly.has(first);
+    });
+    assert.deepEqual(escaped.slice(0, 20), [], `${escaped.length} of ${reachedRemote.length} forwarded paths left the node's API or reached a local-only route`);
   });
 
   test('YAML definitions through validate, create, edit and inline runs', async () => {

@@ -3,6 +3,7 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TroupeConfig } from '../../src/main.ts';
 import { startTestServer, type TestServer } from '../helpers.ts';
 import { FuzzClient, snapshot } from './harness.ts';
 
@@ -33,14 +34,15 @@ export interface FuzzServer {
   close(): Promise<void>;
 }
 
-export async function startFuzzServer(carrier: 'uws' | 'node'): Promise<FuzzServer> {
+/** `config`: more of the server's configuration (remote nodes for the remoteNode group). */
+export async function startFuzzServer(carrier: 'uws' | 'node', config: Partial<TroupeConfig> = {}): Promise<FuzzServer> {
   // The home sits three levels down in its own scratch directory, so a `../..` that escapes the
   // home lands where the snapshot sees it.
   const scratch = await mkdtemp(join(tmpdir(), 'troupe-fuzz-'));
   const home = join(scratch, 'l1', 'l2', 'home');
   await mkdir(home, { recursive: true });
   const before = snapshot(scratch, home);
-  const server = await startTestServer(carrier, { home });
+  const server = await startTestServer(carrier, { ...config, home });
   const client = new FuzzClient(server.troupe.server.port);
   const restore = async () => {
     for (const [name, spec] of Object.entries(FIXTURE_SPECS)) await server.writeDag(name, spec);
