@@ -33,7 +33,7 @@ export class HomeLock {
     for (let attempt = 0; attempt < 2; attempt++) {
       let fd: number;
       try {
-        fd = openSync(path, 'wx', 0o644);
+        fd = openSync(path, 'wx', 0o600);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const current = readHolder(path);
@@ -64,7 +64,7 @@ export class HomeLock {
     this.holder.url = url;
     // Written beside and renamed over: a reader never sees the lock file missing or half-written.
     const next = `${this.path}.${process.pid}`;
-    writeFileSync(next, `${JSON.stringify(this.holder)}\n`, { mode: 0o644 });
+    writeFileSync(next, `${JSON.stringify(this.holder)}\n`, { mode: 0o600 });
     renameSync(next, this.path);
   }
 

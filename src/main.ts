@@ -1,5 +1,6 @@
 // The composition root: the one place that wires the ports to their implementations.
 import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
+import { makeHomePrivate, tightenStoreFiles } from './home-modes.ts';
 import { join } from 'node:path';
 import { CronScheduler, DagsWatcher, Engine, RetentionSweeper, cronEngineOf } from './actors/index.ts';
 import { parseRemoteNodes, systemClock, type Clock, type RemoteNode, type Timers } from './core/index.ts';
@@ -120,7 +121,9 @@ export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): P
 /** The engine on the home, and the home's lock (the server records in it where it listens). */
 async function openHome(config: Omit<TroupeConfig, 'host' | 'port'>): Promise<{ handle: EngineHandle; lock: HomeLock }> {
   const firstStart = !(await exists(config.dataDir));
-  await Promise.all([config.dagsDir, config.dataDir, config.logDir].map((dir) => mkdir(dir, { recursive: true })));
+  const looser = await makeHomePrivate(config);
+  // Once per start of the service: a command's every verb would repeat it.
+  if (looser && !config.commandOnly) log.warn(looser);
   // Before anything of the home is opened or changed: a second process on it stops here.
   const lock = HomeLock.acquire(config.dataDir);
   try {
@@ -137,6 +140,7 @@ async function openHome(config: Omit<TroupeConfig, 'host' | 'port'>): Promise<{ 
 
 async function openLocked(config: Omit<TroupeConfig, 'host' | 'port'>, dags: DagFiles, lock: HomeLock): Promise<EngineHandle> {
   const runs = new LmdbRunStore(config.dataDir);
+  await tightenStoreFiles(config.dataDir);
   const logs = new LogFiles(config.logDir);
   const spawnMode = config.spawnMode ?? spawnMethod;
   // Steps a crashed predecessor left running end before their runs are settled or run again.

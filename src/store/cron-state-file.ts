@@ -34,7 +34,7 @@ export class CronStateFile implements CronStateStore {
     const text = JSON.stringify(state);
     const next = this.tail.then(async () => {
       const temp = `${this.path}.${process.pid}.${randomUUID()}.tmp`;
-      await writeFile(temp, text, 'utf8');
+      await writeFile(temp, text, { encoding: 'utf8', mode: 0o600 });
       try {
         await rename(temp, this.path);
       } catch (error) {
