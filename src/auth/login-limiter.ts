@@ -22,7 +22,7 @@ export const DEFAULT_LOGIN_LIMITS: LoginLimits = { perUser: 10, perAddress: 50, 
  * however many names and addresses are tried. Names sharing a slot share its count; the digest's
  * key is this process's own, so no one can choose names that share a given user's slot.
  */
-export const LIMITER_SLOTS = 1 << 16;
+export const LIMITER_SLOTS = 1 << 14;
 
 export class LoginLimiter {
   private readonly byUser: RateLimiterMemory;
