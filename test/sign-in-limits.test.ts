@@ -82,11 +82,10 @@ describe('what a client without credentials sends is bounded', () => {
     assert.deepEqual(server.troupe.auth.signInCounts(), { users: 0, addresses: 0 });
   });
 
-  test('failed sign-ins under ever new usernames are kept in a bounded number of counts, each of a fixed size', async () => {
-    // Basic credentials are not checked by a schema: a long username is counted under its digest.
+  test('a long username in Basic credentials (no schema reads them) is counted under a digest, in at most two slots', async () => {
     const long = 'v'.repeat(8000);
     for (let i = 0; i < 5; i++) assert.equal((await send(server, 'GET', '/dags', basic(`${long}${i}`, 'wrong-password'))).status, 401);
     const counts = server.troupe.auth.signInCounts();
-    assert.ok(counts.users >= 1 && counts.users <= 5 && counts.addresses === 1, JSON.stringify(counts));
+    assert.ok(counts.users >= 1 && counts.users <= 10 && counts.addresses >= 1 && counts.addresses <= 2, JSON.stringify(counts));
   });
 });
