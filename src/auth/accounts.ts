@@ -10,6 +10,13 @@ export const MAX_USERNAME_LENGTH = 64;
 export const MAX_KEY_NAME_LENGTH = 100;
 export const MAX_KEY_DESCRIPTION_LENGTH = 500;
 
+/** Counts a check of a username's password against the sign-in limits (login-limiter.ts). */
+export interface PasswordAttempts {
+  /** Throws too_many_requests past a limit. */
+  attempt(username: string): Promise<void>;
+  succeeded(username: string): Promise<void>;
+}
+
 export interface ApiKeyView {
   id: string;
   name: string;
@@ -122,10 +129,16 @@ export class Accounts {
     await this.store.updateUser({ ...user, passwordHash: await hashPassword(password), tokenVersion: user.tokenVersion + 1, updatedAt: this.now() });
   }
 
-  async changeOwnPassword(actor: Identity, currentPassword: string, newPassword: string): Promise<void> {
+  /**
+   * `counted`: the sign-in limits, which count the check of the current password as an attempt
+   * (whoever holds a session must not be able to guess the password it was opened with).
+   */
+  async changeOwnPassword(actor: Identity, currentPassword: string, newPassword: string, counted: PasswordAttempts): Promise<void> {
     const user = actor.userId === undefined ? undefined : this.store.user(actor.userId);
     if (!user) throw new AppError('bad_request', 'only a stored user has a password to change; these credentials belong to none');
+    await counted.attempt(user.username);
     if (!(await passwordMatches(currentPassword, user.passwordHash))) throw new AppError('unauthorized', 'current password is wrong');
+    await counted.succeeded(user.username);
     await this.setPassword(user.id, newPassword);
   }
 

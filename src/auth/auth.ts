@@ -123,6 +123,11 @@ export class Auth {
     }
   }
 
+  /** How many sign-in counts are kept, per username slot and per address slot (bounded: login-limiter.ts). */
+  signInCounts(): { users: number; addresses: number } {
+    return this.limiter.counts();
+  }
+
   /** Throws forbidden when the identity's role, or the server's permission switches, refuse `permission`. */
   authorize(identity: Identity, permission: Permission): void {
     const why = refusal(identity.role, permission, this.switches);
@@ -133,6 +138,14 @@ export class Auth {
   async login(username: string, password: string, address?: string): Promise<SessionToken & { user: UserView }> {
     const user = await this.checkPassword(username, password, address);
     return { ...(await this.issueSession(user)), user: userView(user) };
+  }
+
+  /** POST /auth/change-password: the current password is checked under the sign-in limits. */
+  changeOwnPassword(actor: Identity, currentPassword: string, newPassword: string, address?: string): Promise<void> {
+    return this.accounts.changeOwnPassword(actor, currentPassword, newPassword, {
+      attempt: (username) => this.limiter.attempt(username, address),
+      succeeded: (username) => this.limiter.succeeded(username, address),
+    });
   }
 
   /** A session token for a stored user: for POST /auth/login, and for a sign-in made elsewhere (OIDC). */
@@ -153,6 +166,8 @@ export class Auth {
       const samePassword = sameSecret(password, fixed.password);
       if (sameUser && samePassword) return { kind: 'basic', username: fixed.username, role: 'admin' };
     }
+    // A password verified before is recognised without argon2 and without counting an attempt;
+    // past a limit, it is refused all the same.
     await this.limiter.check(username, address);
     const stored = this.store.userByName(username);
     if (stored && this.verified.matches(username, password, stored.passwordHash)) {
@@ -163,14 +178,12 @@ export class Auth {
     return { kind: 'basic', userId: user.id, username: user.username, role: user.role };
   }
 
+  /** The attempt is counted before the password is checked: attempts sent at once cannot all pass the limits before any fails. */
   private async checkPassword(username: string, password: string, address: string | undefined): Promise<UserRecord> {
-    await this.limiter.check(username, address);
+    await this.limiter.attempt(username, address);
     const user = this.store.userByName(username);
-    if (!(await passwordMatches(password, user?.passwordHash)) || !user) {
-      await this.limiter.failed(username, address);
-      throw new AppError('unauthorized', 'Invalid username or password');
-    }
-    await this.limiter.succeeded(username);
+    if (!(await passwordMatches(password, user?.passwordHash)) || !user) throw new AppError('unauthorized', 'Invalid username or password');
+    await this.limiter.succeeded(username, address);
     return user;
   }
 

@@ -1,6 +1,7 @@
 // Validation of every name and id that can reach the file system or a store key.
 
 const dagNamePattern = /^[A-Za-z0-9_.-]+$/;
+export const MAX_RUN_ID_LENGTH = 128;
 const runIdPattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 export const MAX_DAG_NAME_LENGTH = 40;
@@ -19,7 +20,7 @@ export function isValidDagName(name: unknown): name is string {
   return dagNameProblem(name) === undefined;
 }
 
-const MAX_QUEUE_NAME_LENGTH = 128;
+export const MAX_QUEUE_NAME_LENGTH = 128;
 
 /**
  * Queue names: a DAG's name (its dag-based queue) or a custom queue's from the configuration. The

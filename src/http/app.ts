@@ -2,6 +2,7 @@
 import { AppError } from '../core/index.ts';
 import { log } from '../logging/index.ts';
 import { Cors } from './cors.ts';
+import { refuseCookieForm, refuseCrossSite, SAFE_METHODS } from './cross-site.ts';
 import { errorResponse } from './errors.ts';
 import type { Auth, Identity } from '../auth/index.ts';
 import { canonicalRemotePath, namesRemoteNode } from './remote-path.ts';
@@ -70,6 +71,8 @@ export function createApi(deps: ApiDeps): Api {
       } catch (error) {
         unmatched = error;
       }
+      // Before authentication, whose answers would tell a page of another site whom the browser signs in as.
+      if (!SAFE_METHODS.has(raw.method) || match?.writes) refuseCrossSite(raw, { allowOrigins: deps.corsOrigins ?? [], ownOrigins: ownOrigins(deps) });
       // Before forwarding: a request reaches a remote node through this server only with
       // credentials this server accepts, and a role that may do it here.
       const identity = await admit(deps.auth, raw, apiPath, match);
@@ -81,6 +84,7 @@ export function createApi(deps: ApiDeps): Api {
       if (unmatched) throw unmatched;
       if (!match) throw new AppError('not_found', `no route for ${raw.method} ${raw.path}`);
       seen.route = match.pattern;
+      if (!SAFE_METHODS.has(raw.method)) refuseCookieForm(raw);
       return await match.handler({
         method: raw.method,
         path: raw.path,
@@ -127,6 +131,11 @@ async function admit(auth: Auth | undefined, raw: RawRequest, apiPath: string, m
   const identity = auth.enabled ? await auth.authenticate(raw.headers, raw.remoteAddress) : OPEN;
   auth.authorize(identity, permission);
   return identity;
+}
+
+/** The OIDC clientUrl is where browsers reach the server, whatever Host a proxy in front sends on. */
+function ownOrigins(deps: ApiDeps): string[] {
+  return deps.oidc ? [new URL(deps.oidc.settings.clientUrl).origin] : [];
 }
 
 function parseJson(body: Buffer | undefined): unknown {

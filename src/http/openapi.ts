@@ -3,6 +3,7 @@
 // schemas those name. Nothing in it is written by hand, so it cannot say other than what is served.
 import type { TSchema } from 'typebox';
 import type { ErrorCode } from '../core/index.ts';
+import { SAFE_METHODS } from './cross-site.ts';
 import { statusOfCode } from './errors.ts';
 import { takesRemoteNode } from './remote-nodes.ts';
 import { allComponents, ErrorDocument, ref } from './response-schemas.ts';
@@ -46,6 +47,7 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
   headers_too_large: 'the headers exceed 16 KiB (node:http carrier)',
   method_not_allowed: 'the path is served with other methods, which the Allow header lists',
   too_many_requests: 'too many failed sign-ins for the username or from the address; Retry-After says when to try again',
+  unsupported_media_type: 'a request signed in by the session cookie has a Content-Type other than JSON (application/json or */*+json)',
 };
 
 /**
@@ -58,6 +60,11 @@ function commonErrors(entry: RouteEntry, doc: RouteDoc): ErrorCode[] {
   // Once authentication is on: no or bad credentials, a role that may not, or Basic credentials
   // of a username or from an address past its failed sign-ins.
   if (!entry.public) codes.push('unauthorized', 'forbidden', 'too_many_requests');
+  // A change sent by a browser from another site without a Bearer token; with the session cookie,
+  // a body whose Content-Type is not JSON (cross-site.ts).
+  const changes = !SAFE_METHODS.has(entry.method) || entry.writes;
+  if (changes) codes.push('forbidden');
+  if (!SAFE_METHODS.has(entry.method)) codes.push('unsupported_media_type');
   if (doc.body) codes.push('payload_too_large');
   // An unknown node is 400; a node that fails, 502 (remote-nodes.ts).
   if (takesRemoteNode(entry.pattern)) codes.push('remote_node_error', 'bad_gateway');

@@ -15,6 +15,11 @@ export interface RouteOptions {
    * declares it; one that does not is taken as needing `admin`.
    */
   permission?: Permission;
+  /**
+   * A GET that changes something (dequeue, a GET in Dagu's API): refused from another site as the
+   * other methods are (cross-site.ts).
+   */
+  writes?: boolean;
 }
 
 interface Route extends RouteOptions {
@@ -34,6 +39,7 @@ export interface RouteEntry {
   public: boolean;
   /** As declared: undefined when the route declares none. */
   permission?: Permission;
+  writes: boolean;
   doc?: RouteDoc;
 }
 
@@ -43,6 +49,7 @@ export interface Match {
   pattern: string;
   public: boolean;
   permission: Permission;
+  writes: boolean;
 }
 
 export class Router {
@@ -56,6 +63,7 @@ export class Router {
     const route: Route = { method, pattern, segments: pattern.split('/').filter(Boolean), handler };
     if (options.public) route.public = true;
     if (options.permission) route.permission = options.permission;
+    if (options.writes) route.writes = true;
     if ('operationId' in options) route.doc = options;
     this.routes.push(route);
     return this;
@@ -63,7 +71,7 @@ export class Router {
 
   entries(): RouteEntry[] {
     return this.routes.map((route) => ({
-      method: route.method, pattern: route.pattern, public: route.public === true,
+      method: route.method, pattern: route.pattern, public: route.public === true, writes: route.writes === true,
       ...(route.permission ? { permission: route.permission } : {}), ...(route.doc ? { doc: route.doc } : {}),
     }));
   }
@@ -107,7 +115,10 @@ export class Router {
     }
     if (best) {
       const { route } = best;
-      return { handler: route.handler, params: best.params, pattern: route.pattern, public: route.public === true, permission: route.permission ?? 'admin' };
+      return {
+        handler: route.handler, params: best.params, pattern: route.pattern, public: route.public === true,
+        permission: route.permission ?? 'admin', writes: route.writes === true,
+      };
     }
     if (allowed.size > 0) {
       const allow = withHead(allowed);

@@ -4,7 +4,8 @@
 // bundle ~15 ms and ~8 MB (measured). Unknown fields are accepted: Dagu clients send extras.
 import type { Static, TSchema } from 'typebox';
 import { existsSync } from 'node:fs';
-import { AppError } from '../core/index.ts';
+import { AppError, MAX_DAG_NAME_LENGTH, MAX_QUEUE_NAME_LENGTH, MAX_RUN_ID_LENGTH } from '../core/index.ts';
+import { MAX_BODY_BYTES } from './types.ts';
 
 export type TypeBuilder = (typeof import('typebox'))['Type'];
 type Validator = ReturnType<(typeof import('typebox/compile'))['Compile']>;
@@ -16,47 +17,58 @@ export interface BodySchema<T extends TSchema> {
 
 export const bodySchema = <T extends TSchema>(build: (Type: TypeBuilder) => T): BodySchema<T> => ({ build });
 
-export const CreateDagBody = bodySchema((Type) => Type.Object({ name: Type.String(), spec: Type.Optional(Type.String()) }));
-export const SpecBody = bodySchema((Type) => Type.Object({ spec: Type.String() }));
-export const ValidateBody = bodySchema((Type) => Type.Object({ spec: Type.Optional(Type.String()), name: Type.Optional(Type.String()) }));
-export const RenameBody = bodySchema((Type) => Type.Object({ newFileName: Type.String() }));
+// Every string has a maximum length, so that what a request holds is bounded field by field, not
+// only by the body's size: the rule's own where the route answers 400 beyond it anyway (DAG names,
+// run ids, queue names), the body's size for definitions and params, TEXT_LENGTH for the rest.
+const NAME = { maxLength: MAX_DAG_NAME_LENGTH };
+const RUN_ID = { maxLength: MAX_RUN_ID_LENGTH };
+const QUEUE = { maxLength: MAX_QUEUE_NAME_LENGTH };
+const LONG = { maxLength: MAX_BODY_BYTES };
+/** Step names, and a DAG name to validate (answered `valid: false` when it breaks the name rule). */
+export const TEXT_LENGTH = 1024;
+const TEXT = { maxLength: TEXT_LENGTH };
+
+export const CreateDagBody = bodySchema((Type) => Type.Object({ name: Type.String(NAME), spec: Type.Optional(Type.String(LONG)) }));
+export const SpecBody = bodySchema((Type) => Type.Object({ spec: Type.String(LONG) }));
+export const ValidateBody = bodySchema((Type) => Type.Object({ spec: Type.Optional(Type.String(LONG)), name: Type.Optional(Type.String(TEXT)) }));
+export const RenameBody = bodySchema((Type) => Type.Object({ newFileName: Type.String(NAME) }));
 export const SuspendBody = bodySchema((Type) => Type.Object({ suspend: Type.Boolean() }));
 export const StartBody = bodySchema((Type) => Type.Object({
-  params: Type.Optional(Type.String()),
-  dagRunId: Type.Optional(Type.String()),
-  dagName: Type.Optional(Type.String()),
+  params: Type.Optional(Type.String(LONG)),
+  dagRunId: Type.Optional(Type.String(RUN_ID)),
+  dagName: Type.Optional(Type.String(NAME)),
   singleton: Type.Optional(Type.Boolean()),
 }));
 export const EnqueueBody = bodySchema((Type) => Type.Object({
-  params: Type.Optional(Type.String()),
-  dagRunId: Type.Optional(Type.String()),
-  dagName: Type.Optional(Type.String()),
-  queue: Type.Optional(Type.String()),
+  params: Type.Optional(Type.String(LONG)),
+  dagRunId: Type.Optional(Type.String(RUN_ID)),
+  dagName: Type.Optional(Type.String(NAME)),
+  queue: Type.Optional(Type.String(QUEUE)),
   singleton: Type.Optional(Type.Boolean()),
 }));
 export const InlineEnqueueBody = bodySchema((Type) => Type.Object({
-  spec: Type.Optional(Type.String()),
-  name: Type.Optional(Type.String()),
-  params: Type.Optional(Type.String()),
-  dagRunId: Type.Optional(Type.String()),
-  queue: Type.Optional(Type.String()),
+  spec: Type.Optional(Type.String(LONG)),
+  name: Type.Optional(Type.String(NAME)),
+  params: Type.Optional(Type.String(LONG)),
+  dagRunId: Type.Optional(Type.String(RUN_ID)),
+  queue: Type.Optional(Type.String(QUEUE)),
   singleton: Type.Optional(Type.Boolean()),
 }));
-export const RescheduleBody = bodySchema((Type) => Type.Object({ dagRunId: Type.Optional(Type.String()), dagName: Type.Optional(Type.String()) }));
+export const RescheduleBody = bodySchema((Type) => Type.Object({ dagRunId: Type.Optional(Type.String(RUN_ID)), dagName: Type.Optional(Type.String(NAME)) }));
 export const QueueLimitBody = bodySchema((Type) => Type.Object({ maxConcurrency: Type.Integer() }));
-export const RetryBody = bodySchema((Type) => Type.Object({ dagRunId: Type.Optional(Type.String()), stepName: Type.Optional(Type.String()) }));
+export const RetryBody = bodySchema((Type) => Type.Object({ dagRunId: Type.Optional(Type.String(RUN_ID)), stepName: Type.Optional(Type.String(TEXT)) }));
 /** troupe: history removed by hand (`POST /dag-runs/cleanup`). */
 export const CleanupBody = bodySchema((Type) => Type.Object({
   retentionDays: Type.Integer({ minimum: 0, description: 'Runs that finished more than this many days ago go; 0: every finished run' }),
   dryRun: Type.Optional(Type.Boolean({ description: 'Only answer what would go' })),
-  name: Type.Optional(Type.String({ minLength: 1, description: 'Only runs of this DAG name; every DAG\'s without it' })),
+  name: Type.Optional(Type.String({ minLength: 1, ...NAME, description: 'Only runs of this DAG name; every DAG\'s without it' })),
 }));
 export const StepStatusBody = bodySchema((Type) => Type.Object({ status: Type.Integer() }));
 export const InlineRunBody = bodySchema((Type) => Type.Object({
-  spec: Type.Optional(Type.String()),
-  name: Type.Optional(Type.String()),
-  params: Type.Optional(Type.String()),
-  dagRunId: Type.Optional(Type.String()),
+  spec: Type.Optional(Type.String(LONG)),
+  name: Type.Optional(Type.String(NAME)),
+  params: Type.Optional(Type.String(LONG)),
+  dagRunId: Type.Optional(Type.String(RUN_ID)),
   singleton: Type.Optional(Type.Boolean()),
 }));
 

@@ -33,7 +33,7 @@ export interface FuzzResponse {
 const ERROR_CODES = new Set([
   'bad_request', 'not_found', 'forbidden', 'already_exists', 'already_running', 'max_run_reached',
   'not_running', 'internal_error', 'unauthorized', 'bad_gateway', 'remote_node_error', 'payload_too_large', 'headers_too_large', 'request_timeout',
-  'method_not_allowed',
+  'method_not_allowed', 'unsupported_media_type',
 ]);
 
 /** An answer must come well before this; a request that hangs the server is a finding, not a wait. */

@@ -30,7 +30,7 @@ function me(request: HttpRequest, deps: ApiDeps) {
 
 async function changePassword(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(ChangePasswordBody, request.body);
-  await authOf(deps).accounts.changeOwnPassword(request.identity, body.currentPassword, body.newPassword);
+  await authOf(deps).changeOwnPassword(request.identity, body.currentPassword, body.newPassword, request.remoteAddress);
   return json({ message: 'Password changed; sign in again' });
 }
 
@@ -55,6 +55,6 @@ export function authRoutes(router: Router): void {
       operationId: 'changePassword', summary: 'Change the caller\'s own password; their session tokens stop working', tag: 'auth',
       body: ChangePasswordBody,
       responses: { 200: { description: 'Changed', body: SuccessResponse } },
-      errors: ['bad_request', 'unauthorized', 'not_found'],
+      errors: ['bad_request', 'unauthorized', 'not_found', 'too_many_requests'],
     });
 }

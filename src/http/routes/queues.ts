@@ -54,8 +54,9 @@ export function queueRoutes(router: Router): void {
       responses: { 200: { description: 'Queued', body: DagRunIdResponse } },
       errors: ['bad_request', 'max_run_reached', 'already_exists'],
     })
-    .add('GET', '/dag-runs/:name/:dagRunId/dequeue', dequeue, { permission: 'run',
+    .add('GET', '/dag-runs/:name/:dagRunId/dequeue', dequeue, { permission: 'run', writes: true,
       operationId: 'dequeueDAGRun', summary: 'Take a queued run out of its queue (recorded aborted)', tag: 'queues',
+      description: 'A GET, as in Dagu\'s API, that changes the run: refused (403) when a browser sends it from another site without a Bearer token.',
       responses: { 200: { description: 'Dequeued; no body' } },
       errors: ['not_found'],
     })
