@@ -1,11 +1,13 @@
-// Secret values stay off command lines and out of script files. A reference (${TOKEN},
-// ${TOKEN:0:4}, ${CONFIG.key}, $1...) whose value carries a secret is written into shell code as a
-// reference the shell expands from the process's environment, where the value goes instead: argv
-// is readable by every user of the machine (`ps`), a process's environment only by its owner.
-// Interpreters that are not POSIX shells cannot expand such references: they get the values.
+// A value is never shell code. A reference (${NAME}, $NAME, ${CONFIG.key}, ${NAME:0:4}, $1...) in
+// code a POSIX shell runs is written as a reference the shell expands from the process's
+// environment, where the value goes, instead of the value's text: a param or an output holding
+// quotes, `;` or `$(...)` reaches the command as those characters, never as syntax. Secrets gain a
+// second property from it: argv is readable by every user of the machine (`ps`), a process's
+// environment only by its owner. Interpreters that are not POSIX shells cannot expand such
+// references: they get the values, escaped for a double-quoted string where one encloses them.
 import { ownValue } from '../../core/index.ts';
-import { backtickCommands, backtickParts, escapeForShell, expandShellCode, expandVariables, substituteBackticks, type ExpandScope } from '../../definition/index.ts';
-import { isPosixShell, shellContextAt, shellSegments, type ShellContext } from './shell-syntax.ts';
+import { backtickParts, escapeForShell, expandShellCode, expandVariables, type ExpandScope } from '../../definition/index.ts';
+import { isPosixShell, shellSegmentAt, shellSegments, type ShellSegment } from './shell-syntax.ts';
 
 /** `$NAME` or `${NAME}`: a reference the shell can expand as it is, when NAME holds the same value. */
 const PLAIN_REFERENCE = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$/;
@@ -13,13 +15,13 @@ const PLAIN_REFERENCE = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9
 /** The variable a reference reads: `TOKEN` of ${TOKEN:0:4}, `CONFIG` of ${CONFIG.key}, `1` of $1. */
 const REFERENCED_NAME = /^\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)/;
 
-/** Variables made for references that are not a variable of their own (slices, JSON fields, $1). */
-const GENERATED_PREFIX = 'TROUPE_SECRET_';
+/** Variables made for references that are not a variable of their own (slices, JSON fields, $1...). */
+const GENERATED_PREFIX = 'TROUPE_VALUE_';
 
 /** The shell a command runs with when the definition sets none (as the shell executor does). */
 export const DEFAULT_SHELL: readonly string[] = ['sh'];
 
-/** A run's secret values and the shell that runs its commands: what secret-aware expansion needs. */
+/** A run's secret values and the shell that runs its commands: what expanding their references needs. */
 export interface SecretScope {
   values: readonly string[];
   /** The definition's shell; DEFAULT_SHELL when it sets none. */
@@ -31,7 +33,7 @@ export const NO_SECRETS: SecretScope = { values: [] };
 /** For the double-quoted string of another interpreter (Python, Node...): only the quote and the backslash. */
 const escapeForString = (value: string) => value.replace(/[\\"]/g, '\\$&');
 
-export class SecretReferences {
+export class ShellReferences {
   /** What the process needs in its environment besides `exported`: the generated variables. */
   readonly env: Record<string, string> = {};
   private readonly generated = new Map<string, string>();
@@ -59,40 +61,36 @@ export class SecretReferences {
     return variable !== undefined && this.carries(variable);
   }
 
-  /** Whether any reference in `text` reveals a secret. */
-  revealedIn(text: string, scope: ExpandScope): boolean {
-    let revealed = false;
-    if (this.secrets.length > 0) {
-      expandVariables(text, { ...scope, write: (reference, value) => {
-        revealed ||= this.reveals(reference, value, scope);
-        return undefined;
-      } });
-    }
-    return revealed;
-  }
-
   /**
-   * Shell code for `interpreter` with its references expanded, those revealing a secret left to the
-   * shell. `quoteRules`: written as in a step's command (expandShellCode), else as in a value.
+   * Shell code for `interpreter` with its references written for the shell to expand, or, for an
+   * interpreter that is not a POSIX shell, expanded. `quoteRules`: written as in a step's command
+   * (expandShellCode), else as in a value.
    */
   shellCode(code: string, scope: ExpandScope, interpreter: readonly string[], quoteRules = true): string {
     const posix = isPosixShell(interpreter);
     const expand = (text: string, references: ExpandScope) =>
       (quoteRules ? expandShellCode(text, references, posix ? escapeForShell : escapeForString) : expandVariables(text, references));
-    if (this.secrets.length === 0 || !posix) return expand(code, scope);
-    const contextAt = shellContextAt(shellSegments(code));
-    return expand(code, {
-      ...scope,
-      write: (reference, value, at) => (this.reveals(reference, value, scope) ? this.reference(reference, value, contextAt(at)) : undefined),
-    });
+    if (!posix || !code.includes('$')) return expand(code, scope);
+    const segmentAt = shellSegmentAt(shellSegments(code));
+    return expand(code, { ...scope, write: (reference, value, at) => this.reference(reference, value, segmentAt(at), scope) });
   }
 
-  private reference(written: string, value: string, context: ShellContext): string {
-    // A comment or a quoted here-document never expands: the reference stays as it was written.
-    if (context === 'literal') return written;
+  private reference(written: string, value: string, segment: ShellSegment, scope: ExpandScope): string {
+    if (segment.context === 'literal') return this.literal(written, value, segment, scope);
     const name = this.variableFor(written, value);
     // Single quotes do not expand: closed, the reference in double quotes, opened again.
-    return context === 'single' ? `'"\${${name}}"'` : `\${${name}}`;
+    return segment.context === 'single' ? `'"\${${name}}"'` : `\${${name}}`;
+  }
+
+  /**
+   * A comment or a quoted here-document never expands: a comment keeps the reference as written. A
+   * here-document's body is written with the value, as Dagu writes it (another program may read
+   * it), unless that could end the body early or put a secret into the code: then it too keeps the
+   * reference as written.
+   */
+  private literal(written: string, value: string, segment: ShellSegment, scope: ExpandScope): string {
+    if (segment.delimiter === undefined || /[\n\r]/.test(value) || value.includes(segment.delimiter)) return written;
+    return this.reveals(written, value, scope) ? written : value;
   }
 
   private variableFor(written: string, value: string): string {
@@ -101,7 +99,9 @@ export class SecretReferences {
     if (name !== undefined && ownValue(this.exported, name) === value) return name;
     let generated = this.generated.get(value);
     if (generated === undefined) {
-      generated = `${GENERATED_PREFIX}${this.generated.size + 1}`;
+      // A name of the exported environment (the server's TROUPE_* variables pass through) is not reused.
+      let counter = this.generated.size;
+      do generated = `${GENERATED_PREFIX}${++counter}`; while (ownValue(this.exported, generated) !== undefined || generated in this.env);
       this.generated.set(value, generated);
       this.env[generated] = value;
     }
@@ -113,27 +113,21 @@ export type RunCommand = (command: string, env: Record<string, string>) => Promi
 
 /**
  * `template` with its references expanded and its backtick commands run by `run` and replaced by
- * their output. When a value it references carries a secret, the commands are expanded as shell
- * code instead (that secret reaches them through their environment) and the text around them as usual.
+ * their output. The commands are those the template holds, never ones a value brings, and their
+ * references are written for the shell (ShellReferences.shellCode, without the quote rules).
  */
 export async function expandRunningCommands(template: string, scope: Record<string, string>, secrets: SecretScope, run: RunCommand): Promise<string> {
   const lookup = (name: string) => ownValue(scope, name);
-  const expanded = expandVariables(template, lookup);
-  const commands = backtickCommands(expanded);
-  if (commands.length === 0) return expanded;
-  const references = new SecretReferences(secrets.values, scope);
-  if (!references.revealedIn(template, { get: lookup })) return runBackticks(expanded, commands, scope, run);
+  const parts = backtickParts(template);
+  if (!parts.some((part) => 'command' in part)) return expandVariables(template, lookup);
   let text = '';
-  for (const part of backtickParts(template)) {
-    if ('literal' in part) text += expandVariables(part.literal, lookup);
-    else text += await run(references.shellCode(part.command, { get: lookup }, secrets.shell ?? DEFAULT_SHELL, false), references.environment());
+  for (const part of parts) {
+    if ('literal' in part) {
+      text += expandVariables(part.literal, lookup);
+    } else {
+      const references = new ShellReferences(secrets.values, scope);
+      text += await run(references.shellCode(part.command, { get: lookup }, secrets.shell ?? DEFAULT_SHELL, false), references.environment());
+    }
   }
   return text;
-}
-
-/** `text` with its backtick `commands` (backtickCommands) run in order and replaced by their output. */
-export async function runBackticks(text: string, commands: readonly string[], env: Record<string, string>, run: RunCommand): Promise<string> {
-  const outputs: string[] = [];
-  for (const command of commands) outputs.push(await run(command, env));
-  return substituteBackticks(text, outputs);
 }
