@@ -90,6 +90,26 @@ describe('param names and values on the real server', () => {
     assert.deepEqual(await created(), []);
   });
 
+  test('a fan-out item that reads like NAME=value reaches the child as its first positional param, never as a name', async () => {
+    await server.writeDag('items-parent', [
+      'steps:',
+      '  - name: fan',
+      '    call: items-child',
+      '    parallel: ["PATH=/nowhere", "a-b=1", "BASH_ENV=/tmp/x", "plain"]',
+      '---',
+      'name: items-child',
+      'steps:',
+      '  - name: show',
+      `    command: printf '%s' "item $1"`,
+    ].join('\n'));
+    const run = await server.startAndWait('items-parent');
+    assert.equal(run.statusLabel, 'succeeded', JSON.stringify(run.nodes[0]));
+    const { subRuns } = (await server.call('GET', `/dag-runs/items-parent/${run.dagRunId}/sub-dag-runs`)).body;
+    const printed = await Promise.all(subRuns.map(async (sub: any) =>
+      (await server.call('GET', `/dag-runs/items-parent/${run.dagRunId}/sub-dag-runs/${sub.dagRunId}/steps/show/log`)).body.content));
+    assert.deepEqual(printed.sort(), ['item BASH_ENV=/tmp/x', 'item PATH=/nowhere', 'item a-b=1', 'item plain']);
+  });
+
   const VALUES_DAG = [
     'shell: bash',
     'params:',
