@@ -101,7 +101,7 @@ export class ShellReferences {
     if (generated === undefined) {
       // A name of the exported environment (the server's TROUPE_* variables pass through) is not reused.
       let counter = this.generated.size;
-      do generated = `${GENERATED_PREFIX}${++counter}`; while (ownValue(this.exported, generated) !== undefined || generated in this.env);
+      do generated = `${GENERATED_PREFIX}${++counter}`; while (ownValue(this.exported, generated) !== undefined || Object.hasOwn(this.env, generated));
       this.generated.set(value, generated);
       this.env[generated] = value;
     }
