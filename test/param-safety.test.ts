@@ -138,6 +138,11 @@ describe('param names and values on the real server', () => {
     '      cat <<EOF',
     '      doc ${MSG}',
     '      EOF',
+    '  - name: quoted-doc',
+    '    script: |',
+    "      cat <<'EOF'",
+    '      ${MSG}',
+    '      EOF',
     '  - name: produce',
     `    command: printf '%s' "$MSG"`,
     '    output: OUT',
@@ -159,7 +164,9 @@ describe('param names and values on the real server', () => {
   /** The steps that print the value verbatim: where the command quoted it, and what an output carried. */
   const verbatim = (value: string): Record<string, string> => ({
     dquoted: value, inside: `text ${value} end`, squoted: `in ${value} single`, braced: value, positional: `pos ${value}`,
-    script: `script ${value}\nagain ${value}`, heredoc: `doc ${value}`, consume: `out ${value}`, guarded: 'guarded', ticked: `ticked ${value}\nlater ok ${value}`,
+    script: `script ${value}\nagain ${value}`, heredoc: `doc ${value}`,
+    // The shell never expands a quoted here-document: a value that could end it stays a reference.
+    'quoted-doc': /\n|EOF/.test(value) ? '${MSG}' : value, consume: `out ${value}`, guarded: 'guarded', ticked: `ticked ${value}\nlater ok ${value}`,
   });
 
   test('no character of a param, positional param, output or backtick value runs as shell syntax, whatever the quoting', async () => {
@@ -172,6 +179,7 @@ describe('param names and values on the real server', () => {
       '\\',
       `x\ntouch ${markers}/newline`,
       `\${IFS}$(touch\${IFS}${markers}/ifs)`,
+      'EOF',
     ];
     for (const value of attacks) {
       const run = await server.startAndWait('values-safe', { params: JSON.stringify({ MSG: value, 1: value }) });
