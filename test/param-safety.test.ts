@@ -125,6 +125,8 @@ describe('param names and values on the real server', () => {
     "    command: echo 'in ${MSG} single'",
     '  - name: braced',
     '    command: echo "${MSG}"',
+    '  - name: fallback',
+    '    command: echo "fb ${MSG:-none}"',
     '  - name: positional',
     '    command: echo "pos $1"',
     '  - name: script',
@@ -163,7 +165,7 @@ describe('param names and values on the real server', () => {
 
   /** The steps that print the value verbatim: where the command quoted it, and what an output carried. */
   const verbatim = (value: string): Record<string, string> => ({
-    dquoted: value, inside: `text ${value} end`, squoted: `in ${value} single`, braced: value, positional: `pos ${value}`,
+    dquoted: value, inside: `text ${value} end`, squoted: `in ${value} single`, braced: value, fallback: `fb ${value}`, positional: `pos ${value}`,
     script: `script ${value}\nagain ${value}`, heredoc: `doc ${value}`,
     // The shell never expands a quoted here-document: a value that could end it stays a reference.
     'quoted-doc': /\n|EOF/.test(value) ? '${MSG}' : value, consume: `out ${value}`, guarded: 'guarded', ticked: `ticked ${value}\nlater ok ${value}`,
@@ -198,7 +200,8 @@ describe('param names and values on the real server', () => {
       '  - MSG: default',
       '  - CONFIG: "{}"',
       'steps:',
-      ...['echo $MSG', 'echo "$MSG"', 'echo "text ${MSG} end"', "echo 'in ${MSG} single'", "echo '$MSG'", 'echo "${CONFIG}"', 'echo ${CONFIG.user} "${CONFIG.tags}"']
+      ...['echo $MSG', 'echo "$MSG"', 'echo "text ${MSG} end"', "echo 'in ${MSG} single'", "echo '$MSG'", 'echo "${CONFIG}"', 'echo ${CONFIG.user} "${CONFIG.tags}"',
+        'echo "day ${NOPE:-$(printf fallback)}" ${MSG:-none}']
         .flatMap((command, index) => [`  - name: s${index}`, `    command: ${JSON.stringify(command)}`]),
       '  - name: script',
       '    script: |',
@@ -209,7 +212,7 @@ describe('param names and values on the real server', () => {
     const config = JSON.stringify({ user: 'ann', tags: ['a b', 'c'] });
     const run = await server.startAndWait('values-plain', { params: JSON.stringify({ MSG: 'hello   world', CONFIG: config }) });
     assert.equal(run.statusLabel, 'succeeded', JSON.stringify(run.nodes));
-    const expected = ['hello world', 'hello   world', 'text hello   world end', 'in hello   world single', '$MSG', config, 'ann ["a b","c"]'];
+    const expected = ['hello world', 'hello   world', 'text hello   world end', 'in hello   world single', '$MSG', config, 'ann ["a b","c"]', 'day fallback hello world'];
     for (const [index, line] of expected.entries()) assert.equal(await server.stepLog('values-plain', run.dagRunId, `s${index}`), line, `s${index}`);
     assert.equal(await server.stepLog('values-plain', run.dagRunId, 'script'), 'quoted hello   world');
   });

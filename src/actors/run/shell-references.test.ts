@@ -80,3 +80,12 @@ test('backtick commands get references through their environment; a value never 
   assert.equal(await expandRunningCommands('a ${CMD} b', { CMD: '`touch x`' }, { values: [], shell: ['sh'] }, run), 'a `touch x` b');
   assert.deepEqual(ran, []);
 });
+
+test("a fallback is the definition's code: the shell runs it when the variable is unset or empty; a set variable is a reference", () => {
+  const references = new ShellReferences([], env);
+  assert.equal(references.shellCode('echo ${NOPE:-$(date +%F)} "${NOPE:-x $NAME}" ${NAME:-fb} ${1:-one}', scope, ['sh']),
+    'echo ${NOPE:-$(date +%F)} "${NOPE:-x ${NAME}}" ${NAME} ${TROUPE_VALUE_1}');
+  assert.deepEqual(references.env, { TROUPE_VALUE_1: SECRET });
+  // Inside single quotes the shell expands nothing: the fallback's value is written as a value.
+  assert.equal(new ShellReferences([], env).shellCode(`echo 'x \${NOPE:-fb} y'`, scope, ['sh']), `echo 'x '"\${TROUPE_VALUE_1}"' y'`);
+});

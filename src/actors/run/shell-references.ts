@@ -12,6 +12,9 @@ import { isPosixShell, shellSegmentAt, shellSegments, type ShellSegment } from '
 /** `$NAME` or `${NAME}`: a reference the shell can expand as it is, when NAME holds the same value. */
 const PLAIN_REFERENCE = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$/;
 
+/** `${NAME:-fallback}`: the name, and the fallback as the definition wrote it. */
+const FALLBACK_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+):-(.*)\}$/s;
+
 /** The variable a reference reads: `TOKEN` of ${TOKEN:0:4}, `CONFIG` of ${CONFIG.key}, `1` of $1. */
 const REFERENCED_NAME = /^\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)/;
 
@@ -77,6 +80,13 @@ export class ShellReferences {
 
   private reference(written: string, value: string, segment: ShellSegment, scope: ExpandScope): string {
     if (segment.context === 'literal') return this.literal(written, value, segment, scope);
+    const fallback = FALLBACK_REFERENCE.exec(written);
+    if (fallback && segment.context !== 'single') {
+      const current = scope.get(fallback[1]);
+      // The fallback is the definition's code (`${DAY:-$(date +%F)}`): the shell runs it, its own references left to it too.
+      if (current === undefined || current === '') return `\${${fallback[1]}:-${this.shellCode(fallback[2], scope, DEFAULT_SHELL, false)}}`;
+      return `\${${this.variableFor(`\${${fallback[1]}}`, value)}}`;
+    }
     const name = this.variableFor(written, value);
     // Single quotes do not expand: closed, the reference in double quotes, opened again.
     return segment.context === 'single' ? `'"\${${name}}"'` : `\${${name}}`;
