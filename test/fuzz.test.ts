@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { fuzzSeed, sendAll, type FuzzRequest } from './fuzz/harness.ts';
 import {
   HOSTILE_SEGMENTS, METHODS, PREFIX, fillPath, generatedSegment, PARAMS, heavyBodies, invalidBody, jsonBody, shapedBody,
-  paramsOf, queryString, registeredRoutes, request, type Route,
+  paramsOf, queryString, refusedParams, registeredRoutes, request, type Route,
 } from './fuzz/corpus.ts';
 import { hostileYaml, runnableSpec, structuredSpec } from './fuzz/yaml-corpus.ts';
 import { startFuzzServer, type FuzzServer } from './fuzz/fixtures.ts';
@@ -113,6 +113,21 @@ describe('fuzz: every route on the uWS carrier', () => {
       requests.push(request('GET', fillPath(route.pattern, valuesFor(fuzz, route.pattern)), '{"x":'));
     }
     await run(fuzz, requests);
+  });
+
+  test('reserved and non-variable param names: 400 bad_request on every route that takes params, never a run', async () => {
+    await fuzz.server.writeDag('fxnames', 'maxActiveRuns: -1\nsteps:\n  - "true"\n');
+    const spec = 'maxActiveRuns: -1\nsteps:\n  - "true"\n';
+    const requests = sample(refusedParams, 800, 60).flatMap((params) => [
+      request('POST', `${PREFIX}/dags/fxnames/start`, JSON.stringify({ params })),
+      request('POST', `${PREFIX}/dags/fxnames/enqueue`, JSON.stringify({ params })),
+      request('POST', `${PREFIX}/dag-runs`, JSON.stringify({ params, name: 'inlnames', spec })),
+      request('POST', `${PREFIX}/dag-runs/enqueue`, JSON.stringify({ params, name: 'inlnames', spec })),
+    ]);
+    await run(fuzz, requests, (_req, res) => (res.status === 400 && res.text.includes('"bad_request"') && res.text.includes('params refused') ? [] : ['expected 400 bad_request refusing the params']));
+    for (const name of ['fxnames', 'inlnames']) {
+      assert.equal((await fuzz.server.call('GET', `/dag-runs/${name}`)).body.dagRuns.length, 0, `${name}: a refused request records no run`);
+    }
   });
 
   test('query strings on every route that reads one', async () => {

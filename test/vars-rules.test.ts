@@ -180,8 +180,9 @@ describe('variables as Dagu evaluates them', () => {
       assert.equal(run.statusLabel, 'succeeded', JSON.stringify(run));
       assert.equal(await server.stepLog(name, run.dagRunId, 'quoted'), [
         '{"a": "x y", "b": [1, 2]}', '${J}', '$1', '{"q":"v\\"w"}', 'v"w', 'v"w', 'cost $5, `date` and \\n',
-        // Not directly between double quotes: inserted as it is, for the shell to read.
-        '{a: x', 'y, b: [1, 2]}', 'pre {a: x', 'y, b: [1, 2]}', '',
+        // Not directly between double quotes: Dagu inserts the value for the shell to read as code
+        // ('{a: x', 'y, b: [1, 2]}'); troupe leaves the reference to the shell, so the value stays a value.
+        '{"a": "x y", "b": [1, 2]}', 'pre {"a": "x y", "b": [1, 2]}', '',
       ].join('|'));
       assert.equal(await server.stepLog(name, run.dagRunId, 'onExit'), '{"a": "x y", "b": [1, 2]}|${J}|');
       assert.equal(await subStepLog(server, name, run.dagRunId, 'show'), '{"a": "x y", "b": [1, 2]}|${DOC}|x y|');

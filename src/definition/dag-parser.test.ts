@@ -128,3 +128,15 @@ test('a call of a DAG that does not exist is no problem of the definition: it fa
     ['child', ['name (line 12): duplicate local DAG "child"']],
   ]);
 });
+
+test('param defaults with a reserved name or one that is no variable name are definition errors, each named', () => {
+  for (const params of ['params:\n  - PATH: /x\n  - OK: 1\n', 'params:\n  PATH: /x\n  OK: 1\n', 'params: PATH=/x OK=1\n']) {
+    const { errors } = parseDag(`${params}steps:\n  - echo hi\n`, base);
+    assert.equal(errors.length, 1, params);
+    assert.match(errors[0], /^params\.PATH.*param name reserved/);
+  }
+  const { errors } = parseDag('params: "a-b=1 LD_PRELOAD=x --flag=y"\nsteps:\n  - echo hi\n', base);
+  assert.equal(errors.length, 2);
+  assert.match(errors[0], /^params\.a-b.*: param name not a variable name/);
+  assert.match(errors[1], /^params\.LD_PRELOAD.*: param name reserved/);
+});

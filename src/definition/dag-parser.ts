@@ -6,6 +6,7 @@ import { FieldReader, dropUndefined, isPlainMap } from './field-reader.ts';
 import { formatIssue, type Path, type SpecIssue } from './issues.ts';
 import { ROOT_KEYS, STEP_KEYS, closestKey } from './keys.ts';
 import { paramsFromText } from './params.ts';
+import { paramNameProblem } from './param-names.ts';
 import { readConditions, readContinueOn, readRepeatPolicy, readRetryPolicy } from './policies.ts';
 import { readSchedule } from './schedule.ts';
 import { readDotenv, readSecrets } from './secrets.ts';
@@ -207,7 +208,17 @@ function readMaxActiveRuns(reader: FieldReader, value: Record<string, unknown>):
   return runs ?? DAG_DEFAULTS.maxActiveRuns;
 }
 
+/** The definition's params, a refused name (param-names.ts) reported: a default is as overridable as any param. */
 function readParams(reader: FieldReader, value: unknown): ParamDef[] {
+  const params = readParamList(reader, value);
+  for (const param of params) {
+    const problem = param.name === undefined ? undefined : paramNameProblem(param.name);
+    if (problem) reader.report(['params', param.name!], `param name ${problem}`);
+  }
+  return params;
+}
+
+function readParamList(reader: FieldReader, value: unknown): ParamDef[] {
   if (value === undefined || value === null) return [];
   if (typeof value === 'string') return paramsFromText(value);
   // A map NAME: default is the list form in map order (Dagu's), each value as text.

@@ -1,12 +1,18 @@
 // Parameters: defaults from the definition, overrides from a run request, and their JSON text form.
 import { AppError, setOwn, type ParamDef } from '../core/index.ts';
 import { splitWords } from './command.ts';
+import { refuseParamNames } from './param-names.ts';
 
-const namedPattern = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s;
+/**
+ * `NAME=value`. The name is what a name could be meant to be (`a-b=1`, `BASH_FUNC_f%%=...`), so that
+ * param-names.ts refuses it by name rather than take it silently for a positional value; `1=x`,
+ * `--flag=x` and `https://x?a=b` stay positional values.
+ */
+const namedPattern = /^([A-Za-z0-9_][A-Za-z0-9_.%-]*)=(.*)$/s;
 
 function fromWord(word: string): ParamDef {
   const match = namedPattern.exec(word);
-  return match ? { name: match[1], value: match[2] } : { value: word };
+  return match && !/^[0-9]+$/.test(match[1]) ? { name: match[1], value: match[2] } : { value: word };
 }
 
 /** Parses `KEY=value KEY2="v 2" positional` text. */
@@ -14,8 +20,17 @@ export function paramsFromText(text: string): ParamDef[] {
   return splitWords(text).map(fromWord);
 }
 
-/** The params of a run request: JSON object text, JSON array text, or KEY=value text (docs/api.md). */
+/**
+ * The params of a run request: JSON object text, JSON array text, or KEY=value text (docs/api.md).
+ * A name that is not a variable name, or is reserved (param-names.ts), refuses the request.
+ */
 export function paramsFromRequest(text: string): ParamDef[] {
+  const params = parsedParams(text);
+  refuseParamNames(params.map((param) => param.name));
+  return params;
+}
+
+function parsedParams(text: string): ParamDef[] {
   const trimmed = text.trim();
   if (trimmed === '') return [];
   if (trimmed.startsWith('{') || trimmed.startsWith('[')) {

@@ -81,6 +81,34 @@ export const PARAMS = ['{"__proto__":{"x":1}}', '{"constructor":"x"}', '{"A":"a\
   'A=1 B="2', 'A=', '=1', '"', '__proto__=1', 'PATH=/nowhere', 'A=`id`', `A=${'x'.repeat(100_000)}`, '{"A":1e999}', 'x'.repeat(2000), '\u0000',
   `{"A":${'['.repeat(20_000)}${']'.repeat(20_000)}}`, `${'['.repeat(20_000)}${']'.repeat(20_000)}`];
 
+/** Param names a run must refuse (docs/api.md, Params): those that steer a shell, the loader or an interpreter, troupe's and Dagu's own. */
+const RESERVED_PARAM_NAMES = ['PATH', 'HOME', 'IFS', 'ENV', 'BASH_ENV', 'SHELLOPTS', 'BASHOPTS', 'PS4', 'PROMPT_COMMAND', 'CDPATH', 'GLOBIGNORE',
+  'LD_PRELOAD', 'LD_LIBRARY_PATH', 'DYLD_INSERT_LIBRARIES', 'NODE_OPTIONS', 'NODE_PATH', 'PYTHONPATH', 'PYTHONSTARTUP', 'PERL5OPT', 'PERL5LIB',
+  'RUBYOPT', 'JAVA_TOOL_OPTIONS', 'GIT_SSH_COMMAND', 'SHELL', 'TROUPE_HOME', 'DAG_RUN_ID', 'DAG_NAME', 'DAGU_HOME'];
+const RESERVED_PARAM_PREFIXES = ['BASH_FUNC_', 'BASH_', 'LD_', 'DYLD_', 'PYTHON', 'NODE_', 'PERL', 'GIT_', 'TROUPE_', 'DAG_', 'DAGU_', 'npm_config_'];
+
+/** A reserved name: one of the list, or a reserved family's prefix with any name characters after it. */
+const reservedParamName: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom(...RESERVED_PARAM_NAMES),
+  fc.tuple(fc.constantFrom(...RESERVED_PARAM_PREFIXES), fc.stringMatching(/^[A-Za-z0-9_]{0,12}$/)).map(([prefix, rest]) => prefix + rest),
+);
+
+/** A name that is not a variable name (and not a number, which keys a positional param). */
+const nonVariableName: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom('1abc', 'a-b', 'a.b', 'BASH_FUNC_date%%', 'a b', '', '\u0000', 'é', 'A=B', '$X', '-x'),
+  fc.string({ minLength: 1, maxLength: 16 }),
+).filter((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !/^[0-9]+$/.test(name));
+
+/** Params texts, in each request form, with at least one refused name among accepted ones. */
+export const refusedParams: fc.Arbitrary<string> = fc.oneof(
+  fc.tuple(fc.array(fc.oneof(reservedParamName, nonVariableName), { minLength: 1, maxLength: 4 }), fc.string({ maxLength: 20 }))
+    .map(([names, value]) => JSON.stringify(Object.fromEntries([['OK', 'fine'], ...names.map((name) => [name, value])]))),
+  fc.tuple(fc.array(reservedParamName, { minLength: 1, maxLength: 4 }), fc.constantFrom('x', '/tmp/x', '() { id; }', '$(id)', ''))
+    .map(([names, value]) => JSON.stringify(['OK=fine', ...names.map((name) => `${name}=${value}`), 'positional'])),
+  fc.tuple(fc.array(reservedParamName, { minLength: 1, maxLength: 4 }), fc.constantFrom('x', '/tmp/x', '"() { id; }"', '\'$(id)\''))
+    .map(([names, value]) => ['OK=fine', ...names.map((name) => `${name}=${value}`), 'positional'].join(' ')),
+);
+
 /** Bodies of the right shape whose values are the attack: they reach the engine, not only the schema. */
 export const shapedBody: fc.Arbitrary<string> = fc.record({
   params: fc.constantFrom(...PARAMS),

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import type { StepResult } from '../../core/index.ts';
 import { checkConditions } from './conditions.ts';
 
-/** Commands answer from a table: exit code and output. */
-const probe = async (command: string): Promise<StepResult> => {
-  const table: Record<string, [number, string]> = { 'test -f /x': [1, ''], 'echo prod': [0, 'prod'], 'true': [0, ''] };
+/** Commands answer from a table: exit code and output (a reference is the shell's to expand, from the env). */
+const probe = async (command: string, env: Record<string, string>): Promise<StepResult> => {
+  const table: Record<string, [number, string]> = { 'test -f /x': [1, ''], 'echo ${MODE}': [0, env.MODE ?? ''], 'true': [0, ''] };
   const [exitCode, output] = table[command] ?? [127, ''];
   return { kind: 'ok', exitCode, output, ...(exitCode ? { error: `exit status ${exitCode}` } : {}) };
 };

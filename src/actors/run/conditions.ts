@@ -6,7 +6,7 @@ import { ownValue, type Condition, type Dag, type StepDispatcher } from '../../c
 import { expandVariables } from '../../definition/index.ts';
 import { matches } from './continue-on.ts';
 import { maskText } from './masking.ts';
-import { DEFAULT_SHELL, expandRunningCommands, NO_SECRETS, SecretReferences, type SecretScope } from './secret-references.ts';
+import { DEFAULT_SHELL, expandRunningCommands, NO_SECRETS, ShellReferences, type SecretScope } from './shell-references.ts';
 import type { RunPlan } from './plan.ts';
 import { commandProbe, type ProbeCommand } from './substitution.ts';
 
@@ -39,7 +39,7 @@ async function checkCondition(condition: Condition, env: Record<string, string>,
   let holds: boolean;
   let detail: string;
   if (condition.command !== undefined || condition.expected === undefined) {
-    const references = new SecretReferences(secrets.values, env);
+    const references = new ShellReferences(secrets.values, env);
     const command = references.shellCode(condition.command ?? condition.condition ?? '', { get: lookup }, secrets.shell ?? DEFAULT_SHELL);
     const result = await probe(command, references.environment());
     holds = result.kind === 'ok' && result.exitCode === 0 && !result.error;

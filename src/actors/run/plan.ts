@@ -4,7 +4,7 @@ import { HANDLER_NODE_NAMES, ownValue, type Condition, type ContinueOn, type Dag
 import type { MailSpec } from '../../core/index.ts';
 import { dependencyNames, evaluateEnv, expandVariables, paramsRecord, splitWords, type ExpandScope } from '../../definition/index.ts';
 import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
-import { DEFAULT_SHELL, SecretReferences } from './secret-references.ts';
+import { DEFAULT_SHELL, ShellReferences } from './shell-references.ts';
 import { shebangOf } from './shell-syntax.ts';
 
 /** The interpreter of a step that no shell runs: its references are expanded to their values. */
@@ -344,9 +344,9 @@ function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scop
       return { exitCode: nodes[at]?.exitCode, stdout: plan.steps[at].stdout, stderr: plan.steps[at].stderr };
     },
   };
-  // Secrets reach the process through its environment, never its command line or script file.
-  const secretReferences = new SecretReferences(plan.secrets, env);
-  // jq, http and archive read their command and input themselves: no shell would expand a secret's reference there.
+  // Values reach a shell through its environment, never as the text of its code (shell-references.ts).
+  const shellReferences = new ShellReferences(plan.secrets, env);
+  // jq, http and archive read their command and input themselves: no shell would expand a reference there.
   const noShell = EXECUTORS_WITHOUT_SHELL.has(step.executor.type) ? NO_SHELL : undefined;
   const shell = noShell ?? step.shell ?? DEFAULT_SHELL;
   const config = step.executor.config;
@@ -355,11 +355,11 @@ function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scop
     executor: Object.keys(config).length === 0 ? step.executor : { type: step.executor.type, config: expandStrings(config, references) },
     ...(plan.services ? { services: plan.services } : {}),
     shell: step.shell,
-    command: step.command === undefined ? undefined : secretReferences.shellCode(step.command, references, shell),
-    ...(step.commands ? { commands: step.commands.map((line) => secretReferences.shellCode(line, references, shell)) } : {}),
-    script: step.script === undefined ? undefined : secretReferences.shellCode(step.script, references, noShell ?? scriptInterpreter(step)),
+    command: step.command === undefined ? undefined : shellReferences.shellCode(step.command, references, shell),
+    ...(step.commands ? { commands: step.commands.map((line) => shellReferences.shellCode(line, references, shell)) } : {}),
+    script: step.script === undefined ? undefined : shellReferences.shellCode(step.script, references, noShell ?? scriptInterpreter(step)),
     scriptPath: step.scriptPath,
-    env: secretReferences.environment(),
+    env: shellReferences.environment(),
     workingDir: step.dir,
     stdoutPath: step.stdout,
     stderrPath: step.stderr,

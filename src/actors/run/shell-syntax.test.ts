@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isPosixShell, shebangOf, shellContextAt, shellSegments, type ShellContext } from './shell-syntax.ts';
+import { isPosixShell, shebangOf, shellSegmentAt, shellSegments, type ShellContext } from './shell-syntax.ts';
 
 /** The segments as [context, text] pairs, for short assertions. */
 const cut = (code: string): Array<[ShellContext, string]> => shellSegments(code).map(({ context, text }) => [context, text]);
@@ -40,9 +40,18 @@ test('POSIX shells by name, path or through env; shebang lines as words', () => 
   assert.equal(shebangOf('echo hi'), undefined);
 });
 
-test('the context at an offset, looked up from left to right or again from the start', () => {
+test('the segment at an offset, looked up from left to right or again from the start', () => {
   const code = `a 'b' "c" # d`;
-  const contextAt = shellContextAt(shellSegments(code));
-  assert.deepEqual([0, 3, 7, 11, 12].map(contextAt), ['code', 'single', 'double', 'literal', 'literal']);
-  assert.equal(contextAt(2), 'single');
+  const segmentAt = shellSegmentAt(shellSegments(code));
+  assert.deepEqual([0, 3, 7, 11, 12].map((at) => segmentAt(at).context), ['code', 'single', 'double', 'literal', 'literal']);
+  assert.equal(segmentAt(2).context, 'single');
+});
+
+test('a here-document body knows its delimiter; a comment has none', () => {
+  const segments = shellSegments(`cat <<'END' # c\nbody\nEND\n`);
+  assert.deepEqual(segments.filter((segment) => segment.context === 'literal').map((segment) => segment.delimiter), [undefined, 'END']);
+});
+
+test("bash's $'...' is single-quoted, a backslash escaping its quote", () => {
+  assert.deepEqual(cut(`echo $'it\\'s # x' # $Y`), [['code', 'echo '], ['single', `$'it\\'s # x'`], ['code', ' '], ['literal', '# $Y']]);
 });

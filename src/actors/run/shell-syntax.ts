@@ -1,7 +1,8 @@
 // Just enough POSIX shell syntax to know how a shell will read a reference written into its code:
-// unquoted, inside double quotes (or an unquoted here-document), inside single quotes, or where it
-// never expands (a comment, a here-document with a quoted delimiter). And which interpreters are
-// POSIX shells at all. Not a parser: `$(...)` and backticks are read as the text around them.
+// unquoted, inside double quotes (or an unquoted here-document), inside single quotes (or bash's
+// `$'...'`), or where it never expands (a comment, a here-document with a quoted delimiter). And
+// which interpreters are POSIX shells at all. Not a parser: `$(...)` and backticks are read as the
+// text around them.
 import { splitWords } from '../../definition/index.ts';
 
 export type ShellContext = 'code' | 'double' | 'single' | 'literal';
@@ -9,6 +10,8 @@ export type ShellContext = 'code' | 'double' | 'single' | 'literal';
 export interface ShellSegment {
   text: string;
   context: ShellContext;
+  /** A here-document body's: the line that ends it. */
+  delimiter?: string;
 }
 
 interface HereDocument {
@@ -24,19 +27,25 @@ export function shellSegments(code: string): ShellSegment[] {
   const segments: ShellSegment[] = [];
   let start = 0;
   let context = 'code' as ShellContext;
-  const enter = (at: number, next: ShellContext) => {
+  let delimiter: string | undefined;
+  /** `ending`: the delimiter of the here-document body that begins at `at`. */
+  const enter = (at: number, next: ShellContext, ending?: string) => {
     const last = segments.at(-1);
-    if (at > start && last?.context === context) last.text += code.slice(start, at);
-    else if (at > start) segments.push({ text: code.slice(start, at), context });
+    if (at > start && last?.context === context && last.delimiter === delimiter) last.text += code.slice(start, at);
+    else if (at > start) segments.push({ text: code.slice(start, at), context, ...(delimiter !== undefined ? { delimiter } : {}) });
     start = at;
     context = next;
+    delimiter = ending;
   };
+  // Inside bash's $'...' a backslash escapes a single quote.
+  let ansi = false;
   const pending: HereDocument[] = [];
   let i = 0;
   while (i < code.length) {
     const ch = code[i];
     if (context === 'single') {
-      if (ch === "'") enter(i + 1, 'code');
+      if (ansi && ch === '\\') i++;
+      else if (ch === "'") enter(i + 1, 'code');
       i++;
     } else if (context === 'double') {
       if (ch === '\\') i += 2;
@@ -46,8 +55,13 @@ export function shellSegments(code: string): ShellSegment[] {
       }
     } else if (ch === '\\') {
       i += 2;
+    } else if (ch === '$' && code[i + 1] === "'") {
+      enter(i, 'single');
+      ansi = true;
+      i += 2;
     } else if (ch === "'" || ch === '"') {
       enter(i, ch === "'" ? 'single' : 'double');
+      ansi = false;
       i++;
     } else if (ch === '#' && (i === 0 || WORD_BREAK.test(code[i - 1]))) {
       const end = lineEnd(code, i);
@@ -71,8 +85,10 @@ export function shellSegments(code: string): ShellSegment[] {
   return segments;
 }
 
-/** The context of the character at an offset of the code `segments` were cut from. */
-export function shellContextAt(segments: readonly ShellSegment[]): (at: number) => ShellContext {
+const CODE: ShellSegment = { text: '', context: 'code' };
+
+/** The segment of the character at an offset of the code `segments` were cut from. */
+export function shellSegmentAt(segments: readonly ShellSegment[]): (at: number) => ShellSegment {
   // References are looked up from left to right: the search goes on from the last one's segment.
   let index = 0;
   let start = 0;
@@ -82,7 +98,7 @@ export function shellContextAt(segments: readonly ShellSegment[]): (at: number) 
       start += segments[index].text.length;
       index++;
     }
-    return segments[index]?.context ?? 'code';
+    return segments[index] ?? CODE;
   };
 }
 
@@ -116,10 +132,10 @@ function hereDocumentAt(code: string, at: number): { document?: HereDocument; ne
 }
 
 /** Reads the bodies of the here-documents opened on the line that ended before `at`. */
-function readBodies(code: string, at: number, documents: HereDocument[], enter: (at: number, next: ShellContext) => void): number {
+function readBodies(code: string, at: number, documents: HereDocument[], enter: (at: number, next: ShellContext, ending?: string) => void): number {
   let i = at;
   for (const document of documents) {
-    enter(i, document.quoted ? 'literal' : 'double');
+    enter(i, document.quoted ? 'literal' : 'double', document.delimiter);
     while (i < code.length) {
       const end = lineEnd(code, i);
       const line = code.slice(i, end);

@@ -3,7 +3,7 @@
 // the pool, with the variables defined so far; a command that fails refuses the run, naming it.
 import { AppError, setOwn, type ParamDef, type StepDispatcher, type StepResult } from '../../core/index.ts';
 import { mergeParams } from '../../definition/index.ts';
-import { expandRunningCommands, NO_SECRETS, type RunCommand, type SecretScope } from './secret-references.ts';
+import { expandRunningCommands, NO_SECRETS, type RunCommand, type SecretScope } from './shell-references.ts';
 
 export type { RunCommand };
 
@@ -30,7 +30,7 @@ export function commandRunner(dispatcher: StepDispatcher, workingDir: string, sh
   };
 }
 
-/** Like evaluateEnv, running the backtick commands of each value in order (secrets: secret-references.ts). */
+/** Like evaluateEnv, running the backtick commands of each value in order (secrets: shell-references.ts). */
 export async function evaluateEnvWithCommands(
   entries: Array<[string, string]>,
   base: Record<string, string>,

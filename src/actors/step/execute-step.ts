@@ -6,7 +6,7 @@ import { fromCallback } from 'xstate';
 import type { Clock, StepDispatcher, StepHandle, StepResult, StepTask } from '../../core/index.ts';
 import { checkConditions } from '../run/conditions.ts';
 import { maskResult } from '../run/masking.ts';
-import type { SecretScope } from '../run/secret-references.ts';
+import type { SecretScope } from '../run/shell-references.ts';
 import { pendingStep, stepTaskWithCommands } from '../run/plan.ts';
 import { commandProbe, commandRunner } from '../run/substitution.ts';
 import type { ExecutorInput } from './step.machine.ts';

@@ -10,7 +10,7 @@ const call = (overrides: Partial<SubDagCall> = {}): SubDagCall => ({
 
 test('items that give the same child params share one child; without params an item is $1', () => {
   const starts = childStarts(call(), {}, ['a', 'b', 'a', { k: 1 }]);
-  assert.deepEqual(starts.map(({ params, shown }) => [params, shown]), [['["a"]', 'a'], ['["b"]', 'b'], ['["{\\"k\\":1}"]', '{"k":1}']]);
+  assert.deepEqual(starts.map(({ params, shown }) => [params, shown]), [['{"1":"a"}', 'a'], ['{"1":"b"}', 'b'], ['{"1":"{\\"k\\":1}"}', '{"k":1}']]);
   const withParams = childStarts(call({ params: 'X=${ITEM}' }), {}, ['a', 'a', 'b c']);
   assert.deepEqual(withParams.map(({ params }) => params), ['X=a', 'X=b c']);
 });

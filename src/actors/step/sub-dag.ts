@@ -59,7 +59,8 @@ const succeeded = (record: RunRecord) => record.status === RunStatus.Succeeded |
  */
 function childParams(call: SubDagCall, env: Record<string, string>, item?: unknown): { params: string; shown: string } {
   const itemText = item === undefined ? undefined : typeof item === 'string' ? item : JSON.stringify(item);
-  if (call.params === undefined) return itemText === undefined ? { params: '', shown: '' } : { params: JSON.stringify([itemText]), shown: itemText };
+  // Keyed `1`, an item is positional whatever it reads like: `NAME=x` is no param name, only data.
+  if (call.params === undefined) return itemText === undefined ? { params: '', shown: '' } : { params: JSON.stringify({ 1: itemText }), shown: itemText };
   const scope = itemText === undefined ? env : { ...env, ITEM: itemText };
   const lookup = (name: string) => ownValue(scope, name);
   const text = typeof call.params === 'string'
