@@ -2,6 +2,7 @@
 import { LineCounter, parseAllDocuments, isNode, isPair, isMap, isScalar, isSeq, type Document, type Pair, type YAMLMap } from 'yaml';
 import type { Path, SpecIssue } from './issues.ts';
 import { MAX_NESTING, nestingTooDeep } from './yaml-nesting.ts';
+import { documentValue } from './yaml-values.ts';
 
 export interface YamlDocument {
   value: unknown;
@@ -47,7 +48,7 @@ export function readYaml(text: string): YamlSource {
     const duplicates = doc.errors.length === 0 ? duplicateKeys(doc, lineCounter) : [];
     issues.push(...duplicates);
     if (doc.errors.length === 0 && duplicates.length === 0) {
-      const expanded = expandAliases(doc, mayHaveAliases);
+      const expanded = documentValue(doc, mayHaveAliases);
       if ('problem' in expanded) issues.push({ path: '', line: rangeLine(doc.contents, lineCounter), message: expanded.problem });
       else value = expanded.value;
     }
@@ -77,71 +78,11 @@ function duplicateKeys(doc: Document, counter: LineCounter): SpecIssue[] {
         stack.push(pair.value);
       }
     } else if (isSeq(node)) {
-      stack.push(...node.items);
+      // One at a time: spreading a sequence of 100,000 items overflows the call stack.
+      for (const item of node.items) stack.push(item);
     }
   }
   return issues;
-}
-
-/**
- * Aliases are resolved as shared values, so that many uses of one anchor cost nothing to build;
- * what bounds a document is how far they expand. The yaml library counts alias uses against their
- * nesting (a billion laughs fails at once); a big anchor used many times is counted here, as the
- * values the definition holds once expanded, since everything downstream walks the expanded tree.
- */
-const MAX_ALIAS_COUNT = 10_000;
-const MAX_EXPANDED_VALUES = 1_000_000;
-
-function expandAliases(doc: Document, mayHaveAliases: boolean): { value: unknown } | { problem: string } {
-  let value: unknown;
-  try {
-    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-  } catch (error) {
-    if (error instanceof ReferenceError) {
-      return { problem: `too many aliases: their uses, times the aliases nested in what they name, exceed ${MAX_ALIAS_COUNT}` };
-    }
-    return { problem: `the document cannot be read: ${(error as Error).message.split('\n')[0]}` };
-  }
-  if (!mayHaveAliases) return { value };
-  const size = expandedSize(value);
-  if (size === 'cycle') return { problem: 'an alias names a node that contains it: the definition would be infinite' };
-  if (size > MAX_EXPANDED_VALUES) return { problem: `aliases expand the document to more than ${MAX_EXPANDED_VALUES} values` };
-  return { value };
-}
-
-/** Values in the tree once every alias is expanded; each shared node is measured once. */
-function expandedSize(root: unknown): number | 'cycle' {
-  const sizes = new Map<object, number>();
-  const open = new Set<object>();
-  // Its own stack: a deeply nested document must not overflow the call stack.
-  const stack: Array<{ node: object; children: unknown[]; index: number; total: number }> = [];
-  const enter = (node: unknown): number | 'cycle' | undefined => {
-    if (node === null || typeof node !== 'object') return 1;
-    const known = sizes.get(node);
-    if (known !== undefined) return known;
-    if (open.has(node)) return 'cycle';
-    open.add(node);
-    const children = node instanceof Map ? [...node.values()] : Array.isArray(node) ? node : Object.values(node);
-    stack.push({ node, children, index: 0, total: 1 });
-    return undefined;
-  };
-  let result = enter(root);
-  while (stack.length > 0) {
-    const frame = stack[stack.length - 1];
-    if (frame.index < frame.children.length) {
-      const size = enter(frame.children[frame.index++]);
-      if (size === 'cycle') return 'cycle';
-      if (size !== undefined) frame.total = Math.min(frame.total + size, Number.MAX_SAFE_INTEGER);
-      continue;
-    }
-    stack.pop();
-    open.delete(frame.node);
-    sizes.set(frame.node, frame.total);
-    result = frame.total;
-    const parent = stack[stack.length - 1];
-    if (parent) parent.total = Math.min(parent.total + frame.total, Number.MAX_SAFE_INTEGER);
-  }
-  return result ?? 1;
 }
 
 function lineOf(doc: Document, counter: LineCounter, path: Path, index: WeakMap<YAMLMap, Map<string, Pair>>): number | undefined {
