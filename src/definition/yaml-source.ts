@@ -1,5 +1,5 @@
 // YAML text -> plain values plus a way to find the line of any field path.
-import { LineCounter, parseAllDocuments, isNode, isPair, isMap, isScalar, isSeq, type Document, type Pair, type YAMLMap } from 'yaml';
+import { LineCounter, Schema, parseAllDocuments, isNode, isPair, isMap, isScalar, isSeq, type CollectionTag, type Document, type Pair, type Tags, type YAMLMap } from 'yaml';
 import type { Path, SpecIssue } from './issues.ts';
 import { MAX_NESTING, nestingTooDeep } from './yaml-nesting.ts';
 import { documentValue } from './yaml-values.ts';
@@ -24,7 +24,7 @@ export function readYaml(text: string): YamlSource {
   // Merge keys (`<<: *base`) as YAML 1.1 and Dagu's Go parser read them. The library's own check
   // of unique keys compares each key with every earlier one (a 1 MB map took minutes): keys are
   // checked below, in one pass.
-  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: false, prettyErrors: false, merge: true, logLevel: 'error' });
+  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: false, prettyErrors: false, merge: true, logLevel: 'error', customTags: linearOmap });
   const issues: SpecIssue[] = [];
   if (!Array.isArray(docs)) {
     // An empty stream: one empty document.
@@ -58,6 +58,18 @@ export function readYaml(text: string): YamlSource {
   return { documents, issues };
 }
 
+const OMAP = 'tag:yaml.org,2002:omap';
+const pairsTag = new Schema({ resolveKnownTags: true }).knownTags['tag:yaml.org,2002:pairs'] as CollectionTag;
+
+/**
+ * `!!omap` read as `!!pairs` are, keeping its tag: the library's own compares each key with every
+ * earlier one (a 1 MB ordered map took most of a minute); yaml-values.ts makes it a Map and finds
+ * a repeated key in one pass.
+ */
+function linearOmap(tags: Tags): Tags {
+  return [{ ...pairsTag, tag: OMAP }, ...tags.filter((tag) => typeof tag === 'string' || tag.tag !== OMAP)];
+}
+
 /** Keys repeated within a map, each reported at its repetition. */
 function duplicateKeys(doc: Document, counter: LineCounter): SpecIssue[] {
   const issues: SpecIssue[] = [];
@@ -71,7 +83,8 @@ function duplicateKeys(doc: Document, counter: LineCounter): SpecIssue[] {
       for (const pair of node.items) {
         const key = keyText(pair.key);
         // Merge keys may repeat; a key that is itself a collection is compared by its text.
-        if (key !== undefined && !(key === '<<' && isScalar(pair.key))) {
+        // (The library reads a merge key's value as a symbol: its text is "Symbol(<<)".)
+        if (key !== undefined && !(isScalar(pair.key) && (key === '<<' || typeof pair.key.value === 'symbol'))) {
           if (keys.has(key)) issues.push({ path: '', line: rangeLine(pair.key, counter), message: `Map keys must be unique: "${key.slice(0, 60)}" is repeated` });
           keys.add(key);
         }

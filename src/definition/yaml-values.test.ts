@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseAllDocuments, type Document } from 'yaml';
 import { documentValue } from './yaml-values.ts';
+import { readYaml } from './yaml-source.ts';
 
 const options = { uniqueKeys: false, prettyErrors: false, merge: true, logLevel: 'error' } as const;
 
@@ -61,4 +62,17 @@ test('alias bombs, cycles and unknown anchors are problems with their reason', (
   // Merging a map again and again is work even where nothing is copied.
   const merges = `m: &m {${Array.from({ length: 200 }, (_, i) => `k${i}: ${i}`).join(', ')}}\nx:\n  <<: [${Array(5_001).fill('*m').join(', ')}]\n`;
   assert.match(problemOf(merges), /aliases expand the document to more than 1000000 values/);
+});
+
+test('!!omap is a Map as the library made it, its repeated keys a problem, found in one pass', () => {
+  const { documents, issues } = readYaml('x: !!omap [a: 1, b: 2]\n');
+  assert.deepEqual(issues, []);
+  assert.deepEqual((documents[0].value as { x: unknown }).x, new Map([['a', 1], ['b', 2]]));
+  assert.deepEqual(readYaml('x: !!omap [a: 1, a: 2]\n').issues.map((issue) => issue.message), ['the document cannot be read: Ordered maps must not include duplicate keys']);
+});
+
+test('merge keys may repeat in a map, each adding what the map lacks', () => {
+  const { documents, issues } = readYaml('b: &b {x: 1}\nc: &c {x: 3, y: 2}\na:\n  <<: *b\n  <<: *c\n');
+  assert.deepEqual(issues, []);
+  assert.deepEqual((documents[0].value as { a: unknown }).a, { x: 1, y: 2 });
 });
