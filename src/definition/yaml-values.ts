@@ -4,7 +4,8 @@
 // of a second; here anchors are found in a map kept as the walk meets them, in document order, so
 // an alias names the latest anchor of its name before it, as the library and YAML have it.
 // What the library gives for each node is kept: maps become objects (a key that is a collection
-// reads as its flow text), merge keys copy what is missing, !!set and !!omap become Set and Map.
+// reads as its flow text), merge keys copy what is missing, !!set and !!omap (composed as !!pairs,
+// yaml-source.ts) become Set and Map.
 import { Document, isAlias, isMap, isPair, isScalar, isSeq, type Alias, type Pair } from 'yaml';
 
 /**
@@ -43,7 +44,11 @@ interface Anchor {
   value: unknown;
   /** The anchored node itself, and then each alias to it (the library's count). */
   uses: number;
-  /** The largest weight of an alias inside it (1 for a scalar): a use counts this many times. */
+  /**
+   * The largest weight of an alias inside it (1 for a scalar): a use counts this many times. Taken
+   * when the node is built; the library takes it at the first use, after any later uses of the
+   * aliases inside, which the expanded size bounds all the same.
+   */
   weight: number;
 }
 
