@@ -6,7 +6,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkedFetch, checkRaw, startTestServer, type TestServer } from './helpers.ts';
-import { exchange, header, type RawResponse } from './raw-http.ts';
+import { exchange, header, streamBody, type RawResponse } from './raw-http.ts';
 
 const get = (path: string, extra = '') => `GET /api/v2${path} HTTP/1.1\r\nHost: troupe\r\n${extra}\r\n`;
 const head = (path: string, extra = '') => `HEAD /api/v2${path} HTTP/1.1\r\nHost: troupe\r\n${extra}\r\n`;
@@ -135,6 +135,20 @@ for (const carrier of ['uws', 'node'] as const) {
       await assertAlive();
     });
 
+    test('a chunked body past 1 MiB: 413 error document as soon as it passes the limit, the connection closed, the rest never read', async () => {
+      // 64 MiB offered; reading it all before answering (the defect) lets the whole of it through.
+      const offered = 64 * 1024 * 1024;
+      const head = 'POST /api/v2/dags/validate HTTP/1.1\r\nHost: troupe\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n';
+      const { responses, closed, written } = await streamBody(port, head, offered);
+      assert.equal(closed, true);
+      assert.equal(responses.length, 1);
+      assertErrorDocument(responses[0], 413, 'payload_too_large');
+      await assertDocumented([['POST', '/dags/validate']], responses);
+      // What the kernel's buffers hold beyond the limit, far from all of it.
+      assert.ok(written < offered / 4, `${written} bytes of ${offered} were taken before the answer`);
+      await assertAlive();
+    });
+
     test('oversized headers: 431 (the error document on node:http) and the connection closed', async () => {
       const { responses, closed } = await exchange(port, get('/dag-runs', `X-Big: ${'a'.repeat(20_000)}\r\n`));
       assert.equal(closed, true);
@@ -164,6 +178,18 @@ describe('HTTP protocol errors on node:http', () => {
     assert.equal(responses.length, 1);
     assertErrorDocument(responses[0], 408, 'request_timeout');
     await assertDocumented([['GET', '/health']], responses);
+  });
+
+  test('a malformed chunked body (a chunk size that is no number): 400 error document and the connection closed', async () => {
+    for (const body of ['zz\r\nabc\r\n0\r\n\r\n', '5\r\n{"a":1}\r\n0\r\n\r\n', '3\r\n{}}\r\nnope\r\n']) {
+      const request = `POST /api/v2/dags/validate HTTP/1.1\r\nHost: troupe\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${body}`;
+      const { responses, closed } = await exchange(server.troupe.server.port, request);
+      assert.equal(closed, true, body);
+      assert.equal(responses.length, 1, body);
+      assertErrorDocument(responses[0], 400, 'bad_request');
+      await assertDocumented([['POST', '/dags/validate']], responses);
+    }
+    assert.equal((await server.call('GET', '/health')).status, 200);
   });
 
   test('garbage for a request line, or an HTTP/1.1 request without Host: 400 error document', async () => {

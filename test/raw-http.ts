@@ -73,6 +73,58 @@ export function exchange(port: number, request: string | Buffer, options: Exchan
 }
 
 /**
+ * A request head, then a chunked body of up to `offered` bytes written as fast as the connection
+ * takes it, until an answer comes or the connection closes; `written`: the body bytes the socket
+ * took before that.
+ */
+export function streamBody(port: number, head: string, offered: number, giveUpMs = 60_000): Promise<Exchange & { written: number }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const piece = 64 * 1024;
+    const chunk = Buffer.concat([Buffer.from(`${piece.toString(16)}\r\n`), Buffer.alloc(piece, 'x'), Buffer.from('\r\n')]);
+    let received = Buffer.alloc(0);
+    let written = 0;
+    let answered = false;
+    let finished = false;
+    const finish = (closed: boolean) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(guard);
+      socket.destroy();
+      resolve({ ...splitResponses(received, []), closed, written });
+    };
+    const guard = setTimeout(() => {
+      finished = true;
+      socket.destroy();
+      reject(new Error(`no answer after ${giveUpMs} ms, ${written} bytes written`));
+    }, giveUpMs);
+    // One chunk a turn of the event loop, so that an answer is read before the next write: a
+    // write into the connection the server closed after answering would lose the answer.
+    const pump = () => {
+      if (answered || socket.destroyed) return;
+      if (written >= offered) {
+        socket.write('0\r\n\r\n');
+        return;
+      }
+      written += piece;
+      if (socket.write(chunk)) setImmediate(pump);
+    };
+    socket.on('drain', () => setImmediate(pump));
+    socket.on('data', (data: Buffer) => {
+      received = Buffer.concat([received, data]);
+      answered ||= splitResponses(received, []).responses.length > 0;
+    });
+    socket.on('end', () => finish(true));
+    socket.on('error', () => finish(true)); // writing into a closed connection resets it
+    socket.on('close', () => finish(true));
+    socket.on('connect', () => {
+      socket.write(head);
+      pump();
+    });
+  });
+}
+
+/**
  * Responses that are complete in `bytes`: a body is framed by chunked coding, Content-Length, or
  * the end of the bytes; HEAD answers, 1xx, 204 and 304 have none.
  */

@@ -3,6 +3,7 @@
 // 400, edit 200 with errors), never a 500; ordinary specs with many aliases and merge keys work.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { startTestServer } from './helpers.ts';
 
 const laughs = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
@@ -60,4 +61,68 @@ test('an ordinary spec with 100 alias uses or 300 merge keys is valid and runs',
   }
   const details = await server.call('GET', '/dags/merges');
   assert.deepEqual(new Set(details.body.dag.steps.map((step: any) => [step.command, ...step.args].join(' '))), new Set(['echo merged']));
+});
+
+/** `count` anchors, each used once, in a list of tags: about 12 bytes each, as an adversary packs them. */
+function anchorsAndAliases(count: number): string {
+  const names = Array.from({ length: count }, (_, i) => i.toString(36));
+  return `tags: [${names.map((name) => `&${name} x,*${name}`).join(',')}]\nsteps:\n  - command: "true"\n`;
+}
+
+interface Sent { written: Promise<void>; answer: Promise<{ status: number; body: any }> }
+
+/** One request on a connection of its own, with the moment its last byte was handed to the kernel. */
+function send(port: number, method: string, path: string, payload?: unknown): Sent {
+  const body = Buffer.from(payload === undefined ? '' : JSON.stringify(payload));
+  const socket = connect(port, '127.0.0.1');
+  const head = `${method} /api/v2${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n${payload === undefined ? '' : `content-type: application/json\r\ncontent-length: ${body.length}\r\n`}\r\n`;
+  const written = new Promise<void>((resolve, reject) => socket.write(Buffer.concat([Buffer.from(head), body]), (error) => (error ? reject(error) : resolve())));
+  const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
+    let received = Buffer.alloc(0);
+    socket.on('error', reject);
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const end = received.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const headers = received.subarray(0, end).toString('latin1');
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(headers)?.[1]);
+      if (received.length < end + 4 + length) return;
+      socket.destroy();
+      resolve({ status: Number(headers.split(' ')[1]), body: JSON.parse(received.subarray(end + 4, end + 4 + length).toString('utf8')) });
+    });
+  });
+  return { written, answer };
+}
+
+test('aliases cost no more than their text, and no parse holds the event loop: /health is answered while three specs of 5,000 anchors are read', { timeout: 120_000 }, async (t) => {
+  const server = await startTestServer();
+  t.after(() => server.close());
+  const port = server.troupe.server.port;
+  const packed = anchorsAndAliases(5_000);
+  assert.ok(packed.length > 55_000 && packed.length < 64 * 1024, String(packed.length));
+
+  // Three at once, then /health once they are all sent. The parse thread reads them one after
+  // another while the event loop answers /health; a parse on the event loop answers it last.
+  const order: string[] = [];
+  const note = (label: string, sent: Sent) => sent.answer.then((answer) => { order.push(label); return answer; });
+  const sent = Array.from({ length: 3 }, () => send(port, 'POST', '/dags/validate', { spec: packed, name: 'packed' }));
+  const packedAnswers = sent.map((request, i) => note(`packed${i}`, request));
+  await Promise.all(sent.map((request) => request.written));
+  const health = await note('health', send(port, 'GET', '/health'));
+  assert.equal(health.status, 200);
+  for (const { status, body } of await Promise.all(packedAnswers)) {
+    assert.equal(status, 200);
+    assert.deepEqual(body.errors, []);
+    assert.equal(body.dag.tags.length, 10_000);
+  }
+  assert.notEqual(order.at(-1), 'health', order.join(' '));
+
+  // Near the body limit (the library's own lookup took 49 s here): read in one pass.
+  const big = anchorsAndAliases(70_000);
+  assert.ok(big.length > 850_000 && big.length < 1_000_000, String(big.length));
+  const validated = await server.call('POST', '/dags/validate', { spec: big, name: 'big' });
+  assert.equal(validated.status, 200);
+  assert.deepEqual(validated.body.errors, []);
+  assert.equal(validated.body.dag.tags.length, 140_000);
+  assert.equal((await server.call('GET', '/health')).status, 200);
 });

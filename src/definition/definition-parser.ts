@@ -1,10 +1,11 @@
 // Parses definitions without holding the event loop: a text above `OFF_THREAD_CHARS` is read on a
-// worker thread (the `yaml` library's parse costs 0.5 to 1 us per byte, most of a second near the
-// 1 MiB body limit); a smaller one is read inline, where it costs microseconds and no message.
+// worker thread (the `yaml` library's parse costs 0.5 to 2 us per byte, most of a second near the
+// 1 MiB body limit); a smaller one is read inline, where it costs a few milliseconds and no
+// message. Most DAG files are a few KiB: listings read them inline.
 import { AppError } from '../core/index.ts';
 import { finishParse, readDefinition, type DefinitionRead, type ParseOptions, type ParseResult, type ReadOptions } from './dag-parser.ts';
 
-export const OFF_THREAD_CHARS = 64 * 1024;
+export const OFF_THREAD_CHARS = 16 * 1024;
 
 /** The worker's entry file, for the pool that runs `ParseTask`s. */
 export const parseWorkerFile = new URL(import.meta.url.endsWith('.ts') ? './parse-worker.ts' : './parse-worker.js', import.meta.url);

@@ -1,7 +1,8 @@
 // YAML text -> plain values plus a way to find the line of any field path.
-import { LineCounter, parseAllDocuments, isNode, isPair, isMap, isScalar, isSeq, type Document, type Pair, type YAMLMap } from 'yaml';
+import { LineCounter, Schema, parseAllDocuments, isNode, isPair, isMap, isScalar, isSeq, type CollectionTag, type Document, type Pair, type Tags, type YAMLMap } from 'yaml';
 import type { Path, SpecIssue } from './issues.ts';
 import { MAX_NESTING, nestingTooDeep } from './yaml-nesting.ts';
+import { documentValue } from './yaml-values.ts';
 
 export interface YamlDocument {
   value: unknown;
@@ -23,7 +24,7 @@ export function readYaml(text: string): YamlSource {
   // Merge keys (`<<: *base`) as YAML 1.1 and Dagu's Go parser read them. The library's own check
   // of unique keys compares each key with every earlier one (a 1 MB map took minutes): keys are
   // checked below, in one pass.
-  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: false, prettyErrors: false, merge: true, logLevel: 'error' });
+  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: false, prettyErrors: false, merge: true, logLevel: 'error', customTags: linearOmap });
   const issues: SpecIssue[] = [];
   if (!Array.isArray(docs)) {
     // An empty stream: one empty document.
@@ -47,7 +48,7 @@ export function readYaml(text: string): YamlSource {
     const duplicates = doc.errors.length === 0 ? duplicateKeys(doc, lineCounter) : [];
     issues.push(...duplicates);
     if (doc.errors.length === 0 && duplicates.length === 0) {
-      const expanded = expandAliases(doc, mayHaveAliases);
+      const expanded = documentValue(doc, mayHaveAliases);
       if ('problem' in expanded) issues.push({ path: '', line: rangeLine(doc.contents, lineCounter), message: expanded.problem });
       else value = expanded.value;
     }
@@ -55,6 +56,18 @@ export function readYaml(text: string): YamlSource {
     return { value, lineOf: (path: Path) => lineOf(doc, lineCounter, path, pairs) };
   });
   return { documents, issues };
+}
+
+const OMAP = 'tag:yaml.org,2002:omap';
+const pairsTag = new Schema({ resolveKnownTags: true }).knownTags['tag:yaml.org,2002:pairs'] as CollectionTag;
+
+/**
+ * `!!omap` read as `!!pairs` are, keeping its tag: the library's own compares each key with every
+ * earlier one (a 1 MB ordered map took most of a minute); yaml-values.ts makes it a Map and finds
+ * a repeated key in one pass.
+ */
+function linearOmap(tags: Tags): Tags {
+  return [{ ...pairsTag, tag: OMAP }, ...tags.filter((tag) => typeof tag === 'string' || tag.tag !== OMAP)];
 }
 
 /** Keys repeated within a map, each reported at its repetition. */
@@ -70,78 +83,19 @@ function duplicateKeys(doc: Document, counter: LineCounter): SpecIssue[] {
       for (const pair of node.items) {
         const key = keyText(pair.key);
         // Merge keys may repeat; a key that is itself a collection is compared by its text.
-        if (key !== undefined && !(key === '<<' && isScalar(pair.key))) {
+        // (The library reads a merge key's value as a symbol: its text is "Symbol(<<)".)
+        if (key !== undefined && !(isScalar(pair.key) && (key === '<<' || typeof pair.key.value === 'symbol'))) {
           if (keys.has(key)) issues.push({ path: '', line: rangeLine(pair.key, counter), message: `Map keys must be unique: "${key.slice(0, 60)}" is repeated` });
           keys.add(key);
         }
         stack.push(pair.value);
       }
     } else if (isSeq(node)) {
-      stack.push(...node.items);
+      // One at a time: spreading a sequence of 100,000 items overflows the call stack.
+      for (const item of node.items) stack.push(item);
     }
   }
   return issues;
-}
-
-/**
- * Aliases are resolved as shared values, so that many uses of one anchor cost nothing to build;
- * what bounds a document is how far they expand. The yaml library counts alias uses against their
- * nesting (a billion laughs fails at once); a big anchor used many times is counted here, as the
- * values the definition holds once expanded, since everything downstream walks the expanded tree.
- */
-const MAX_ALIAS_COUNT = 10_000;
-const MAX_EXPANDED_VALUES = 1_000_000;
-
-function expandAliases(doc: Document, mayHaveAliases: boolean): { value: unknown } | { problem: string } {
-  let value: unknown;
-  try {
-    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-  } catch (error) {
-    if (error instanceof ReferenceError) {
-      return { problem: `too many aliases: their uses, times the aliases nested in what they name, exceed ${MAX_ALIAS_COUNT}` };
-    }
-    return { problem: `the document cannot be read: ${(error as Error).message.split('\n')[0]}` };
-  }
-  if (!mayHaveAliases) return { value };
-  const size = expandedSize(value);
-  if (size === 'cycle') return { problem: 'an alias names a node that contains it: the definition would be infinite' };
-  if (size > MAX_EXPANDED_VALUES) return { problem: `aliases expand the document to more than ${MAX_EXPANDED_VALUES} values` };
-  return { value };
-}
-
-/** Values in the tree once every alias is expanded; each shared node is measured once. */
-function expandedSize(root: unknown): number | 'cycle' {
-  const sizes = new Map<object, number>();
-  const open = new Set<object>();
-  // Its own stack: a deeply nested document must not overflow the call stack.
-  const stack: Array<{ node: object; children: unknown[]; index: number; total: number }> = [];
-  const enter = (node: unknown): number | 'cycle' | undefined => {
-    if (node === null || typeof node !== 'object') return 1;
-    const known = sizes.get(node);
-    if (known !== undefined) return known;
-    if (open.has(node)) return 'cycle';
-    open.add(node);
-    const children = node instanceof Map ? [...node.values()] : Array.isArray(node) ? node : Object.values(node);
-    stack.push({ node, children, index: 0, total: 1 });
-    return undefined;
-  };
-  let result = enter(root);
-  while (stack.length > 0) {
-    const frame = stack[stack.length - 1];
-    if (frame.index < frame.children.length) {
-      const size = enter(frame.children[frame.index++]);
-      if (size === 'cycle') return 'cycle';
-      if (size !== undefined) frame.total = Math.min(frame.total + size, Number.MAX_SAFE_INTEGER);
-      continue;
-    }
-    stack.pop();
-    open.delete(frame.node);
-    sizes.set(frame.node, frame.total);
-    result = frame.total;
-    const parent = stack[stack.length - 1];
-    if (parent) parent.total = Math.min(parent.total + frame.total, Number.MAX_SAFE_INTEGER);
-  }
-  return result ?? 1;
 }
 
 function lineOf(doc: Document, counter: LineCounter, path: Path, index: WeakMap<YAMLMap, Map<string, Pair>>): number | undefined {

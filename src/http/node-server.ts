@@ -14,6 +14,7 @@ import type { RunningServer } from './server.ts';
 import { listenError } from './listen-error.ts';
 import type { TlsFiles } from './tls.ts';
 import { errorText, log } from '../logging/index.ts';
+import { InFlight, unansweredAtStop } from './in-flight.ts';
 
 export interface NodeServerOptions {
   /** How long a client may take to send a request's headers (node's default is 60 s). */
@@ -33,14 +34,20 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
     // headers timeout fire up to 30 s late.
     connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(headersTimeout / 4))),
   };
+  const inFlight = new InFlight();
+  /** Per connection, the request whose body is being read: a malformed body is its to answer. */
+  const readingBody = new WeakMap<Socket, IncomingMessage>();
   const handle: RequestListener = (req, res) => {
+    res.once('close', inFlight.begin());
     const refusal = refuse(req);
     if (refusal) {
       res.shouldKeepAlive = false;
       respond(refusal);
       return;
     }
+    readingBody.set(req.socket, req);
     readBody(req).then(async (body) => {
+      if (readingBody.get(req.socket) === req) readingBody.delete(req.socket);
       const url = req.url ?? '/';
       const at = url.indexOf('?');
       if (body === 'too-large') res.shouldKeepAlive = false;
@@ -54,7 +61,10 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
           body,
           remoteAddress: req.socket.remoteAddress,
         }));
-    }, () => res.destroy()).catch((error: unknown) => {
+    }, () => {
+      // A body cut short by a protocol error was answered (answerClientError) on its connection.
+      if (!req.socket.writableEnded) res.destroy();
+    }).catch((error: unknown) => {
       // A request must not take the server down: a failure past the API's own handling is logged.
       log.error({ error: errorText(error) }, 'answering a request failed');
       res.destroy();
@@ -62,6 +72,7 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
 
     function respond(response: HttpResponse): void {
       const encoded = encodeResponse(response);
+      if (inFlight.stopping) res.shouldKeepAlive = false;
       if (!hasNoBody(encoded.status)) encoded.headers['content-length'] = String(bodyLength(encoded.body));
       res.writeHead(encoded.status, encoded.headers);
       // A HEAD answer announces the GET body's length and sends none.
@@ -72,7 +83,7 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
   server.keepAliveTimeout = 30_000;
   // Without a listener node answers an unknown Expect with a bare 417; the API ignores it, as uWS does.
   server.on('checkExpectation', (req, res) => server.emit('request', req, res));
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerClientError(error, socket));
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerClientError(error, socket, readingBody.get(socket)));
   return new Promise((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(host, port, error.code)));
     server.listen(port, host, () => {
@@ -80,10 +91,15 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
         carrier: 'node',
         scheme: options.tls ? 'https' : 'http',
         port: (server.address() as AddressInfo).port,
-        close: () => new Promise((done) => {
-          server.close(() => done());
+        // No new connection; the requests under way are answered (each closing its connection),
+        // then the connections left, idle ones, are closed.
+        close: async () => {
+          const closed = new Promise<void>((done) => server.close(() => done()));
+          const unanswered = await inFlight.stop();
+          if (unanswered > 0) log.warn(unansweredAtStop(unanswered));
           server.closeAllConnections();
-        }),
+          await closed;
+        },
       });
     });
   });
@@ -112,10 +128,13 @@ function clientErrorResponse(code: string | undefined): HttpResponse {
   }
 }
 
-function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-  // A response already under way on this connection cannot be followed by another one in the middle.
-  const busy = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (error.code === 'ECONNRESET' || !socket.writable || busy) {
+/** `reading`: the request on this connection whose body was being read when the error came. */
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket, reading: IncomingMessage | undefined): void {
+  // A response already under way on this connection cannot be followed by another one in the
+  // middle; the one not started yet of a request whose own body is malformed (a bad chunk size) is
+  // this answer.
+  const busy = (socket as Socket & { _httpMessage?: { headersSent?: boolean; req?: IncomingMessage } })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || (busy && (busy.headersSent || busy.req === undefined || busy.req !== reading))) {
     socket.destroy();
     return;
   }
@@ -135,13 +154,19 @@ function readBody(req: IncomingMessage): Promise<Buffer | undefined | 'too-large
     }
     const chunks: Buffer[] = [];
     let size = 0;
-    let refused = false;
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) refused = true;
-      else chunks.push(chunk);
-    });
-    req.once('end', () => resolve(refused ? 'too-large' : chunks.length > 0 ? Buffer.concat(chunks) : undefined));
+      chunks.push(chunk);
+      if (size <= MAX_BODY_BYTES) return;
+      // A body without Content-Length (chunked) is refused as soon as it passes the limit; the
+      // connection closes after the answer, the rest unread.
+      req.off('data', onData);
+      req.pause();
+      chunks.length = 0;
+      resolve('too-large');
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(chunks.length > 0 ? Buffer.concat(chunks) : undefined));
     req.once('error', reject);
   });
 }

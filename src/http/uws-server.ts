@@ -26,6 +26,7 @@ import type { RunningServer } from './server.ts';
 import { listenError, probeListen } from './listen-error.ts';
 import { errorText, log } from '../logging/index.ts';
 import { TlsError, type TlsFiles } from './tls.ts';
+import { InFlight, unansweredAtStop } from './in-flight.ts';
 
 type Uws = typeof import('uWebSockets.js');
 
@@ -33,12 +34,24 @@ const bodiless = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
 const conflictingLength = errorResponse(new AppError('bad_request', 'more than one Content-Length'));
 
+/** A request's lot: `aborted` once answered or gone (nothing more may be written); `done` ends its time in flight. */
+interface RequestState {
+  aborted: boolean;
+  done: () => void;
+  /** The server is stopping: the answer closes the connection. */
+  stopping: () => boolean;
+}
+
 /** `tls`: serve HTTPS with this pair (already checked by loadTls; uWS reads the files again itself). */
 export function listenUws(uws: Uws, api: Api, host: string, port: number, tls?: TlsFiles): Promise<RunningServer> {
   const app = createApp(uws, tls);
+  const inFlight = new InFlight();
   app.any('/*', (res, req) => {
-    const state = { aborted: false };
-    res.onAborted(() => { state.aborted = true; });
+    const state: RequestState = { aborted: false, done: inFlight.begin(), stopping: () => inFlight.stopping };
+    res.onAborted(() => {
+      state.aborted = true;
+      state.done();
+    });
     const method = req.getMethod().toUpperCase();
     // No prototype: a header named __proto__ is a header like any other.
     const headers: Record<string, string> = Object.create(null);
@@ -92,8 +105,11 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number, tls?: 
         carrier: 'uws',
         scheme: tls ? 'https' : 'http',
         port: uws.us_socket_local_port(socket as never),
+        // No new connection; the requests under way are answered, then every connection closed.
         close: async () => {
           uws.us_listen_socket_close(socket);
+          const unanswered = await inFlight.stop();
+          if (unanswered > 0) log.warn(unansweredAtStop(unanswered));
           app.close();
         },
       });
@@ -111,7 +127,7 @@ function createApp(uws: Uws, tls: TlsFiles | undefined): TemplatedApp {
   }
 }
 
-function answer(api: Api, raw: RawRequest, res: UwsResponse, state: { aborted: boolean }): void {
+function answer(api: Api, raw: RawRequest, res: UwsResponse, state: RequestState): void {
   api(raw).then((response) => send(res, state, response, false, raw.method === 'HEAD')).catch((error: unknown) => {
     // A request must not take the server down: a failure past the API's own handling is logged.
     log.error({ error: errorText(error) }, 'answering a request failed');
@@ -119,6 +135,7 @@ function answer(api: Api, raw: RawRequest, res: UwsResponse, state: { aborted: b
       state.aborted = true;
       res.close();
     }
+    state.done();
   });
 }
 
@@ -130,19 +147,21 @@ function answer(api: Api, raw: RawRequest, res: UwsResponse, state: { aborted: b
  * request runs (the "denying async pipelining" rule, used here on purpose); an answer given at once
  * would let it run.
  */
-function smuggling(res: UwsResponse, state: { aborted: boolean }): void {
+function smuggling(res: UwsResponse, state: RequestState): void {
   setImmediate(() => send(res, state, conflictingLength, true));
 }
 
-function send(res: UwsResponse, state: { aborted: boolean }, response: HttpResponse, close = false, head = false): void {
+function send(res: UwsResponse, state: RequestState, response: HttpResponse, close = false, head = false): void {
   if (state.aborted) return;
   const encoded = encodeResponse(response);
+  // A HEAD, 204 or 304 answer while stopping keeps its connection until the server closes them all.
+  const closing = close || state.stopping();
   res.cork(() => {
     res.writeStatus(`${encoded.status} ${STATUS_CODES[encoded.status] ?? ''}`);
     for (const [key, value] of Object.entries(encoded.headers)) res.writeHeader(key, value);
     if (close || !(head || hasNoBody(encoded.status))) {
       // Answers that close the connection (413, 400 for a smuggling attempt) always carry a body.
-      res.end(encoded.body, close);
+      res.end(encoded.body, closing);
     } else {
       // endWithoutBody(length) leaves the response pending in this uWS (HttpResponse.h internalEnd
       // marks it done only once `length` bytes are written; fixed upstream in c8da12b), and the next
@@ -154,4 +173,5 @@ function send(res: UwsResponse, state: { aborted: boolean }, response: HttpRespo
     }
   });
   state.aborted = true; // answered: nothing more may be written
+  state.done();
 }
