@@ -1,0 +1,156 @@
+// A full disk never kills the server: with the home on a small tmpfs filled to the last page, the
+// server keeps answering reads, writes it cannot store answer 507 insufficient_storage, a run
+// whose step log could not be written does not end succeeded, and once space is freed everything
+// works again in the same process, with the records from before intact. Needs root (mount).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { answerOf, waitUntil, type Answer } from './helpers.ts';
+import { exited, startCli, type CliServer } from './cli-process.ts';
+import { troupe } from './cli-run.ts';
+
+/** Writes lines enough to need pages of their own: a log that cannot be written on a full disk. */
+const TALKS = 'steps:\n  - name: talk\n    command: seq 1 3000\n  - name: after\n    command: echo done\n    depends: talk\n';
+
+function mountable(): boolean {
+  return process.getuid?.() === 0 && process.platform === 'linux';
+}
+
+/** Writes zeros to `path` until the file system has no page left. */
+function fill(path: string): void {
+  const fd = openSync(path, 'w');
+  try {
+    for (const size of [1 << 20, 1 << 16, 1 << 12, 512, 1]) {
+      const chunk = Buffer.alloc(size);
+      try {
+        for (;;) writeSync(fd, chunk);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function call(base: string, method: string, path: string, body?: unknown): Promise<Answer> {
+  return answerOf(await fetch(`${base}${path}`, {
+    method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+  }));
+}
+
+async function finalRun(base: string, name: string, dagRunId: string): Promise<any> {
+  let run: any;
+  assert.ok(await waitUntil(async () => {
+    const answer = await call(base, 'GET', `/dag-runs/${name}/${dagRunId}`);
+    run = answer.body?.dagRun;
+    return answer.status === 200 && ![0, 1, 5].includes(run.status);
+  }, 20_000), `run ${name}/${dagRunId} did not end: ${JSON.stringify(run)}`);
+  return run;
+}
+
+test('a full disk: reads answer, writes get 507, no run ends succeeded without its log, all works again once space is freed', { skip: !mountable() && 'needs root to mount a tmpfs' }, async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'troupe-full-'));
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=6m', 'tmpfs', home]);
+  let server: CliServer | undefined;
+  t.after(async () => {
+    if (server && server.child.exitCode === null && server.child.signalCode === null) {
+      server.child.kill('SIGKILL');
+      await exited(server.child);
+    }
+    execFileSync('umount', ['-l', home]);
+    await rm(home, { recursive: true, force: true });
+  });
+  await mkdir(join(home, 'dags'));
+  await writeFile(join(home, 'dags', 'talks.yaml'), TALKS);
+  server = await startCli(['--home', home, '--port', '0']);
+  const { base, child } = server;
+
+  const before = await call(base, 'POST', '/dags/talks/start', {});
+  assert.equal(before.status, 200, before.text);
+  const earlier = await finalRun(base, 'talks', before.body.dagRunId);
+  assert.equal(earlier.status, 4, JSON.stringify(earlier));
+  const earlierLog = (await call(base, 'GET', `/dag-runs/talks/${earlier.dagRunId}/steps/talk/log`)).body.content;
+  assert.match(earlierLog, /^1\n2\n3\n/);
+
+  const filler = join(home, 'filler');
+  fill(filler);
+
+  // Writes that cannot be stored say so; the server goes on.
+  const created = await call(base, 'POST', '/dags', { name: 'newdag' });
+  assert.equal(created.status, 507, created.text);
+  assert.equal(created.body.code, 'insufficient_storage');
+  assert.match(created.body.message, /full|no space/i);
+  const starts: Answer[] = [];
+  for (let i = 0; i < 3; i++) {
+    starts.push(await call(base, 'POST', '/dags/talks/start', {}));
+    await sleep(300);
+  }
+  for (const start of starts) {
+    assert.ok(start.status === 200 || start.status === 507, start.text);
+    if (start.status === 507) assert.equal(start.body.code, 'insufficient_storage', start.text);
+  }
+  // Reads answer while the disk is full.
+  assert.equal((await call(base, 'GET', '/dags')).status, 200);
+  const listed = await call(base, 'GET', '/dag-runs/talks');
+  assert.equal(listed.status, 200, listed.text);
+  assert.ok(listed.body.dagRuns.some((run: any) => run.dagRunId === earlier.dagRunId));
+  await sleep(1500);
+  assert.equal(child.exitCode, null, `the server exited: ${server.output()}`);
+  assert.equal(child.signalCode, null, `the server was killed: ${server.output()}`);
+
+  await unlink(filler);
+  // A run accepted on the full disk could not write its step log: it did not succeed as if nothing happened.
+  for (const start of starts.filter((answer) => answer.status === 200)) {
+    const run = await finalRun(base, 'talks', start.body.dagRunId);
+    assert.notEqual(run.status, 4, JSON.stringify(run));
+    assert.match(JSON.stringify(run.nodes), /log/, JSON.stringify(run));
+  }
+  // Everything works again, in the same process.
+  const again = await call(base, 'POST', '/dags', { name: 'newdag' });
+  assert.equal(again.status, 201, again.text);
+  const after = await call(base, 'POST', '/dags/talks/start', {});
+  assert.equal(after.status, 200, after.text);
+  assert.equal((await finalRun(base, 'talks', after.body.dagRunId)).status, 4);
+  assert.equal((await call(base, 'GET', `/dag-runs/talks/${after.body.dagRunId}/steps/talk/log`)).body.content, earlierLog);
+  const kept = await call(base, 'GET', `/dag-runs/talks/${earlier.dagRunId}`);
+  assert.equal(kept.body.dagRun.status, 4);
+  assert.equal((await call(base, 'GET', `/dag-runs/talks/${earlier.dagRunId}/steps/talk/log`)).body.content, earlierLog);
+  assert.equal(child.exitCode, null, server.output());
+
+  // Started on a full disk: it starts and answers reads, or refuses to start saying why; never a crash later.
+  child.kill('SIGTERM');
+  assert.equal(await exited(child), 0, server.output());
+  server = undefined;
+  fill(filler);
+  const status = await troupe(['status', 'talks', '--home', home]);
+  assert.equal(status.code, 0, status.stderr);
+  assert.match(status.stdout, new RegExp(earlier.dagRunId));
+  let full: CliServer | undefined;
+  try {
+    full = await startCli(['--home', home, '--port', '0']);
+  } catch (error) {
+    assert.match((error as Error).message, /troupe exited with 1: [\s\S]*(full|no space)/i);
+  }
+  if (full) {
+    server = full;
+    assert.equal((await call(full.base, 'GET', `/dag-runs/talks/${earlier.dagRunId}`)).body.dagRun.status, 4);
+    const refused = await call(full.base, 'POST', '/dags', { name: 'other' });
+    assert.equal(refused.status, 507, refused.text);
+    await sleep(1000);
+    assert.equal(full.child.exitCode, null, full.output());
+  }
+  await unlink(filler);
+  if (!full) server = await startCli(['--home', home, '--port', '0']);
+  const last = await call(server!.base, 'POST', '/dags/talks/start', {});
+  assert.equal(last.status, 200, last.text);
+  assert.equal((await finalRun(server!.base, 'talks', last.body.dagRunId)).status, 4);
+  assert.equal((await call(server!.base, 'GET', `/dag-runs/talks/${earlier.dagRunId}`)).body.dagRun.status, 4);
+  server!.child.kill('SIGTERM');
+  assert.equal(await exited(server!.child), 0, server!.output());
+});
