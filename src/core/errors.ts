@@ -18,7 +18,9 @@ export type ErrorCode =
   /** Not of the specification: a path served with other methods (405, with Allow). */
   | 'method_not_allowed'
   /** Not of the specification: too many failed sign-ins for a username or from an address (429, with Retry-After). */
-  | 'too_many_requests';
+  | 'too_many_requests'
+  /** Not of the specification: a write the home's file system has no room for (507); `message` says which. */
+  | 'insufficient_storage';
 
 export class AppError extends Error {
   override readonly name = 'AppError';

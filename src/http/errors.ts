@@ -22,6 +22,7 @@ const statusOf: Record<ErrorCode, number> = {
   headers_too_large: 431,
   method_not_allowed: 405,
   too_many_requests: 429,
+  insufficient_storage: 507,
 };
 
 /** Both challenges: a client may answer either with Basic credentials or with a Bearer token or key. */

@@ -46,6 +46,7 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
   headers_too_large: 'the headers exceed 16 KiB (node:http carrier)',
   method_not_allowed: 'the path is served with other methods, which the Allow header lists',
   too_many_requests: 'too many failed sign-ins for the username or from the address; Retry-After says when to try again',
+  insufficient_storage: 'the file system the write goes to is full (the message names it); nothing was changed, and the same request succeeds once space is freed',
 };
 
 /**
@@ -59,6 +60,8 @@ function commonErrors(entry: RouteEntry, doc: RouteDoc): ErrorCode[] {
   // of a username or from an address past its failed sign-ins.
   if (!entry.public) codes.push('unauthorized', 'forbidden', 'too_many_requests');
   if (doc.body) codes.push('payload_too_large');
+  // Any route that changes something writes to the home, whose file system may be full.
+  if (entry.method !== 'GET' && entry.method !== 'HEAD') codes.push('insufficient_storage');
   // An unknown node is 400; a node that fails, 502 (remote-nodes.ts).
   if (takesRemoteNode(entry.pattern)) codes.push('remote_node_error', 'bad_gateway');
   return codes;

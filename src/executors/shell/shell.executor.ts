@@ -9,6 +9,7 @@ import { LineMasker, createMasker } from '../../core/index.ts';
 import { spawner, type OutputStream, type StepProcess } from './spawner.ts';
 import { workerLog } from '../../logging/worker-log.ts';
 import { Stops } from '../stops.ts';
+import { stepLogFailure } from '../step-output.ts';
 
 const DEFAULT_SHELL = ['sh'];
 
@@ -98,7 +99,7 @@ async function execute(task: WorkerTask, argv: string[], stops: Stops): Promise<
   task.onExit?.(pid);
   // Processes left in the group after a stop still get SIGKILL when the cleanup time ends.
   if (!stopping && killTimer) clearTimeout(killTimer);
-  const { text, overflow } = await output.settled(PIPE_GRACE_MS);
+  const { text, overflow, logFailure } = await output.settled(PIPE_GRACE_MS);
   const exitCode = code ?? 128 + (osConstants.signals[signal as NodeJS.Signals] ?? 0);
   const result: StepResult = { kind: 'ok', exitCode };
   if (signal) {
@@ -109,6 +110,8 @@ async function execute(task: WorkerTask, argv: string[], stops: Stops): Promise<
   }
   if (overflow) result.error = `output exceeded maxOutputSize (${task.maxOutputSize} bytes)`;
   else if (task.captureOutput) result.output = text.trim();
+  // Output that was lost is a failure of the step, whatever its exit code: it never passes as a success.
+  if (logFailure) result.error = result.error ? `${result.error}; ${logFailure}` : logFailure;
   return result;
 }
 
@@ -123,19 +126,20 @@ export function signalGroup(pid: number, signal: string): void {
 /** A log file created on the first bytes written to it. */
 class LazyLog {
   private fd: number | undefined;
-  private failed = false;
+  /** Why output was lost: the first write that failed (a full disk); nothing is written after it. */
+  failure: string | undefined;
 
   constructor(private readonly path: string | undefined) {}
 
   write(data: string | Buffer): void {
-    if (data.length === 0 || this.failed || this.path === undefined) return;
+    if (data.length === 0 || this.failure !== undefined || this.path === undefined) return;
     try {
       this.fd ??= openCreatingDir(this.path);
       if (typeof data === 'string') writeSync(this.fd, data);
       else writeSync(this.fd, data);
     } catch (error) {
-      // The step goes on; its output is lost, and the server's log says why.
-      this.failed = true;
+      // The step goes on, and fails as it ends; its output is lost, and the server's log says why.
+      this.failure = stepLogFailure(this.path, error);
       workerLog('error', { path: this.path, error: (error as Error).message }, 'cannot write a step log');
     }
   }
@@ -172,11 +176,15 @@ class LogTargets {
   close(): void {
     for (const log of this.logs) log.close();
   }
+
+  get failure(): string | undefined {
+    return this.logs.find((log) => log.failure !== undefined)?.failure;
+  }
 }
 
 export interface Outputs {
-  /** Waits for both pipes to close, at most `graceMs`; stdout as captured so far (masked). */
-  settled(graceMs: number): Promise<{ text: string; overflow: boolean }>;
+  /** Waits for both pipes to close, at most `graceMs`; stdout as captured so far (masked), and why output was lost, if it was. */
+  settled(graceMs: number): Promise<{ text: string; overflow: boolean; logFailure?: string }>;
 }
 
 /** Forwards stdout/stderr through the masker to the log files, keeping stdout up to maxOutputSize. */
@@ -191,9 +199,10 @@ export function forwardOutputs(child: Pick<StepProcess, 'stdout' | 'stderr'>, ta
     if (keptBytes > task.maxOutputSize) overflow = true;
     else kept.push(chunk);
   };
+  const logs = [new LogTargets(task.stdoutPath, task.stdoutCopy), new LogTargets(task.stderrPath, task.stderrCopy)];
   const done = Promise.all([
-    forward(child.stdout, new LogTargets(task.stdoutPath, task.stdoutCopy), mask, task.captureOutput ? keep : undefined),
-    forward(child.stderr, new LogTargets(task.stderrPath, task.stderrCopy), mask),
+    forward(child.stdout, logs[0], mask, task.captureOutput ? keep : undefined),
+    forward(child.stderr, logs[1], mask),
   ]);
   return {
     async settled(graceMs) {
@@ -201,7 +210,8 @@ export function forwardOutputs(child: Pick<StepProcess, 'stdout' | 'stderr'>, ta
       await Promise.race([done, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
       clearTimeout(timer);
       const text = Buffer.concat(kept).toString('utf8');
-      return { text: mask ? mask(text) : text, overflow };
+      const logFailure = logs[0].failure ?? logs[1].failure;
+      return { text: mask ? mask(text) : text, overflow, ...(logFailure ? { logFailure } : {}) };
     },
   };
 }
