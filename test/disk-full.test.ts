@@ -17,6 +17,9 @@ import { troupe } from './cli-run.ts';
 /** Writes lines enough to need pages of their own: a log that cannot be written on a full disk. */
 const TALKS = 'steps:\n  - name: talk\n    command: seq 1 3000\n  - name: after\n    command: echo done\n    depends: talk\n';
 
+/** Writes its output once `go` exists: a run under way when the disk fills. */
+const waitsThenTalks = (go: string) => `steps:\n  - name: talk\n    command: while [ ! -e ${go} ]; do sleep 0.05; done; seq 1 3000\n`;
+
 function mountable(): boolean {
   return process.getuid?.() === 0 && process.platform === 'linux';
 }
@@ -38,10 +41,17 @@ function fill(path: string): void {
   }
 }
 
+/** The server being called: a request it does not answer fails with what it printed. */
+let current: CliServer | undefined;
+
 async function call(base: string, method: string, path: string, body?: unknown): Promise<Answer> {
-  return answerOf(await fetch(`${base}${path}`, {
-    method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
-  }));
+  try {
+    return answerOf(await fetch(`${base}${path}`, {
+      method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    }));
+  } catch (error) {
+    throw new Error(`${method} ${path}: ${(error as Error).message}; the server printed:\n${current?.output()}`);
+  }
 }
 
 async function finalRun(base: string, name: string, dagRunId: string): Promise<any> {
@@ -56,9 +66,11 @@ async function finalRun(base: string, name: string, dagRunId: string): Promise<a
 
 test('a full disk: reads answer, writes get 507, no run ends succeeded without its log, all works again once space is freed', { skip: !mountable() && 'needs root to mount a tmpfs' }, async (t) => {
   const home = await mkdtemp(join(tmpdir(), 'troupe-full-'));
+  const outside = await mkdtemp(join(tmpdir(), 'troupe-full-go-'));
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=6m', 'tmpfs', home]);
   let server: CliServer | undefined;
   t.after(async () => {
+    await rm(outside, { recursive: true, force: true });
     if (server && server.child.exitCode === null && server.child.signalCode === null) {
       server.child.kill('SIGKILL');
       await exited(server.child);
@@ -68,7 +80,9 @@ test('a full disk: reads answer, writes get 507, no run ends succeeded without i
   });
   await mkdir(join(home, 'dags'));
   await writeFile(join(home, 'dags', 'talks.yaml'), TALKS);
-  server = await startCli(['--home', home, '--port', '0']);
+  const go = join(outside, 'go');
+  await writeFile(join(home, 'dags', 'waits.yaml'), waitsThenTalks(go));
+  server = current = await startCli(['--home', home, '--port', '0']);
   const { base, child } = server;
 
   const before = await call(base, 'POST', '/dags/talks/start', {});
@@ -78,8 +92,14 @@ test('a full disk: reads answer, writes get 507, no run ends succeeded without i
   const earlierLog = (await call(base, 'GET', `/dag-runs/talks/${earlier.dagRunId}/steps/talk/log`)).body.content;
   assert.match(earlierLog, /^1\n2\n3\n/);
 
+  // A run under way when the disk fills: its record is stored, its output comes after.
+  const waiting = await call(base, 'POST', '/dags/waits/start', {});
+  assert.equal(waiting.status, 200, waiting.text);
+  assert.ok(await waitUntil(async () => (await call(base, 'GET', `/dag-runs/waits/${waiting.body.dagRunId}`)).body.dagRun.nodes[0].status === 1));
+
   const filler = join(home, 'filler');
   fill(filler);
+  await writeFile(go, '');
 
   // Writes that cannot be stored say so; the server goes on.
   const created = await call(base, 'POST', '/dags', { name: 'newdag' });
@@ -105,11 +125,16 @@ test('a full disk: reads answer, writes get 507, no run ends succeeded without i
   assert.equal(child.signalCode, null, `the server was killed: ${server.output()}`);
 
   await unlink(filler);
+  // The run under way could not write its output: it failed saying so, and its records written
+  // while the disk was full are stored now.
+  const lost = await finalRun(base, 'waits', waiting.body.dagRunId);
+  assert.equal(lost.status, 2, JSON.stringify(lost));
+  assert.match(lost.nodes[0].error, /^cannot write the step log \S+: ENOSPC: no space left on device/);
   // A run accepted on the full disk could not write its step log: it did not succeed as if nothing happened.
   for (const start of starts.filter((answer) => answer.status === 200)) {
     const run = await finalRun(base, 'talks', start.body.dagRunId);
     assert.notEqual(run.status, 4, JSON.stringify(run));
-    assert.match(JSON.stringify(run.nodes), /log/, JSON.stringify(run));
+    assert.match(JSON.stringify(run.nodes), /cannot write the step log/, JSON.stringify(run));
   }
   // Everything works again, in the same process.
   const again = await call(base, 'POST', '/dags', { name: 'newdag' });
@@ -123,34 +148,23 @@ test('a full disk: reads answer, writes get 507, no run ends succeeded without i
   assert.equal((await call(base, 'GET', `/dag-runs/talks/${earlier.dagRunId}/steps/talk/log`)).body.content, earlierLog);
   assert.equal(child.exitCode, null, server.output());
 
-  // Started on a full disk: it starts and answers reads, or refuses to start saying why; never a crash later.
+  // On a full disk the home's lock cannot be written: the command and the server refuse to open
+  // the home, saying why, with exit code 1 (never a crash at the first write).
   child.kill('SIGTERM');
   assert.equal(await exited(child), 0, server.output());
   server = undefined;
   fill(filler);
   const status = await troupe(['status', 'talks', '--home', home]);
-  assert.equal(status.code, 0, status.stderr);
-  assert.match(status.stdout, new RegExp(earlier.dagRunId));
-  let full: CliServer | undefined;
-  try {
-    full = await startCli(['--home', home, '--port', '0']);
-  } catch (error) {
-    assert.match((error as Error).message, /troupe exited with 1: [\s\S]*(full|no space)/i);
-  }
-  if (full) {
-    server = full;
-    assert.equal((await call(full.base, 'GET', `/dag-runs/talks/${earlier.dagRunId}`)).body.dagRun.status, 4);
-    const refused = await call(full.base, 'POST', '/dags', { name: 'other' });
-    assert.equal(refused.status, 507, refused.text);
-    await sleep(1000);
-    assert.equal(full.child.exitCode, null, full.output());
-  }
+  assert.equal(status.code, 1, status.stdout);
+  assert.match(status.stderr, /^troupe: cannot store the lock of the home: the file system of \S+ is full \(no space left\)/);
+  await assert.rejects(startCli(['--home', home, '--port', '0']), /troupe exited with 1: [\s\S]*cannot store the lock of the home: the file system of \S+ is full/);
+
   await unlink(filler);
-  if (!full) server = await startCli(['--home', home, '--port', '0']);
-  const last = await call(server!.base, 'POST', '/dags/talks/start', {});
+  server = current = await startCli(['--home', home, '--port', '0']);
+  const last = await call(server.base, 'POST', '/dags/talks/start', {});
   assert.equal(last.status, 200, last.text);
-  assert.equal((await finalRun(server!.base, 'talks', last.body.dagRunId)).status, 4);
-  assert.equal((await call(server!.base, 'GET', `/dag-runs/talks/${earlier.dagRunId}`)).body.dagRun.status, 4);
-  server!.child.kill('SIGTERM');
-  assert.equal(await exited(server!.child), 0, server!.output());
+  assert.equal((await finalRun(server.base, 'talks', last.body.dagRunId)).status, 4);
+  assert.equal((await call(server.base, 'GET', `/dag-runs/talks/${earlier.dagRunId}`)).body.dagRun.status, 4);
+  server.child.kill('SIGTERM');
+  assert.equal(await exited(server.child), 0, server.output());
 });
