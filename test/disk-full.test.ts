@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { answerOf, waitUntil, type Answer } from './helpers.ts';
+import { answerOf, checkedFetch, waitUntil, type Answer } from './helpers.ts';
 import { exited, startCli, type CliServer } from './cli-process.ts';
 import { troupe } from './cli-run.ts';
 
@@ -46,7 +46,7 @@ let current: CliServer | undefined;
 
 async function call(base: string, method: string, path: string, body?: unknown): Promise<Answer> {
   try {
-    return answerOf(await fetch(`${base}${path}`, {
+    return answerOf(await checkedFetch(`${base}${path}`, {
       method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
     }));
   } catch (error) {
