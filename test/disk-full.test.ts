@@ -113,6 +113,7 @@ test('a full disk: reads answer, writes get 507, no run ends succeeded without i
   }
   for (const start of starts) {
     assert.ok(start.status === 200 || start.status === 507, start.text);
+    if (start.status === 507) assert.match(start.body.message, /^dag-run \S+ of DAG talks was stopped as it started: cannot store the record of dag-run \S+ of DAG talks: the file system of \S+ is full \(no space left\)/);
     if (start.status === 507) assert.equal(start.body.code, 'insufficient_storage', start.text);
   }
   // Reads answer while the disk is full.
@@ -135,6 +136,12 @@ test('a full disk: reads answer, writes get 507, no run ends succeeded without i
     const run = await finalRun(base, 'talks', start.body.dagRunId);
     assert.notEqual(run.status, 4, JSON.stringify(run));
     assert.match(JSON.stringify(run.nodes), /cannot write the step log/, JSON.stringify(run));
+  }
+  // A start refused with 507 was stopped as it started: once the store can be written it is
+  // recorded aborted, never succeeded.
+  for (const start of starts.filter((answer) => answer.status === 507)) {
+    const dagRunId = /^dag-run (\S+) /.exec(start.body.message)![1];
+    assert.equal((await finalRun(base, 'talks', dagRunId)).status, 3);
   }
   // Everything works again, in the same process.
   const again = await call(base, 'POST', '/dags', { name: 'newdag' });

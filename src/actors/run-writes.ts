@@ -87,11 +87,11 @@ export class RunWrites {
     return [...this.unsaved.keys()].map((key) => key.replace('\u0000', ' '));
   }
 
-  /** Stops writing records again: the next start's recovery settles runs left unstored. */
+  /** Stops writing records again: the next start's recovery settles a run left recorded running. */
   close(): void {
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
-    if (this.unsaved.size > 0) log.error({ runs: this.unsavedRuns }, 'closing with runs whose newest record could not be stored: the next start settles them as interrupted');
+    if (this.unsaved.size > 0) log.error({ runs: this.unsavedRuns }, 'closing with runs whose newest record could not be stored: each stays as it was last stored, and the next start settles one left running as interrupted');
   }
 
   /** The run reached its final state: it is finished once its final write is durable and its log closed. */
