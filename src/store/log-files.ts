@@ -161,7 +161,9 @@ export class LogFiles implements LogStore {
     const text = `${log.lines.join('\n')}\n`;
     log.lines = [];
     try {
-      writeSync(log.fd, text);
+      // A short write (a disk filling up) is followed by one that throws: no line is lost unsaid.
+      const bytes = Buffer.from(text);
+      for (let offset = 0; offset < bytes.length;) offset += writeSync(log.fd, bytes, offset);
     } catch (error) {
       serverLog.error({ error: (error as Error).message }, 'cannot write a run log');
     }

@@ -135,8 +135,10 @@ class LazyLog {
     if (data.length === 0 || this.failure !== undefined || this.path === undefined) return;
     try {
       this.fd ??= openCreatingDir(this.path);
-      if (typeof data === 'string') writeSync(this.fd, data);
-      else writeSync(this.fd, data);
+      // A disk filling up ends a write short without an error: the rest is written again, and the
+      // write that finds no room at all throws.
+      const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+      for (let offset = 0; offset < bytes.length;) offset += writeSync(this.fd, bytes, offset);
     } catch (error) {
       // The step goes on, and fails as it ends; its output is lost, and the server's log says why.
       this.failure = stepLogFailure(this.path, error);
