@@ -60,8 +60,6 @@ function commonErrors(entry: RouteEntry, doc: RouteDoc): ErrorCode[] {
   // of a username or from an address past its failed sign-ins.
   if (!entry.public) codes.push('unauthorized', 'forbidden', 'too_many_requests');
   if (doc.body) codes.push('payload_too_large');
-  // Any route that changes something writes to the home, whose file system may be full.
-  if (entry.method !== 'GET' && entry.method !== 'HEAD') codes.push('insufficient_storage');
   // An unknown node is 400; a node that fails, 502 (remote-nodes.ts).
   if (takesRemoteNode(entry.pattern)) codes.push('remote_node_error', 'bad_gateway');
   return codes;

@@ -46,24 +46,24 @@ export function queueRoutes(router: Router): void {
       description: 'The run waits in the request\'s queue, else the DAG\'s `queue`, else the DAG\'s own queue.',
       body: EnqueueBody,
       responses: { 200: { description: 'Queued', body: DagRunIdResponse } },
-      errors: ['bad_request', 'not_found', 'max_run_reached', 'already_exists'],
+      errors: ['bad_request', 'not_found', 'max_run_reached', 'already_exists', 'insufficient_storage'],
     })
     .add('POST', '/dag-runs/enqueue', enqueueInline, { permission: 'write',
       operationId: 'enqueueDAGRunFromSpec', summary: 'Queue a run of an inline spec', tag: 'queues',
       body: InlineEnqueueBody,
       responses: { 200: { description: 'Queued', body: DagRunIdResponse } },
-      errors: ['bad_request', 'max_run_reached', 'already_exists'],
+      errors: ['bad_request', 'max_run_reached', 'already_exists', 'insufficient_storage'],
     })
     .add('GET', '/dag-runs/:name/:dagRunId/dequeue', dequeue, { permission: 'run',
       operationId: 'dequeueDAGRun', summary: 'Take a queued run out of its queue (recorded aborted)', tag: 'queues',
       responses: { 200: { description: 'Dequeued; no body' } },
-      errors: ['not_found'],
+      errors: ['not_found', 'insufficient_storage'],
     })
     .add('POST', '/dag-runs/:name/:dagRunId/reschedule', reschedule, { permission: 'run',
       operationId: 'rescheduleDAGRun', summary: 'A new run of a finished one, with its definition and params, as a singleton', tag: 'queues',
       body: RescheduleBody,
       responses: { 200: { description: 'Started, or queued when its custom queue is full', body: RescheduleResponse } },
-      errors: ['bad_request', 'not_found', 'max_run_reached', 'already_exists'],
+      errors: ['bad_request', 'not_found', 'max_run_reached', 'already_exists', 'insufficient_storage'],
     })
     .add('GET', '/queues', listQueues, { permission: 'read',
       operationId: 'listQueues', summary: 'The queues with their running and queued runs', tag: 'queues',
