@@ -20,6 +20,9 @@ const TALKS = 'steps:\n  - name: talk\n    command: seq 1 3000\n  - name: after\
 /** Writes its output once `go` exists: a run under way when the disk fills. */
 const waitsThenTalks = (go: string) => `steps:\n  - name: talk\n    command: while [ ! -e ${go} ]; do sleep 0.05; done; seq 1 3000\n`;
 
+/** Waits for `go`, printing nothing; then a script step, whose script is a file written as it starts. */
+const waitsThenScript = (go: string) => `steps:\n  - name: wait\n    command: while [ ! -e ${go} ]; do sleep 0.05; done\n  - name: script\n    depends: wait\n    script: |\n      exit 0\n`;
+
 function mountable(): boolean {
   return process.getuid?.() === 0 && process.platform === 'linux';
 }
@@ -82,6 +85,7 @@ test('a full disk: reads answer, writes get 507, no run ends succeeded without i
   await writeFile(join(home, 'dags', 'talks.yaml'), TALKS);
   const go = join(outside, 'go');
   await writeFile(join(home, 'dags', 'waits.yaml'), waitsThenTalks(go));
+  await writeFile(join(home, 'dags', 'scripted.yaml'), waitsThenScript(go));
   server = current = await startCli(['--home', home, '--port', '0']);
   const { base, child } = server;
 
@@ -96,6 +100,9 @@ test('a full disk: reads answer, writes get 507, no run ends succeeded without i
   const waiting = await call(base, 'POST', '/dags/waits/start', {});
   assert.equal(waiting.status, 200, waiting.text);
   assert.ok(await waitUntil(async () => (await call(base, 'GET', `/dag-runs/waits/${waiting.body.dagRunId}`)).body.dagRun.nodes[0].status === 1));
+  const scripted = await call(base, 'POST', '/dags/scripted/start', {});
+  assert.equal(scripted.status, 200, scripted.text);
+  assert.ok(await waitUntil(async () => (await call(base, 'GET', `/dag-runs/scripted/${scripted.body.dagRunId}`)).body.dagRun.nodes[0].status === 1));
 
   const filler = join(home, 'filler');
   fill(filler);
@@ -131,6 +138,9 @@ test('a full disk: reads answer, writes get 507, no run ends succeeded without i
   const lost = await finalRun(base, 'waits', waiting.body.dagRunId);
   assert.equal(lost.status, 2, JSON.stringify(lost));
   assert.match(lost.nodes[0].error, /^cannot write the step log \S+: ENOSPC: no space left on device/);
+  const noScript = await finalRun(base, 'scripted', scripted.body.dagRunId);
+  assert.deepEqual([noScript.status, noScript.nodes[0].status], [2, 4], JSON.stringify(noScript));
+  assert.match(noScript.nodes[1].error, /^cannot write the step's script \S+: ENOSPC: no space left on device/);
   // A run accepted on the full disk could not write its step log: it did not succeed as if nothing happened.
   for (const start of starts.filter((answer) => answer.status === 200)) {
     const run = await finalRun(base, 'talks', start.body.dagRunId);

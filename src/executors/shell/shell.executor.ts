@@ -41,7 +41,12 @@ async function commandLine(task: WorkerTask): Promise<string[]> {
   if (task.script === undefined) return [...shell, '-c', task.command ?? ''];
   // Readable by its owner alone, and made anew (a file left by a crash keeps its mode otherwise).
   await rm(task.scriptPath, { force: true });
-  await writeFile(task.scriptPath, task.script, { mode: 0o700, flag: 'wx' });
+  try {
+    await writeFile(task.scriptPath, task.script, { mode: 0o700, flag: 'wx' });
+  } catch (error) {
+    // A full disk: the step fails naming the file (the part written goes with the step's end).
+    throw new Error(`cannot write the step's script ${task.scriptPath}: ${(error as Error).message}`);
+  }
   if (task.command !== undefined) return [...shell, '-c', `${task.command} ${quote(task.scriptPath)}`];
   // A shebang chooses the interpreter unless the step set a shell (the plan leaves the DAG's out).
   if (task.script.startsWith('#!') && task.shell === undefined) return [task.scriptPath];
