@@ -6,6 +6,7 @@ import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSyn
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { isSameProcess, processStat } from './executors/index.ts';
+import { isStorageFull, storageError } from './store/index.ts';
 
 interface Holder {
   pid: number;
@@ -45,6 +46,11 @@ export class HomeLock {
       }
       try {
         writeSync(fd, `${JSON.stringify(holder)}\n`);
+      } catch (error) {
+        // An empty lock is nobody's: another process would take it over. On a full disk no process
+        // can hold the home, and the command says so instead of failing at its first write.
+        unlinkQuietly(path);
+        throw storageError(error, 'the lock of the home', dataDir);
       } finally {
         closeSync(fd);
       }
@@ -64,8 +70,23 @@ export class HomeLock {
     this.holder.url = url;
     // Written beside and renamed over: a reader never sees the lock file missing or half-written.
     const next = `${this.path}.${process.pid}`;
-    writeFileSync(next, `${JSON.stringify(this.holder)}\n`, { mode: 0o600 });
-    renameSync(next, this.path);
+    const text = `${JSON.stringify(this.holder)}\n`;
+    try {
+      writeFileSync(next, text, { mode: 0o600 });
+      renameSync(next, this.path);
+    } catch (error) {
+      unlinkQuietly(next);
+      if (!isStorageFull(error)) throw error;
+      // No room for a new file: the lock's own block, written when the lock was taken, has room
+      // for the address. A reader that meets the write half done takes the lock for unreadable, as
+      // it does one whose writer died between create and write.
+      const fd = openSync(this.path, 'r+');
+      try {
+        writeSync(fd, text, 0);
+      } finally {
+        closeSync(fd);
+      }
+    }
   }
 
   /** Gives the lock up, if it is still this process's. */

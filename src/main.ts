@@ -215,7 +215,7 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
   let server: RunningServer;
   let deps: ApiDeps & { auth: Auth };
   // Users and keys live beside the runs, in the same LMDB environment.
-  const users = new LmdbUserStore(handle.runs.environment);
+  const users = new LmdbUserStore(handle.runs.environment, config.dataDir);
   try {
     const auth = await Auth.open(config.auth ?? {}, users, config.clock);
     deps = { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, retention: handle.retention, version, startedAtMs,

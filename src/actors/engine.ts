@@ -356,6 +356,7 @@ export class Engine {
       for (const { name, dagRunId } of active) this.scheduler.send({ type: 'run.stop', name, dagRunId, at: this.clock.now() });
       await Promise.all(finished);
       this.scheduler.stop();
+      this.writes.close();
     })());
   }
 

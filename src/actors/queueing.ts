@@ -3,7 +3,7 @@
 // Decisions (which run starts, when) are the scheduler actor's; this keeps each queued run's
 // definition until it starts, and its records.
 import {
-  AppError, RunStatus, attemptId as newAttemptId, isoTime, queueNameProblem, systemTimers,
+  AppError, RunStatus, attemptId as newAttemptId, isFinalRunStatus, isoTime, queueNameProblem, systemTimers,
   type Dag, type RunRecord,
 } from '../core/index.ts';
 import { mergeParams, paramsFromRequest } from '../definition/index.ts';
@@ -183,6 +183,12 @@ export class Queueing {
     for (const { queue } of deps.queue.queues()) {
       for (const item of deps.queue.items(queue)) {
         const record = deps.runs.get(item.name, item.dagRunId);
+        // A run whose dispatch could not be stored (a full disk) was stopped as it started, and its
+        // end stored later without its item: it has run, and its item goes.
+        if (record && isFinalRunStatus(record.status)) {
+          await deps.queue.dequeue(record).catch(this.host.onStoreError);
+          continue;
+        }
         const specText = deps.runs.getSpec(item.name, item.dagRunId);
         let dag: Dag;
         try {

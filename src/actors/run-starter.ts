@@ -148,6 +148,7 @@ export class RunStarter {
     try {
       deps.logs.prepare(name, dag.logDir);
     } catch (error) {
+      if (error instanceof AppError) throw error;
       throw new AppError('internal_error', `cannot create the log directory of DAG ${name}: ${(error as Error).message}`);
     }
     const root = seed.lineage?.root ?? { name, dagRunId };
@@ -168,13 +169,23 @@ export class RunStarter {
     // The first record is durable before the caller hears the id; the actor's writes follow in order.
     // A queued run's replaces its queued one as its item leaves the queue, in one transaction.
     const saved = seed.queued ? deps.queue.dispatch(record).then(() => undefined) : deps.runs.save(record);
-    if (!seed.queued) void deps.runs.saveSpec(name, dagRunId, seed.specText);
+    // Committed with the first record (writes of a tick share a transaction): its failure is the record's.
+    if (!seed.queued) deps.runs.saveSpec(name, dagRunId, seed.specText).catch(() => undefined);
     // Subscribers hear the run start as it is admitted (its actor writes when its first step starts).
     this.host.announce(record);
     // Admitted in one step: a start's reserved slot becomes the active run, never both at once.
     scheduler.send({ type: 'run.admit', input: { record, plan, ...(unmet ? { unmet } : {}) }, reserved: seed.reservedSlot === true, queue: seed.queue });
     seed.reservedSlot = false;
-    await saved;
+    try {
+      await saved;
+    } catch (error) {
+      // Admitted already, so that its first steps start while the record commits: it is stopped
+      // and recorded aborted, written again until the store takes it (run-writes.ts). The caller
+      // hears that the run did not start.
+      scheduler.send({ type: 'run.stop', name, dagRunId, at: clock.now() });
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new AppError(error instanceof AppError ? error.code : 'internal_error', `dag-run ${dagRunId} of DAG ${name} was stopped as it started: ${reason}`);
+    }
     return { dagRunId };
   }
 }

@@ -1,6 +1,11 @@
 // The writes of active runs: one write per run per tick, in order, and when a run counts as
-// finished (its final record durable and its log closed).
-import type { LogStore, RunRecord, RunStore } from '../core/index.ts';
+// finished (its final record durable and its log closed). A write that fails (a full disk) is not
+// the end of the run's record: its newest record is written again until it is stored.
+import { isFinalRunStatus, type LogStore, type RunRecord, type RunStore } from '../core/index.ts';
+import { errorText, log } from '../logging/index.ts';
+
+/** How long a run whose record could not be stored waits before it is written again. */
+const RETRY_MS = 1000;
 
 export class RunWrites {
   /** Records waiting for this tick's write, with the nodes they changed: one macrostep's transitions become one write. */
@@ -9,6 +14,12 @@ export class RunWrites {
   private readonly lastWrite = new Map<string, Promise<void>>();
   private readonly finishing = new Map<string, Promise<void>>();
   private readonly waiters = new Map<string, Array<() => void>>();
+  /** Each run's newest record handed to the store, while the run is active or its record unstored. */
+  private readonly newest = new Map<string, RunRecord>();
+  /** Runs whose newest record is not stored, with the number of the failure that left it so. */
+  private readonly unsaved = new Map<string, number>();
+  private failures = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly runs: RunStore,
@@ -31,8 +42,56 @@ export class RunWrites {
     queueMicrotask(() => {
       const latest = this.unwritten.get(key)!;
       this.unwritten.delete(key);
-      this.lastWrite.set(key, this.runs.save(latest.record, latest.changed).catch(this.onStoreError));
+      this.lastWrite.set(key, this.write(key, latest.record, latest.changed));
     });
+  }
+
+  /**
+   * Settles when the record is stored or could not be. The store makes every write issued after
+   * a failure whole (LmdbRunStore.committing), so one issued after it that commits is the run's
+   * whole newest record: the run is stored again.
+   */
+  private write(key: string, record: RunRecord, changed?: Iterable<number>): Promise<void> {
+    this.newest.set(key, record);
+    const issuedAfter = this.failures;
+    return this.runs.save(record, changed).then(() => {
+      const failure = this.unsaved.get(key);
+      if (failure !== undefined && failure <= issuedAfter) {
+        this.unsaved.delete(key);
+        log.info({ dag: record.name, dagRunId: record.dagRunId }, 'the record of the run is stored again');
+      }
+      if (isFinalRunStatus(record.status) && this.newest.get(key) === record && !this.unsaved.has(key)) this.newest.delete(key);
+    }, (error: unknown) => {
+      if (!this.unsaved.has(key)) {
+        this.onStoreError(error);
+        log.warn({ dag: record.name, dagRunId: record.dagRunId, error: errorText(error) }, `the record of the run is written again every ${RETRY_MS / 1000} s until it is stored`);
+      }
+      this.unsaved.set(key, ++this.failures);
+      this.retryTimer ??= setTimeout(() => this.retry(), RETRY_MS).unref();
+    });
+  }
+
+  /** Writes the newest record of each run that is not stored, once more. */
+  private retry(): void {
+    this.retryTimer = undefined;
+    for (const key of this.unsaved.keys()) {
+      const record = this.newest.get(key);
+      // A run still writing has its next write queued: that one is the retry.
+      if (!record || this.unwritten.has(key)) continue;
+      void this.write(key, record);
+    }
+  }
+
+  /** The runs whose newest record is not stored (a full disk), as `name dagRunId`. */
+  get unsavedRuns(): string[] {
+    return [...this.unsaved.keys()].map((key) => key.replace('\u0000', ' '));
+  }
+
+  /** Stops writing records again: the next start's recovery settles a run left recorded running. */
+  close(): void {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    if (this.unsaved.size > 0) log.error({ runs: this.unsavedRuns }, 'closing with runs whose newest record could not be stored: each stays as it was last stored, and the next start settles one left running as interrupted');
   }
 
   /** The run reached its final state: it is finished once its final write is durable and its log closed. */

@@ -20,7 +20,9 @@ export type ErrorCode =
   /** Not of the specification: too many failed sign-ins for a username or from an address (429, with Retry-After). */
   | 'too_many_requests'
   /** Not of the specification: a request body that is not JSON (415): a form or text a browser may send from another site. */
-  | 'unsupported_media_type';
+  | 'unsupported_media_type'
+  /** Not of the specification: a write the home's file system has no room for (507); `message` says which. */
+  | 'insufficient_storage';
 
 export class AppError extends Error {
   override readonly name = 'AppError';

@@ -8,6 +8,7 @@ import { threadId } from 'node:worker_threads';
 import type { StepResult, StepTask } from '../core/index.ts';
 import { WATCH_LIST_FD, type ControlMessage, type ControlPort, type HostReply, type HostRequest } from './protocol.ts';
 import { StepRegistry, stepLabel } from './step-registry.ts';
+import { workerLog } from '../logging/worker-log.ts';
 
 const hostFile = new URL(import.meta.url.endsWith('.ts') ? './step-host.ts' : './step-host.js', import.meta.url);
 
@@ -54,12 +55,24 @@ export class HostClient {
 
   /** The host stops this group if the server disappears while it runs; the next server, if it still runs then. */
   watch(pid: number, task: StepTask): void {
-    this.registry.add(pid, stepLabel(task.env));
+    this.record(() => this.registry.add(pid, stepLabel(task.env)));
   }
 
   /** The group ended. */
   unwatch(pid: number): void {
-    this.registry.remove(pid);
+    this.record(() => this.registry.remove(pid));
+  }
+
+  /**
+   * A registry write that fails (a full disk) leaves the step running, unwatched: were the server
+   * to crash meanwhile, the step would go on alone. It is the step's safety net, not the step.
+   */
+  private record(write: () => void): void {
+    try {
+      write();
+    } catch (error) {
+      workerLog('warn', { error: (error as Error).message }, 'cannot record a step\'s process group in the step registry: it is not stopped if the server crashes');
+    }
   }
 
   /** Sends once the host listens; messages keep their order. A host that died gets nothing. */
@@ -96,14 +109,14 @@ export class HostClient {
       }
       if (reply.type === 'spawned') {
         this.groups.set(reply.id, reply.pid);
-        this.registry.add(reply.pid, this.labels.get(reply.id) ?? '');
+        this.record(() => this.registry.add(reply.pid, this.labels.get(reply.id) ?? ''));
         return;
       }
       const resolve = this.pending.get(reply.id);
       this.pending.delete(reply.id);
       this.labels.delete(reply.id);
       const pid = this.groups.get(reply.id);
-      if (pid !== undefined) this.registry.remove(pid);
+      if (pid !== undefined) this.record(() => this.registry.remove(pid));
       this.groups.delete(reply.id);
       resolve?.(reply.result);
     });
@@ -118,7 +131,7 @@ export class HostClient {
         } catch {
           // already gone
         }
-        this.registry.remove(pid);
+        this.record(() => this.registry.remove(pid));
       }
       this.groups.clear();
       for (const [id, resolve] of this.pending) {

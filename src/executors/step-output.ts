@@ -12,6 +12,8 @@ import { workerLog } from '../logging/worker-log.ts';
 class LogStream {
   private queue: Promise<void> = Promise.resolve();
   private readonly masker: LineMasker | undefined;
+  /** Why output was lost, if it was (a full disk). */
+  failure: string | undefined;
 
   constructor(private readonly paths: Array<string | undefined>, mask: ((text: string) => string) | undefined) {
     this.masker = mask ? new LineMasker(mask) : undefined;
@@ -28,13 +30,25 @@ class LogStream {
 
   private append(text: string): void {
     if (text === '') return;
-    this.queue = this.queue.then(() => appendToLogs(this.paths, text));
+    this.queue = this.queue.then(async () => {
+      const failure = await appendToLogs(this.paths, text);
+      this.failure ??= failure;
+    });
   }
 }
 
-/** Appends `text` to each log file named (the step's log and its copy); one that cannot be written is logged, and the step goes on. */
-export async function appendToLogs(paths: Array<string | undefined>, text: string): Promise<void> {
-  if (text === '') return;
+/** The step's error when its output could not be written to `path`. */
+export function stepLogFailure(path: string, error: unknown): string {
+  return `cannot write the step log ${path}: ${(error as Error).message}`;
+}
+
+/**
+ * Appends `text` to each log file named (the step's log and its copy); one that cannot be written
+ * is logged, and the step goes on. Resolves with why output was lost, if it was.
+ */
+export async function appendToLogs(paths: Array<string | undefined>, text: string): Promise<string | undefined> {
+  if (text === '') return undefined;
+  let failure: string | undefined;
   for (const path of paths) {
     if (path === undefined) continue;
     try {
@@ -43,9 +57,11 @@ export async function appendToLogs(paths: Array<string | undefined>, text: strin
       await appendFile(path, text);
     } catch (error) {
       // The step goes on; its output is lost, and the server's log says why.
+      failure ??= stepLogFailure(path, error);
       workerLog('error', { path: path, error: (error as Error).message }, 'cannot write a step log');
     }
   }
+  return failure;
 }
 
 export class StepOutput {
@@ -116,6 +132,9 @@ export class StepOutput {
     if (error !== undefined) result.error = error;
     if (this.overflow) result.error = `output exceeded maxOutputSize (${this.task.maxOutputSize} bytes)`;
     else if (this.task.captureOutput) result.output = this.mask(Buffer.concat(this.kept).toString('utf8')).trim();
+    // Output that was lost fails the step, whatever else it did.
+    const lost = this.out.failure ?? this.err.failure;
+    if (lost) result.error = result.error ? `${result.error}; ${lost}` : lost;
     return result;
   }
 

@@ -91,14 +91,21 @@ export class StepRegistry {
   get descriptor(): number {
     if (this.fd === undefined) {
       const path = join(this.dir ?? this.tempDir, this.fileName);
-      this.fd = openSync(path, this.dir ? 'w+' : 'wx+', 0o600);
+      const fd = openSync(path, this.dir ? 'w+' : 'wx+', 0o600);
       if (!this.dir) unlinkSync(path);
       const header = Buffer.alloc(HEADER_BYTES);
       header.write(MAGIC, 0, 'latin1');
       header.writeInt32LE(process.pid, 16);
       header.writeDoubleLE(processStat(process.pid)?.startTime ?? NaN, 24);
       header.write(bootId(), 32, 'latin1');
-      writeSync(this.fd, header, 0, HEADER_BYTES, 0);
+      try {
+        writeSync(fd, header, 0, HEADER_BYTES, 0);
+      } catch (error) {
+        // A full disk: the next step opens the file anew, rather than fill slots no reader trusts.
+        closeSync(fd);
+        throw error;
+      }
+      this.fd = fd;
     }
     return this.fd;
   }

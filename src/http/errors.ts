@@ -23,6 +23,7 @@ const statusOf: Record<ErrorCode, number> = {
   method_not_allowed: 405,
   too_many_requests: 429,
   unsupported_media_type: 415,
+  insufficient_storage: 507,
 };
 
 /** Both challenges: a client may answer either with Basic credentials or with a Bearer token or key. */

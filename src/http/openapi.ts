@@ -48,6 +48,7 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
   method_not_allowed: 'the path is served with other methods, which the Allow header lists',
   too_many_requests: 'too many failed sign-ins for the username or from the address; Retry-After says when to try again',
   unsupported_media_type: 'a request signed in by the session cookie has a Content-Type other than JSON (application/json or */*+json)',
+  insufficient_storage: 'the file system the write goes to is full (the message names it); nothing was changed, and the same request succeeds once space is freed',
 };
 
 /**

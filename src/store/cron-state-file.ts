@@ -34,8 +34,9 @@ export class CronStateFile implements CronStateStore {
     const text = JSON.stringify(state);
     const next = this.tail.then(async () => {
       const temp = `${this.path}.${process.pid}.${randomUUID()}.tmp`;
-      await writeFile(temp, text, { encoding: 'utf8', mode: 0o600 });
       try {
+        // A write the disk had no room for leaves part of the file: it is removed all the same.
+        await writeFile(temp, text, { encoding: 'utf8', mode: 0o600 });
         await rename(temp, this.path);
       } catch (error) {
         await unlink(temp).catch(() => undefined);

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { AppError, isValidDagName, type DagFile, type DagStore } from '../core/index.ts';
 import { KeyedLock } from './keyed-lock.ts';
+import { storageError } from './storage-full.ts';
 
 const extensions = ['.yaml', '.yml'];
 
@@ -70,13 +71,14 @@ export class DagFiles implements DagStore {
       // Write beside the target and rename over it: a reader never sees half a file. The name is
       // unique, so that writers in other processes (or a hand edit) never share it.
       const temp = `${target}.${process.pid}.${randomUUID()}.tmp`;
-      await writeFile(temp, text, 'utf8');
       try {
+        // A write the disk had no room for leaves part of the file: it is removed with the rest.
+        await writeFile(temp, text, 'utf8');
         if (mode === 'create') await link(temp, target);
         else await rename(temp, target);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new AppError('already_exists', `DAG ${fileName} already exists`);
-        throw error;
+        throw storageError(error, `DAG ${fileName}`, this.dir);
       } finally {
         await unlink(temp).catch(() => undefined);
       }
@@ -107,7 +109,7 @@ export class DagFiles implements DagStore {
         if (code === 'EEXIST') throw new AppError('already_exists', `DAG ${to} already exists`);
         // Removed by hand between the check and the link.
         if (code === 'ENOENT') throw new AppError('not_found', `DAG ${from} not found`);
-        throw error;
+        throw storageError(error, `DAG ${to}`, this.dir);
       }
       await unlink(source).catch((error: NodeJS.ErrnoException) => {
         if (error.code !== 'ENOENT') throw error;

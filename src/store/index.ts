@@ -5,3 +5,4 @@ export { RunHistory } from './run-history.ts';
 export { LmdbQueueStore } from './lmdb-queue-store.ts';
 export { CronStateFile } from './cron-state-file.ts';
 export { LmdbUserStore } from './lmdb-user-store.ts';
+export { isStorageFull, storageError } from './storage-full.ts';

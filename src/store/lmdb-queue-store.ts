@@ -6,6 +6,7 @@ import {
   type QueueItem, type QueueStore, type QueueSummary, type RunRecord,
 } from '../core/index.ts';
 import { keys } from './keys.ts';
+import { alongside } from './storage-full.ts';
 import { runKey, type LmdbRunStore } from './lmdb-run-store.ts';
 
 type Key = Array<string | number>;
@@ -60,9 +61,9 @@ export class LmdbQueueStore implements QueueStore {
     });
     this.add(item);
     return this.runs.saveAlongside(record, () => {
-      void this.meta.put(keys.queueSequence(), seq);
-      void this.stored.put(keys.queueItem(queue, seq), item);
-      void this.itemOf.put(keys.queueItemOf(name, dagRunId), [queue, seq]);
+      alongside(this.meta.put(keys.queueSequence(), seq));
+      alongside(this.stored.put(keys.queueItem(queue, seq), item));
+      alongside(this.itemOf.put(keys.queueItemOf(name, dagRunId), [queue, seq]));
     }, request.spec).then(() => item, (error: unknown) => {
       this.drop(item);
       throw error;
@@ -97,8 +98,8 @@ export class LmdbQueueStore implements QueueStore {
     }
     this.drop(item);
     return this.runs.saveAlongside(record, () => {
-      void this.stored.remove(keys.queueItem(item.queue, item.seq));
-      void this.itemOf.remove(keys.queueItemOf(name, dagRunId));
+      alongside(this.stored.remove(keys.queueItem(item.queue, item.seq)));
+      alongside(this.itemOf.remove(keys.queueItemOf(name, dagRunId)));
     }).then(() => item, (error: unknown) => {
       this.add(item);
       throw error;

@@ -6,6 +6,8 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { RunStatus, dagRunIdProblem, isFinalRunStatus, isValidDagName, type NodeRecord, type ListPosition, type RunFilter, type RunRecord, type RunStore, type RunSummaryRow, type StepView, type SummaryPage } from '../core/index.ts';
 import { keys } from './keys.ts';
 import { listSummaries } from './run-listing.ts';
+import { alongside, letCommitFailuresPass, lmdbWrite, storageError } from './storage-full.ts';
+import { errorText, log } from '../logging/index.ts';
 
 type Key = Array<string | number>;
 type StoredRun = Omit<RunRecord, 'nodes'> & { nodeCount: number };
@@ -34,6 +36,8 @@ const PROBE_FRESH_MS = 5_000;
  * on a key over 1978 bytes, and a request may name anything.
  */
 const couldExist = (name: string, dagRunId?: string) => isValidDagName(name) && (dagRunId === undefined || dagRunIdProblem(dagRunId) === undefined);
+
+const recordOf = (record: RunRecord) => `the record of dag-run ${record.dagRunId} of DAG ${record.name}`;
 
 /** A run's key in the in-memory maps (here and in the queue store). */
 export const runKey = (name: string, dagRunId: string) => `${name}\u0000${dagRunId}`;
@@ -87,7 +91,8 @@ export class LmdbRunStore implements RunStore {
   private lastProbe: { at: number; error?: Error } | undefined;
   private readonly probeTimer: NodeJS.Timeout;
 
-  constructor(path: string) {
+  constructor(private readonly path: string) {
+    letCommitFailuresPass(path, (error) => log.error({ error: errorText(error) }, 'a write could not be stored: the disk is full'));
     this.root = open({ path, maxDbs: 32 });
     this.runs = this.root.openDB({ name: 'runs' });
     this.nodes = this.root.openDB({ name: 'run-nodes' });
@@ -192,7 +197,7 @@ export class LmdbRunStore implements RunStore {
     }
     // Puts issued in the same tick commit in one transaction, in call order: a reader never sees
     // half a transition, and the index never names a missing run.
-    return this.track(this.putRecord(record, previous, changedNodes)).then(() => this.remember(id, record));
+    return this.committing(this.putRecord(record, previous, changedNodes), recordOf(record)).then(() => this.remember(id, record));
   }
 
   private commitOnMainThread(id: string, record: RunRecord, previous: RunRecord | undefined, changedNodes: Iterable<number> | undefined): Promise<void> {
@@ -200,7 +205,8 @@ export class LmdbRunStore implements RunStore {
     try {
       this.root.transactionSync(() => void this.putRecord(record, previous, changedNodes));
     } catch (error) {
-      return Promise.reject(error);
+      this.issued.clear();
+      return Promise.reject(storageError(error, recordOf(record), this.path));
     }
     const ms = Math.min(performance.now() - started, 3 * MAIN_THREAD_COMMIT_MAX_MS);
     this.mainThreadCommitMs = this.mainThreadCommitMs * 0.9 + ms * 0.1;
@@ -221,23 +227,34 @@ export class LmdbRunStore implements RunStore {
       const node = record.nodes[index];
       if (previous?.nodes[index] === node) continue;
       const { step: _step, ...stored } = node;
-      void this.nodes.put(keys.node(record.name, record.dagRunId, index), stored);
+      alongside(this.nodes.put(keys.node(record.name, record.dagRunId, index), stored));
     }
     if (!previous) {
-      void this.stepViews.put(keys.run(record.name, record.dagRunId), record.nodes.map((node) => node.step));
-      void this.byTime.put(keys.byTime(record.createdAtMs, record.name, record.dagRunId), null);
-      void this.byName.put(keys.byName(record.name, record.createdAtMs, record.dagRunId), null);
+      alongside(this.stepViews.put(keys.run(record.name, record.dagRunId), record.nodes.map((node) => node.step)));
+      alongside(this.byTime.put(keys.byTime(record.createdAtMs, record.name, record.dagRunId), null));
+      alongside(this.byName.put(keys.byName(record.name, record.createdAtMs, record.dagRunId), null));
     }
     // Without the previous record at hand (the run's first write, or one that left the cache) the
     // stored row tells the status its index row has; the first write finds none.
     // A row put again is harmless; one missing would hide the run from its status's listing.
     if (previous?.status !== record.status) {
       const before = previous ?? this.runs.get(keys.run(record.name, record.dagRunId));
-      if (before && before.status !== record.status) void this.byStatus.remove(keys.byStatus(before.status, before.createdAtMs, record.name, record.dagRunId));
-      void this.byStatus.put(keys.byStatus(record.status, record.createdAtMs, record.name, record.dagRunId), null);
+      if (before && before.status !== record.status) alongside(this.byStatus.remove(keys.byStatus(before.status, before.createdAtMs, record.name, record.dagRunId)));
+      alongside(this.byStatus.put(keys.byStatus(record.status, record.createdAtMs, record.name, record.dagRunId), null));
     }
     const { nodes, ...summary } = record;
     return this.runs.put(keys.run(record.name, record.dagRunId), { ...summary, nodeCount: nodes.length });
+  }
+
+  /**
+   * A write handed to the writer thread. One that fails (a full disk) makes every later write of a
+   * run whole: writes issued since compared their nodes with records that were never stored.
+   */
+  private committing<T>(write: Promise<T>, what: string): Promise<T> {
+    return this.track(lmdbWrite(write, what, this.path).catch((error: unknown) => {
+      this.issued.clear();
+      throw error;
+    }));
   }
 
   /** Counts a write while the writer thread has it: a final record commits here only with none. */
@@ -273,18 +290,18 @@ export class LmdbRunStore implements RunStore {
    * write (never on the main thread ahead of earlier writes). The caller has decided and made sure
    * the record encodes: nothing is checked here.
    */
-  saveAlongside(record: RunRecord, alongside: () => void, spec?: string): Promise<void> {
+  saveAlongside(record: RunRecord, writeAlongside: () => void, spec?: string): Promise<void> {
     const id = runKey(record.name, record.dagRunId);
     const previous = this.issued.get(id);
     setNewest(this.issued, id, record, ISSUED_CACHE_SIZE);
     const written = this.putRecord(record, previous, undefined);
-    alongside();
-    if (spec !== undefined) void this.specs.put(keys.spec(record.name, record.dagRunId), spec);
-    return this.track(written).then(() => this.remember(id, record));
+    writeAlongside();
+    if (spec !== undefined) alongside(this.specs.put(keys.spec(record.name, record.dagRunId), spec));
+    return this.committing(written, recordOf(record)).then(() => this.remember(id, record));
   }
 
   saveSpec(name: string, dagRunId: string, spec: string): Promise<void> {
-    return this.track(this.specs.put(keys.spec(name, dagRunId), spec)).then(() => undefined);
+    return this.committing(this.specs.put(keys.spec(name, dagRunId), spec), `the definition of dag-run ${dagRunId} of DAG ${name}`).then(() => undefined);
   }
 
   getSpec(name: string, dagRunId: string): string | undefined {
@@ -349,13 +366,13 @@ export class LmdbRunStore implements RunStore {
     if (!record || !isFinalRunStatus(record.status)) return Promise.resolve(false);
     // A write issued after this one finds nothing to compare with, so it writes the run whole.
     this.issued.delete(id);
-    for (const key of this.nodes.getKeys(keys.allNodesOf(name, dagRunId))) void this.nodes.remove(key);
-    void this.stepViews.remove(keys.run(name, dagRunId));
-    void this.specs.remove(keys.spec(name, dagRunId));
-    void this.byTime.remove(keys.byTime(record.createdAtMs, name, dagRunId));
-    void this.byName.remove(keys.byName(name, record.createdAtMs, dagRunId));
-    void this.byStatus.remove(keys.byStatus(record.status, record.createdAtMs, name, dagRunId));
-    return this.track(this.runs.remove(keys.run(name, dagRunId))).then(() => {
+    for (const key of this.nodes.getKeys(keys.allNodesOf(name, dagRunId))) alongside(this.nodes.remove(key));
+    alongside(this.stepViews.remove(keys.run(name, dagRunId)));
+    alongside(this.specs.remove(keys.spec(name, dagRunId)));
+    alongside(this.byTime.remove(keys.byTime(record.createdAtMs, name, dagRunId)));
+    alongside(this.byName.remove(keys.byName(name, record.createdAtMs, dagRunId)));
+    alongside(this.byStatus.remove(keys.byStatus(record.status, record.createdAtMs, name, dagRunId)));
+    return this.committing(this.runs.remove(keys.run(name, dagRunId)), `the removal of dag-run ${dagRunId} of DAG ${name}`).then(() => {
       // Earlier writes of the run have committed (commits resolve in order): nothing re-caches it.
       if (!this.issued.has(id)) this.committed.delete(id);
       this.generation++;
@@ -368,8 +385,9 @@ export class LmdbRunStore implements RunStore {
   }
 
   async setSuspended(fileName: string, suspended: boolean): Promise<void> {
-    if (suspended) await this.track(this.flags.put(keys.suspended(fileName), true));
-    else await this.track(this.flags.remove(keys.suspended(fileName)));
+    const what = `whether DAG ${fileName} is suspended`;
+    if (suspended) await this.committing(this.flags.put(keys.suspended(fileName), true), what);
+    else await this.committing(this.flags.remove(keys.suspended(fileName)), what);
   }
 
   /**
@@ -395,7 +413,7 @@ export class LmdbRunStore implements RunStore {
   private async probe(): Promise<void> {
     // Unique across restarts too: a write that did not land cannot be mistaken for this one.
     const value = `${this.opened}.${++this.probes}`;
-    await this.track(this.flags.put(keys.probe(), value));
+    await this.committing(this.flags.put(keys.probe(), value), 'the health probe');
     if (this.flags.get(keys.probe()) !== value) throw new Error('the store did not return what was written');
   }
 

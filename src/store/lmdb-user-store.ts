@@ -4,6 +4,7 @@
 import type { Database, RootDatabase } from 'lmdb';
 import { AppError, type ApiKeyRecord, type UserRecord, type UserStore } from '../core/index.ts';
 import { keys } from './keys.ts';
+import { storageError } from './storage-full.ts';
 
 type Key = Array<string | number>;
 
@@ -17,7 +18,7 @@ export class LmdbUserStore implements UserStore {
   private readonly keyHashes: Database<string, Key>;
   private readonly meta: Database<string, Key>;
 
-  constructor(private readonly env: RootDatabase) {
+  constructor(private readonly env: RootDatabase, private readonly path: string) {
     this.usersDb = env.openDB({ name: 'users' });
     this.usernames = env.openDB({ name: 'users-by-name' });
     this.keysDb = env.openDB({ name: 'api-keys' });
@@ -123,7 +124,7 @@ export class LmdbUserStore implements UserStore {
     try {
       return Promise.resolve(this.env.transactionSync(change));
     } catch (error) {
-      return Promise.reject(error);
+      return Promise.reject(storageError(error, 'the users, API keys and sign-in secrets', this.path));
     }
   }
 }

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileSafe, type LogChunk, type LogQuery, type LogStore, type StepLogPaths } from '../core/index.ts';
 import { readLogChunk } from './log-reader.ts';
 import { log as serverLog } from '../logging/index.ts';
+import { storageError } from './storage-full.ts';
 
 interface RunLog {
   fd?: number;
@@ -72,7 +73,11 @@ export class LogFiles implements LogStore {
 
   prepare(name: string, logDir?: string): void {
     // Once the folder exists this is one mkdir that answers EEXIST: microseconds.
-    mkdirSync(this.dagDir(name, logDir), { recursive: true });
+    try {
+      mkdirSync(this.dagDir(name, logDir), { recursive: true });
+    } catch (error) {
+      throw storageError(error, `the log folder of DAG ${name}`, logDir ?? this.dir);
+    }
   }
 
   appendRunLog(path: string, line: string): void {
@@ -156,7 +161,9 @@ export class LogFiles implements LogStore {
     const text = `${log.lines.join('\n')}\n`;
     log.lines = [];
     try {
-      writeSync(log.fd, text);
+      // A short write (a disk filling up) is followed by one that throws: no line is lost unsaid.
+      const bytes = Buffer.from(text);
+      for (let offset = 0; offset < bytes.length;) offset += writeSync(log.fd, bytes, offset);
     } catch (error) {
       serverLog.error({ error: (error as Error).message }, 'cannot write a run log');
     }

@@ -34,7 +34,8 @@ export async function runJq(task: WorkerTask): Promise<StepResult> {
   if (outcome.kind === 'error') return failed(task, outcome.message);
   const mask = masker(task);
   const text = mask(outcome.stdout === '' ? '' : `${outcome.stdout}\n`);
-  await appendToLogs([task.stdoutPath, task.stdoutCopy], text);
+  const lost = await appendToLogs([task.stdoutPath, task.stdoutCopy], text);
+  if (lost) return { kind: 'ok', exitCode: 0, error: lost };
   if (Buffer.byteLength(text) > task.maxOutputSize) return { kind: 'ok', exitCode: 0, error: `output exceeded maxOutputSize (${task.maxOutputSize} bytes)` };
   return task.captureOutput ? { kind: 'ok', exitCode: 0, output: text.trim() } : { kind: 'ok', exitCode: 0 };
 }

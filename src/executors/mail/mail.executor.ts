@@ -33,7 +33,9 @@ export async function runMail(task: WorkerTask): Promise<StepResult> {
     if (outcome.kind === 'aborted' || stopSignal !== undefined) return stopped(stopSignal ?? 'SIGTERM');
     if (outcome.kind === 'failed') return await failed(task, mask, outcome.message);
     const text = mask(report(mail.value, outcome.delivery));
-    await appendToLogs([task.stdoutPath, task.stdoutCopy], text);
+    const lost = await appendToLogs([task.stdoutPath, task.stdoutCopy], text);
+    // The mail went out; the step still fails, saying its report was lost.
+    if (lost) return { kind: 'ok', exitCode: 0, error: lost };
     // Some recipients were refused: the others got the message, and the step still fails, naming them.
     if (outcome.delivery.rejected.length > 0) {
       const refused = outcome.delivery.rejected.map(({ recipient, response }) => `${recipient}: ${response}`).join('; ');

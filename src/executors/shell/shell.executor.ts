@@ -9,6 +9,7 @@ import { LineMasker, createMasker } from '../../core/index.ts';
 import { spawner, type OutputStream, type StepProcess } from './spawner.ts';
 import { workerLog } from '../../logging/worker-log.ts';
 import { Stops } from '../stops.ts';
+import { stepLogFailure } from '../step-output.ts';
 
 const DEFAULT_SHELL = ['sh'];
 
@@ -40,7 +41,12 @@ async function commandLine(task: WorkerTask): Promise<string[]> {
   if (task.script === undefined) return [...shell, '-c', task.command ?? ''];
   // Readable by its owner alone, and made anew (a file left by a crash keeps its mode otherwise).
   await rm(task.scriptPath, { force: true });
-  await writeFile(task.scriptPath, task.script, { mode: 0o700, flag: 'wx' });
+  try {
+    await writeFile(task.scriptPath, task.script, { mode: 0o700, flag: 'wx' });
+  } catch (error) {
+    // A full disk: the step fails naming the file (the part written goes with the step's end).
+    throw new Error(`cannot write the step's script ${task.scriptPath}: ${(error as Error).message}`);
+  }
   if (task.command !== undefined) return [...shell, '-c', `${task.command} ${quote(task.scriptPath)}`];
   // A shebang chooses the interpreter unless the step set a shell (the plan leaves the DAG's out).
   if (task.script.startsWith('#!') && task.shell === undefined) return [task.scriptPath];
@@ -98,7 +104,7 @@ async function execute(task: WorkerTask, argv: string[], stops: Stops): Promise<
   task.onExit?.(pid);
   // Processes left in the group after a stop still get SIGKILL when the cleanup time ends.
   if (!stopping && killTimer) clearTimeout(killTimer);
-  const { text, overflow } = await output.settled(PIPE_GRACE_MS);
+  const { text, overflow, logFailure } = await output.settled(PIPE_GRACE_MS);
   const exitCode = code ?? 128 + (osConstants.signals[signal as NodeJS.Signals] ?? 0);
   const result: StepResult = { kind: 'ok', exitCode };
   if (signal) {
@@ -109,6 +115,8 @@ async function execute(task: WorkerTask, argv: string[], stops: Stops): Promise<
   }
   if (overflow) result.error = `output exceeded maxOutputSize (${task.maxOutputSize} bytes)`;
   else if (task.captureOutput) result.output = text.trim();
+  // Output that was lost is a failure of the step, whatever its exit code: it never passes as a success.
+  if (logFailure) result.error = result.error ? `${result.error}; ${logFailure}` : logFailure;
   return result;
 }
 
@@ -123,19 +131,22 @@ export function signalGroup(pid: number, signal: string): void {
 /** A log file created on the first bytes written to it. */
 class LazyLog {
   private fd: number | undefined;
-  private failed = false;
+  /** Why output was lost: the first write that failed (a full disk); nothing is written after it. */
+  failure: string | undefined;
 
   constructor(private readonly path: string | undefined) {}
 
   write(data: string | Buffer): void {
-    if (data.length === 0 || this.failed || this.path === undefined) return;
+    if (data.length === 0 || this.failure !== undefined || this.path === undefined) return;
     try {
       this.fd ??= openCreatingDir(this.path);
-      if (typeof data === 'string') writeSync(this.fd, data);
-      else writeSync(this.fd, data);
+      // A disk filling up ends a write short without an error: the rest is written again, and the
+      // write that finds no room at all throws.
+      const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+      for (let offset = 0; offset < bytes.length;) offset += writeSync(this.fd, bytes, offset);
     } catch (error) {
-      // The step goes on; its output is lost, and the server's log says why.
-      this.failed = true;
+      // The step goes on, and fails as it ends; its output is lost, and the server's log says why.
+      this.failure = stepLogFailure(this.path, error);
       workerLog('error', { path: this.path, error: (error as Error).message }, 'cannot write a step log');
     }
   }
@@ -172,11 +183,15 @@ class LogTargets {
   close(): void {
     for (const log of this.logs) log.close();
   }
+
+  get failure(): string | undefined {
+    return this.logs.find((log) => log.failure !== undefined)?.failure;
+  }
 }
 
 export interface Outputs {
-  /** Waits for both pipes to close, at most `graceMs`; stdout as captured so far (masked). */
-  settled(graceMs: number): Promise<{ text: string; overflow: boolean }>;
+  /** Waits for both pipes to close, at most `graceMs`; stdout as captured so far (masked), and why output was lost, if it was. */
+  settled(graceMs: number): Promise<{ text: string; overflow: boolean; logFailure?: string }>;
 }
 
 /** Forwards stdout/stderr through the masker to the log files, keeping stdout up to maxOutputSize. */
@@ -191,9 +206,10 @@ export function forwardOutputs(child: Pick<StepProcess, 'stdout' | 'stderr'>, ta
     if (keptBytes > task.maxOutputSize) overflow = true;
     else kept.push(chunk);
   };
+  const logs = [new LogTargets(task.stdoutPath, task.stdoutCopy), new LogTargets(task.stderrPath, task.stderrCopy)];
   const done = Promise.all([
-    forward(child.stdout, new LogTargets(task.stdoutPath, task.stdoutCopy), mask, task.captureOutput ? keep : undefined),
-    forward(child.stderr, new LogTargets(task.stderrPath, task.stderrCopy), mask),
+    forward(child.stdout, logs[0], mask, task.captureOutput ? keep : undefined),
+    forward(child.stderr, logs[1], mask),
   ]);
   return {
     async settled(graceMs) {
@@ -201,7 +217,8 @@ export function forwardOutputs(child: Pick<StepProcess, 'stdout' | 'stderr'>, ta
       await Promise.race([done, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
       clearTimeout(timer);
       const text = Buffer.concat(kept).toString('utf8');
-      return { text: mask ? mask(text) : text, overflow };
+      const logFailure = logs[0].failure ?? logs[1].failure;
+      return { text: mask ? mask(text) : text, overflow, ...(logFailure ? { logFailure } : {}) };
     },
   };
 }

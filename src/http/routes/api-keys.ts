@@ -42,7 +42,7 @@ export function apiKeyRoutes(router: Router): void {
       operationId: 'createAPIKey', summary: 'Create an API key with a role; the key is in this answer only', tag: 'api-keys',
       body: CreateApiKeyBody,
       responses: { 201: { description: 'Created', body: CreatedApiKeyResponse } },
-      errors: ['bad_request', 'already_exists', 'not_found'],
+      errors: ['bad_request', 'already_exists', 'not_found', 'insufficient_storage'],
     })
     .add('GET', '/api-keys/:keyId', getKey, {
       permission: 'admin',
@@ -55,12 +55,12 @@ export function apiKeyRoutes(router: Router): void {
       operationId: 'updateAPIKey', summary: 'Rename an API key, or change its description or role', tag: 'api-keys',
       body: UpdateApiKeyBody,
       responses: { 200: { description: 'Updated', body: ApiKeyResponse } },
-      errors: ['bad_request', 'not_found', 'already_exists'],
+      errors: ['bad_request', 'not_found', 'already_exists', 'insufficient_storage'],
     })
     .add('DELETE', '/api-keys/:keyId', deleteKey, {
       permission: 'admin',
       operationId: 'deleteAPIKey', summary: 'Revoke an API key: it stops authenticating at once', tag: 'api-keys',
       responses: { 204: { description: 'Revoked; no body' } },
-      errors: ['not_found'],
+      errors: ['not_found', 'insufficient_storage'],
     });
 }

@@ -55,6 +55,6 @@ export function authRoutes(router: Router): void {
       operationId: 'changePassword', summary: 'Change the caller\'s own password; their session tokens stop working', tag: 'auth',
       body: ChangePasswordBody,
       responses: { 200: { description: 'Changed', body: SuccessResponse } },
-      errors: ['bad_request', 'unauthorized', 'not_found', 'too_many_requests'],
+      errors: ['bad_request', 'unauthorized', 'not_found', 'too_many_requests', 'insufficient_storage'],
     });
 }

@@ -177,7 +177,7 @@ export function dagRunRoutes(router: Router): void {
       operationId: 'executeDAG', summary: 'Start a run of a stored DAG', tag: 'dag-runs',
       body: StartBody,
       responses: { 200: { description: 'Started', body: DagRunIdResponse } },
-      errors: ['bad_request', 'not_found', 'already_running', 'max_run_reached', 'already_exists'],
+      errors: ['bad_request', 'not_found', 'already_running', 'max_run_reached', 'already_exists', 'insufficient_storage'],
     })
     .add('GET', '/dag-runs', listRuns, { permission: 'read',
       operationId: 'listDAGRuns', summary: 'Every run that matches (sub DAG runs left out), newest first', tag: 'dag-runs',
@@ -189,7 +189,7 @@ export function dagRunRoutes(router: Router): void {
       operationId: 'executeDAGRunFromSpec', summary: 'Run an inline spec', tag: 'dag-runs',
       body: InlineRunBody,
       responses: { 200: { description: 'Started', body: DagRunIdResponse } },
-      errors: ['bad_request', 'max_run_reached', 'already_exists'],
+      errors: ['bad_request', 'max_run_reached', 'already_exists', 'insufficient_storage'],
     })
     .add('POST', '/dag-runs/cleanup', cleanupRuns, { permission: 'write',
       operationId: 'cleanupDAGRuns', summary: 'Remove finished runs older than a retention, with their sub DAG runs and logs (troupe)', tag: 'dag-runs',
@@ -197,7 +197,7 @@ export function dagRunRoutes(router: Router): void {
         '`dryRun` only answers what would go.',
       body: CleanupBody,
       responses: { 200: { description: 'What went (or would go)', body: CleanupResponse } },
-      errors: ['bad_request'],
+      errors: ['bad_request', 'insufficient_storage'],
     })
     .add('GET', '/dag-runs/:name', listRunsOfName, { permission: 'read',
       operationId: 'listDAGRunsByName', summary: 'The runs of a DAG name that match', tag: 'dag-runs',
@@ -232,14 +232,14 @@ export function dagRunRoutes(router: Router): void {
         '`stepName` runs that step alone.',
       body: RetryBody,
       responses: empty200,
-      errors: ['bad_request', 'not_found', 'already_running', 'already_exists', 'max_run_reached'],
+      errors: ['bad_request', 'not_found', 'already_running', 'already_exists', 'max_run_reached', 'insufficient_storage'],
       statusOverrides: statusOverrides.retry,
     })
     .add('PATCH', '/dag-runs/:name/:dagRunId/steps/:stepName/status', setStepStatus, { permission: 'run',
       operationId: 'updateDAGRunStepStatus', summary: 'Set a node\'s status by hand (0 to 5) on a run that is not active', tag: 'dag-runs',
       body: StepStatusBody,
       responses: empty200,
-      errors: ['bad_request', 'not_found'],
+      errors: ['bad_request', 'not_found', 'insufficient_storage'],
     })
     .add('GET', '/dag-runs/:name/:dagRunId/sub-dag-runs', listSubRuns, { permission: 'read',
       operationId: 'getSubDAGRuns', summary: 'The sub DAG runs a run started, with their timing', tag: 'dag-runs',
@@ -255,6 +255,6 @@ export function dagRunRoutes(router: Router): void {
       operationId: 'updateSubDAGRunStepStatus', summary: 'Set a sub DAG run node\'s status by hand (0 to 5)', tag: 'dag-runs',
       body: StepStatusBody,
       responses: empty200,
-      errors: ['bad_request', 'not_found'],
+      errors: ['bad_request', 'not_found', 'insufficient_storage'],
     });
 }

@@ -339,7 +339,7 @@ export function dagRoutes(router: Router): void {
       operationId: 'createNewDAG', summary: 'Create a DAG file (a minimal one without spec)', tag: 'dags',
       body: CreateDagBody,
       responses: { 201: { description: 'Created', body: CreatedDagResponse } },
-      errors: ['bad_request', 'already_exists'],
+      errors: ['bad_request', 'already_exists', 'insufficient_storage'],
     })
     .add('POST', '/dags/validate', validateDag, { permission: 'read',
       operationId: 'validateDAGSpec', summary: 'Validate a spec without storing it', tag: 'dags',
@@ -377,19 +377,19 @@ export function dagRoutes(router: Router): void {
       description: 'A spec with problems answers 200 with them in `errors` and leaves the file as it was.',
       body: SpecBody,
       responses: { 200: { description: 'Stored when `errors` is empty', body: ErrorsResponse } },
-      errors: ['bad_request', 'not_found'],
+      errors: ['bad_request', 'not_found', 'insufficient_storage'],
     })
     .add('POST', '/dags/:fileName/rename', renameDag, { permission: 'write',
       operationId: 'renameDAG', summary: 'Rename a DAG file (its run history keeps the old name)', tag: 'dags',
       body: RenameBody,
       responses: { 200: { description: 'Renamed' } },
-      errors: ['bad_request', 'not_found', 'already_exists'],
+      errors: ['bad_request', 'not_found', 'already_exists', 'insufficient_storage'],
     })
     .add('POST', '/dags/:fileName/suspend', suspendDag, { permission: 'run',
       operationId: 'updateDAGSuspensionState', summary: 'Suspend or resume a DAG\'s schedule', tag: 'dags',
       body: SuspendBody,
       responses: { 200: { description: 'Done' } },
-      errors: ['bad_request', 'not_found'],
+      errors: ['bad_request', 'not_found', 'insufficient_storage'],
     })
     .add('GET', '/dags/:fileName/dag-runs', dagRunsOfDag, { permission: 'read',
       operationId: 'getDAGDAGRunHistory', summary: 'A DAG\'s 30 latest runs and their steps\' statuses', tag: 'dags',

@@ -79,6 +79,6 @@ export function oidcRoutes(router: Router): void {
       200: { description: 'Logged in (JSON asked for): the session token, as `/auth/login` gives it; the cookie is set too', body: LoginResponse, headers: { 'set-cookie': SET_COOKIE } },
       302: { description: 'Logged in: to clientUrl, with the session cookie', headers: { location: 'clientUrl', 'set-cookie': SET_COOKIE } },
     },
-    errors: ['unauthorized', 'forbidden', 'not_found', 'bad_gateway', 'bad_request'],
+    errors: ['unauthorized', 'forbidden', 'not_found', 'bad_gateway', 'bad_request', 'insufficient_storage'],
   });
 }

@@ -49,7 +49,7 @@ export function userRoutes(router: Router): void {
       operationId: 'createUser', summary: 'Create a user with a password and a role', tag: 'users',
       body: CreateUserBody,
       responses: { 201: { description: 'Created', body: UserResponse } },
-      errors: ['bad_request', 'already_exists', 'not_found'],
+      errors: ['bad_request', 'already_exists', 'not_found', 'insufficient_storage'],
     })
     .add('GET', '/users/:userId', getUser, {
       permission: 'admin',
@@ -63,20 +63,20 @@ export function userRoutes(router: Router): void {
       description: 'A role change applies to the user\'s next request. The last admin, and the caller, cannot be demoted (403).',
       body: UpdateUserBody,
       responses: { 200: { description: 'Updated', body: UserResponse } },
-      errors: ['bad_request', 'not_found', 'already_exists'],
+      errors: ['bad_request', 'not_found', 'already_exists', 'insufficient_storage'],
     })
     .add('DELETE', '/users/:userId', deleteUser, {
       permission: 'admin',
       operationId: 'deleteUser', summary: 'Delete a user; their session tokens stop working', tag: 'users',
       description: 'The caller cannot delete themselves, nor the last admin (403).',
       responses: { 204: { description: 'Deleted; no body' } },
-      errors: ['not_found'],
+      errors: ['not_found', 'insufficient_storage'],
     })
     .add('POST', '/users/:userId/reset-password', resetPassword, {
       permission: 'admin',
       operationId: 'resetUserPassword', summary: 'Set a user\'s password; their session tokens stop working', tag: 'users',
       body: ResetPasswordBody,
       responses: { 200: { description: 'Reset', body: SuccessResponse } },
-      errors: ['bad_request', 'not_found'],
+      errors: ['bad_request', 'not_found', 'insufficient_storage'],
     });
 }
