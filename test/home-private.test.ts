@@ -44,6 +44,7 @@ test('a new home: another user reads neither the store nor the logs', async (t) 
     const stepLog = logs.find((entry) => entry.endsWith('.out') || entry.endsWith('.log'));
     assert.ok(stepLog, `a log was written: ${logs.join(', ')}`);
     assert.equal(nobodyReads(join(home, 'logs', stepLog)), false, 'logs are private');
+    assert.equal(await mode(join(home, 'logs', stepLog)), '600');
   } finally {
     await server.close();
   }

@@ -53,8 +53,8 @@ export async function appendToLogs(paths: Array<string | undefined>, text: strin
     if (path === undefined) continue;
     try {
       // A definition's output file may name a folder that does not exist yet.
-      await mkdir(dirname(path), { recursive: true });
-      await appendFile(path, text);
+      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+      await appendFile(path, text, { mode: 0o600 });
     } catch (error) {
       // The step goes on; its output is lost, and the server's log says why.
       failure ??= stepLogFailure(path, error);

@@ -74,7 +74,7 @@ export class LogFiles implements LogStore {
   prepare(name: string, logDir?: string): void {
     // Once the folder exists this is one mkdir that answers EEXIST: microseconds.
     try {
-      mkdirSync(this.dagDir(name, logDir), { recursive: true });
+      mkdirSync(this.dagDir(name, logDir), { recursive: true, mode: 0o700 });
     } catch (error) {
       throw storageError(error, `the log folder of DAG ${name}`, logDir ?? this.dir);
     }
@@ -118,7 +118,7 @@ export class LogFiles implements LogStore {
   private openRunLog(path: string, log: RunLog): Promise<void> {
     clearTimeout(log.timer);
     log.opened ??= new Promise<void>((resolve) => {
-      const create = () => open(path, 'a', (error, fd) => {
+      const create = () => open(path, 'a', 0o600, (error, fd) => {
         if (error) {
           serverLog.error({ path, error: error.message }, 'cannot write a run log');
           log.lines = [];

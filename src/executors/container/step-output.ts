@@ -32,8 +32,8 @@ class LogSink implements ChunkSink {
     for (const path of this.paths) {
       try {
         // A definition's output file may name a folder that does not exist yet.
-        if (!this.prepared) mkdirSync(dirname(path), { recursive: true });
-        appendFileSync(path, data);
+        if (!this.prepared) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+        appendFileSync(path, data, { mode: 0o600 });
       } catch (error) {
         // The step goes on; its output is lost, and the server's log says why.
         this.failed = true;

@@ -160,11 +160,11 @@ class LazyLog {
 /** Opens for appending; a missing folder (a definition's output file in a new place) is made. */
 function openCreatingDir(path: string): number {
   try {
-    return openSync(path, 'a');
+    return openSync(path, 'a', 0o600);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    mkdirSync(dirname(path), { recursive: true });
-    return openSync(path, 'a');
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    return openSync(path, 'a', 0o600);
   }
 }
 
