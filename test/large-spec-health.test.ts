@@ -4,11 +4,11 @@
 // a sub DAG's parent, retried.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { parseDag } from '../src/definition/index.ts';
 import { nearOneMb } from './near-one-mb.ts';
 import { startTestServer, type TestServer } from './helpers.ts';
+import { sendAlone as send, type SentAlone } from './raw-http.ts';
 
 /** A `steps:` list near 1 MiB, and how many steps it has before `tail`. */
 function stepsNearOneMb(item: (i: number) => string, tail = ''): { spec: string; steps: number } {
@@ -20,42 +20,13 @@ function stepsNearOneMb(item: (i: number) => string, tail = ''): { spec: string;
   return { spec, steps };
 }
 
-interface SentRequest {
-  /** The whole request has been handed to the kernel: the server has it, or is reading its last bytes. */
-  written: Promise<void>;
-  answer: Promise<{ status: number; body: any }>;
-}
-
-/** One request on a connection of its own, with the moment its last byte was written. */
-function send(server: TestServer, method: string, path: string, payload?: unknown): SentRequest {
-  const body = Buffer.from(payload === undefined ? '' : JSON.stringify(payload));
-  const socket = connect(server.troupe.server.port, '127.0.0.1');
-  const head = `${method} /api/v2${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n${payload === undefined ? '' : `content-type: application/json\r\ncontent-length: ${body.length}\r\n`}\r\n`;
-  const written = new Promise<void>((resolve, reject) => socket.write(Buffer.concat([Buffer.from(head), body]), (error) => (error ? reject(error) : resolve())));
-  const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
-    let received = Buffer.alloc(0);
-    socket.on('error', reject);
-    socket.on('data', (chunk: Buffer) => {
-      received = Buffer.concat([received, chunk]);
-      const end = received.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const headers = received.subarray(0, end).toString('latin1');
-      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(headers)?.[1]);
-      if (received.length < end + 4 + length) return;
-      socket.destroy();
-      resolve({ status: Number(headers.split(' ')[1]), body: JSON.parse(received.subarray(end + 4, end + 4 + length).toString('utf8')) });
-    });
-  });
-  return { written, answer };
-}
-
 /**
  * Health checks one after another, from the moment the request's last byte is written for as long
  * as it is unanswered; how many were answered before it. A parse that holds the event loop lets
  * through at most those answered while the server reads the last bytes; a parse on another
  * thread, a round trip every millisecond or so for as long as it takes.
  */
-async function healthChecksDuring(server: TestServer, request: SentRequest): Promise<{ answer: { status: number; body: any }; answeredBefore: number }> {
+async function healthChecksDuring(server: TestServer, request: SentAlone): Promise<{ answer: { status: number; body: any }; answeredBefore: number }> {
   let done = false;
   const answer = request.answer.finally(() => { done = true; });
   await request.written;
@@ -83,7 +54,7 @@ test('while a 1 MiB spec is validated, created and edited, /health is answered; 
   // A first request of this size is slow to arrive whatever its parse costs (the server's first
   // health checks and body reads); it is not the one counted.
   assert.equal((await server.call('POST', '/dags/validate', { spec: valid.spec, name: 'big' })).body.valid, true);
-  const validated = await healthChecksDuring(server, send(server, 'POST', '/dags/validate', { spec: valid.spec, name: 'big' }));
+  const validated = await healthChecksDuring(server, send(server.troupe.server.port, 'POST', '/dags/validate', { spec: valid.spec, name: 'big' }));
   assert.ok(validated.answeredBefore >= ANSWERED_WHILE_PARSING, `health answered ${validated.answeredBefore} times before validate`);
   assert.equal(validated.answer.status, 200);
   assert.equal(validated.answer.body.valid, true);
@@ -102,22 +73,22 @@ test('while a 1 MiB spec is validated, created and edited, /health is answered; 
   assert.deepEqual(expected, [
     `steps[${broken.steps}].bogus (line ${line + 2}): unknown field "bogus"`,
   ]);
-  const invalid = await healthChecksDuring(server, send(server, 'POST', '/dags/validate', { spec: broken.spec, name: 'big' }));
+  const invalid = await healthChecksDuring(server, send(server.troupe.server.port, 'POST', '/dags/validate', { spec: broken.spec, name: 'big' }));
   assert.ok(invalid.answeredBefore >= ANSWERED_WHILE_PARSING, `health answered ${invalid.answeredBefore} times before validate`);
   assert.equal(invalid.answer.status, 200);
   assert.equal(invalid.answer.body.valid, false);
   assert.deepEqual(invalid.answer.body.errors, expected);
 
-  const created = await healthChecksDuring(server, send(server, 'POST', '/dags', { name: 'big', spec: valid.spec }));
+  const created = await healthChecksDuring(server, send(server.troupe.server.port, 'POST', '/dags', { name: 'big', spec: valid.spec }));
   assert.ok(created.answeredBefore >= ANSWERED_WHILE_PARSING, `health answered ${created.answeredBefore} times before create`);
   assert.equal(created.answer.status, 201);
   // The create had the cron scheduler read the stored file (on the parse thread, inside the
   // window counted above), so reading it now is answered from that parse.
-  const stored = await healthChecksDuring(server, send(server, 'GET', '/dags/big'));
+  const stored = await healthChecksDuring(server, send(server.troupe.server.port, 'GET', '/dags/big'));
   assert.equal(stored.answer.body.dag.steps.length, valid.steps);
   assert.deepEqual(stored.answer.body.errors, []);
 
-  const edited = await healthChecksDuring(server, send(server, 'PUT', '/dags/big/spec', { spec: broken.spec }));
+  const edited = await healthChecksDuring(server, send(server.troupe.server.port, 'PUT', '/dags/big/spec', { spec: broken.spec }));
   assert.ok(edited.answeredBefore >= ANSWERED_WHILE_PARSING, `health answered ${edited.answeredBefore} times before the edit`);
   assert.equal(edited.answer.status, 200);
   assert.deepEqual(edited.answer.body.errors, expected);

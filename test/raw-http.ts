@@ -174,3 +174,32 @@ function splitResponses(bytes: Buffer, heads: boolean[]): { responses: RawRespon
   }
   return { responses, rest: text.slice(at) };
 }
+
+/** A request sent alone on a connection of its own: when its last byte went to the kernel, and its JSON answer. */
+export interface SentAlone {
+  written: Promise<void>;
+  answer: Promise<{ status: number; body: any }>;
+}
+
+/** Sends a request below /api/v2 on a new connection; `written` settles once its last byte is written. */
+export function sendAlone(port: number, method: string, path: string, payload?: unknown): SentAlone {
+  const body = Buffer.from(payload === undefined ? '' : JSON.stringify(payload));
+  const socket = connect(port, '127.0.0.1');
+  const head = `${method} /api/v2${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n${payload === undefined ? '' : `content-type: application/json\r\ncontent-length: ${body.length}\r\n`}\r\n`;
+  const written = new Promise<void>((resolve, reject) => socket.write(Buffer.concat([Buffer.from(head), body]), (error) => (error ? reject(error) : resolve())));
+  const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
+    let received = Buffer.alloc(0);
+    socket.on('error', reject);
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const end = received.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const headers = received.subarray(0, end).toString('latin1');
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(headers)?.[1]);
+      if (received.length < end + 4 + length) return;
+      socket.destroy();
+      resolve({ status: Number(headers.split(' ')[1]), body: JSON.parse(received.subarray(end + 4, end + 4 + length).toString('utf8')) });
+    });
+  });
+  return { written, answer };
+}

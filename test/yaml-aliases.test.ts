@@ -3,8 +3,8 @@
 // 400, edit 200 with errors), never a 500; ordinary specs with many aliases and merge keys work.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { startTestServer } from './helpers.ts';
+import { sendAlone as send, type SentAlone as Sent } from './raw-http.ts';
 
 const laughs = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
   ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(9).fill(`*${String.fromCharCode(97 + i)}`).join(',')}]`)]
@@ -67,31 +67,6 @@ test('an ordinary spec with 100 alias uses or 300 merge keys is valid and runs',
 function anchorsAndAliases(count: number): string {
   const names = Array.from({ length: count }, (_, i) => i.toString(36));
   return `tags: [${names.map((name) => `&${name} x,*${name}`).join(',')}]\nsteps:\n  - command: "true"\n`;
-}
-
-interface Sent { written: Promise<void>; answer: Promise<{ status: number; body: any }> }
-
-/** One request on a connection of its own, with the moment its last byte was handed to the kernel. */
-function send(port: number, method: string, path: string, payload?: unknown): Sent {
-  const body = Buffer.from(payload === undefined ? '' : JSON.stringify(payload));
-  const socket = connect(port, '127.0.0.1');
-  const head = `${method} /api/v2${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n${payload === undefined ? '' : `content-type: application/json\r\ncontent-length: ${body.length}\r\n`}\r\n`;
-  const written = new Promise<void>((resolve, reject) => socket.write(Buffer.concat([Buffer.from(head), body]), (error) => (error ? reject(error) : resolve())));
-  const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
-    let received = Buffer.alloc(0);
-    socket.on('error', reject);
-    socket.on('data', (chunk: Buffer) => {
-      received = Buffer.concat([received, chunk]);
-      const end = received.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const headers = received.subarray(0, end).toString('latin1');
-      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(headers)?.[1]);
-      if (received.length < end + 4 + length) return;
-      socket.destroy();
-      resolve({ status: Number(headers.split(' ')[1]), body: JSON.parse(received.subarray(end + 4, end + 4 + length).toString('utf8')) });
-    });
-  });
-  return { written, answer };
 }
 
 test('aliases cost no more than their text, and no parse holds the event loop: /health is answered while three specs of 5,000 anchors are read', { timeout: 120_000 }, async (t) => {
