@@ -24,6 +24,9 @@ export type HomeHolder = Readonly<Holder>;
 export class HomeInUseError extends Error {}
 
 export class HomeLock {
+  /** The home's file system was full when the lock was taken: the reserve's room went to the lock. */
+  reserveGivenUp = false;
+
   private constructor(private readonly path: string, private readonly holder: Holder) {}
 
   /** Takes the lock of the home whose data folder is `dataDir`; throws HomeInUseError naming the holder. */
@@ -44,17 +47,30 @@ export class HomeLock {
         unlinkQuietly(path);
         continue;
       }
+      let reserveGivenUp = false;
       try {
-        writeSync(fd, `${JSON.stringify(holder)}\n`);
+        try {
+          writeSync(fd, `${JSON.stringify(holder)}\n`);
+        } catch (error) {
+          // A full disk: the room kept in the reserve is given up for the lock, so that the home
+          // still opens (reads answer, writes say the disk is full) instead of not starting at all.
+          if (!isStorageFull(error) || !giveUpReserve(dataDir)) throw error;
+          reserveGivenUp = true;
+          writeSync(fd, `${JSON.stringify(holder)}\n`);
+        }
       } catch (error) {
-        // An empty lock is nobody's: another process would take it over. On a full disk no process
-        // can hold the home, and the command says so instead of failing at its first write.
+        // An empty lock is nobody's: another process would take it over. With no room even for
+        // the lock, no process can hold the home, and the command says so instead of failing at
+        // its first write.
         unlinkQuietly(path);
         throw storageError(error, 'the lock of the home', dataDir);
       } finally {
         closeSync(fd);
       }
-      return new HomeLock(path, holder);
+      const lock = new HomeLock(path, holder);
+      lock.reserveGivenUp = reserveGivenUp;
+      if (!reserveGivenUp) keepReserve(dataDir);
+      return lock;
     }
     throw new HomeInUseError(`the home whose data is ${dataDir} was taken by another troupe process while this one started`);
   }
@@ -111,6 +127,33 @@ function holds(holder: Holder): boolean {
   if (holder.host !== hostname()) return true;
   if (holder.pid === process.pid) return true;
   return isSameProcess(holder.pid, holder.startTime);
+}
+
+/**
+ * A file of zeros kept beside the lock while there is room, and given up when the disk is full and
+ * the lock cannot be written otherwise (a server restarted on a full disk). Made again at a later
+ * start with room.
+ */
+const RESERVE_FILE = 'troupe.reserve';
+const RESERVE_BYTES = 64 * 1024;
+
+function keepReserve(dataDir: string): void {
+  const path = join(dataDir, RESERVE_FILE);
+  try {
+    writeFileSync(path, Buffer.alloc(RESERVE_BYTES), { flag: 'wx', mode: 0o600 });
+  } catch (error) {
+    // There already, or no room for it now: it is made at a later start.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') unlinkQuietly(path);
+  }
+}
+
+function giveUpReserve(dataDir: string): boolean {
+  try {
+    unlinkSync(join(dataDir, RESERVE_FILE));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function unlinkQuietly(path: string): void {

@@ -126,6 +126,7 @@ async function openHome(config: Omit<TroupeConfig, 'host' | 'port'>): Promise<{ 
   if (looser && !config.commandOnly) log.warn(looser);
   // Before anything of the home is opened or changed: a second process on it stops here.
   const lock = HomeLock.acquire(config.dataDir);
+  if (lock.reserveGivenUp) log.warn(`the file system of ${config.dataDir} is full: the room kept in ${join(config.dataDir, 'troupe.reserve')} was given up to open the home; reads are answered, writes fail with 507 until space is freed`);
   try {
     const dags = new DagFiles(config.dagsDir);
     if (config.writeExample && firstStart && (await readdir(config.dagsDir)).length === 0) {

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,8 +23,9 @@ const waitsThenTalks = (go: string) => `steps:\n  - name: talk\n    command: whi
 /** Waits for `go`, printing nothing; then a script step, whose script is a file written as it starts. */
 const waitsThenScript = (go: string) => `steps:\n  - name: wait\n    command: while [ ! -e ${go} ]; do sleep 0.05; done\n  - name: script\n    depends: wait\n    script: |\n      exit 0\n`;
 
-function mountable(): boolean {
-  return process.getuid?.() === 0 && process.platform === 'linux';
+/** The test mounts a tmpfs of its own: it needs root, as CI has. Without it the test fails, saying so. */
+function assertMountable(): void {
+  assert.ok(process.getuid?.() === 0 && process.platform === 'linux', 'the disk-full test needs root on Linux to mount a small tmpfs');
 }
 
 /** Writes zeros to `path` until the file system has no page left. */
@@ -67,7 +68,8 @@ async function finalRun(base: string, name: string, dagRunId: string): Promise<a
   return run;
 }
 
-test('a full disk: reads answer, writes get 507, no run ends succeeded without its log, all works again once space is freed', { skip: !mountable() && 'needs root to mount a tmpfs' }, async (t) => {
+test('a full disk: reads answer, writes get 507, no run ends succeeded without its log, all works again once space is freed', async (t) => {
+  assertMountable();
   const home = await mkdtemp(join(tmpdir(), 'troupe-full-'));
   const outside = await mkdtemp(join(tmpdir(), 'troupe-full-go-'));
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=6m', 'tmpfs', home]);
@@ -165,16 +167,33 @@ test('a full disk: reads answer, writes get 507, no run ends succeeded without i
   assert.equal((await call(base, 'GET', `/dag-runs/talks/${earlier.dagRunId}/steps/talk/log`)).body.content, earlierLog);
   assert.equal(child.exitCode, null, server.output());
 
-  // On a full disk the home's lock cannot be written: the command and the server refuse to open
-  // the home, saying why, with exit code 1 (never a crash at the first write).
+  // Restarted on a full disk: the room the home keeps in data/troupe.reserve goes to the lock, so
+  // the server opens the home, answers reads and refuses writes with 507 (never a crash at the
+  // first write). With the reserve spent and the disk still full, the home cannot be opened:
+  // the command says why, with exit code 1.
   child.kill('SIGTERM');
   assert.equal(await exited(child), 0, server.output());
   server = undefined;
   fill(filler);
+  server = current = await startCli(['--home', home, '--port', '0']);
+  assert.match(server.output(), /the file system of \S+ is full: the room kept in \S+troupe\.reserve was given up to open the home/);
+  const read = await call(server.base, 'GET', `/dag-runs/talks/${earlier.dagRunId}`);
+  assert.equal(read.body.dagRun.status, 4, read.text);
+  assert.equal((await call(server.base, 'GET', `/dag-runs/talks/${earlier.dagRunId}/steps/talk/log`)).body.content, earlierLog);
+  // The reserve's room is free now: the disk is filled again, as whatever filled it would.
+  const filler2 = join(home, 'filler2');
+  fill(filler2);
+  const refused = await call(server.base, 'POST', '/dags', { name: 'later', spec: 'steps:\n  - echo later\n' });
+  assert.equal(refused.status, 507, refused.text);
+  server.child.kill('SIGTERM');
+  assert.equal(await exited(server.child), 0, server.output());
+  server = undefined;
+  fill(filler2);
   const status = await troupe(['status', 'talks', '--home', home]);
   assert.equal(status.code, 1, status.stdout);
   assert.match(status.stderr, /^troupe: cannot store the lock of the home: the file system of \S+ is full \(no space left\)/);
   await assert.rejects(startCli(['--home', home, '--port', '0']), /troupe exited with 1: [\s\S]*cannot store the lock of the home: the file system of \S+ is full/);
+  await unlink(filler2);
 
   await unlink(filler);
   server = current = await startCli(['--home', home, '--port', '0']);
@@ -182,6 +201,7 @@ test('a full disk: reads answer, writes get 507, no run ends succeeded without i
   assert.equal(last.status, 200, last.text);
   assert.equal((await finalRun(server.base, 'talks', last.body.dagRunId)).status, 4);
   assert.equal((await call(server.base, 'GET', `/dag-runs/talks/${earlier.dagRunId}`)).body.dagRun.status, 4);
+  assert.ok(existsSync(join(home, 'data', 'troupe.reserve')), 'the reserve is made again once there is room');
   server.child.kill('SIGTERM');
   assert.equal(await exited(server.child), 0, server.output());
 });
