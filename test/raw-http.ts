@@ -178,18 +178,22 @@ function splitResponses(bytes: Buffer, heads: boolean[]): { responses: RawRespon
 /** A request sent alone on a connection of its own: when its last byte went to the kernel, and its JSON answer. */
 export interface SentAlone {
   written: Promise<void>;
+  /** Rejects, saying how, when the connection ends (a reset, a close) before a whole answer came. */
   answer: Promise<{ status: number; body: any }>;
 }
 
-/** Sends a request below /api/v2 on a new connection; `written` settles once its last byte is written. */
+/** Sends a request below /api/v2 on a new connection; `written` settles once its last byte is handed to the kernel. */
 export function sendAlone(port: number, method: string, path: string, payload?: unknown): SentAlone {
   const body = Buffer.from(payload === undefined ? '' : JSON.stringify(payload));
   const socket = connect(port, '127.0.0.1');
   const head = `${method} /api/v2${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n${payload === undefined ? '' : `content-type: application/json\r\ncontent-length: ${body.length}\r\n`}\r\n`;
-  const written = new Promise<void>((resolve, reject) => socket.write(Buffer.concat([Buffer.from(head), body]), (error) => (error ? reject(error) : resolve())));
+  // A write that fails shows in `answer`: the connection ends without one.
+  const written = new Promise<void>((resolve) => socket.write(Buffer.concat([Buffer.from(head), body]), () => resolve()));
   const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
     let received = Buffer.alloc(0);
-    socket.on('error', reject);
+    const cut = (reason: string) => reject(new Error(`${reason} after ${received.length} bytes`));
+    socket.on('error', (error: NodeJS.ErrnoException) => cut(error.code ?? error.message));
+    socket.on('close', () => cut('closed'));
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
       const end = received.indexOf('\r\n\r\n');
@@ -197,8 +201,8 @@ export function sendAlone(port: number, method: string, path: string, payload?: 
       const headers = received.subarray(0, end).toString('latin1');
       const length = Number(/\r\ncontent-length: *(\d+)/i.exec(headers)?.[1]);
       if (received.length < end + 4 + length) return;
-      socket.destroy();
       resolve({ status: Number(headers.split(' ')[1]), body: JSON.parse(received.subarray(end + 4, end + 4 + length).toString('utf8')) });
+      socket.destroy();
     });
   });
   return { written, answer };

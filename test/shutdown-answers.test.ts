@@ -4,36 +4,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exited, startCli } from './cli-process.ts';
+import { sendAlone } from './raw-http.ts';
 
 type Outcome = { status: number; body: any } | { reset: string };
 
 /** One request on a connection of its own; `answer` settles with its answer or how the connection ended without one. */
 function send(port: number, method: string, path: string, payload?: unknown): { written: Promise<void>; answer: Promise<Outcome> } {
-  const body = Buffer.from(payload === undefined ? '' : JSON.stringify(payload));
-  const socket = connect(port, '127.0.0.1');
-  const head = `${method} /api/v2${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n${payload === undefined ? '' : `content-type: application/json\r\ncontent-length: ${body.length}\r\n`}\r\n`;
-  const written = new Promise<void>((resolve) => socket.write(Buffer.concat([Buffer.from(head), body]), () => resolve()));
-  const answer = new Promise<Outcome>((resolve) => {
-    let received = Buffer.alloc(0);
-    const cut = (reason: string) => resolve({ reset: `${reason} after ${received.length} bytes` });
-    socket.on('error', (error: NodeJS.ErrnoException) => cut(error.code ?? error.message));
-    socket.on('close', () => cut('closed'));
-    socket.on('data', (chunk: Buffer) => {
-      received = Buffer.concat([received, chunk]);
-      const end = received.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const headers = received.subarray(0, end).toString('latin1');
-      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(headers)?.[1]);
-      if (received.length < end + 4 + length) return;
-      resolve({ status: Number(headers.split(' ')[1]), body: JSON.parse(received.subarray(end + 4, end + 4 + length).toString('utf8')) });
-      socket.destroy();
-    });
-  });
-  return { written, answer };
+  const sent = sendAlone(port, method, path, payload);
+  return { written: sent.written, answer: sent.answer.catch((error: Error) => ({ reset: error.message })) };
 }
 
 /** About 150 KB of steps: a tenth of a second or more on the parse thread each, one after another. */

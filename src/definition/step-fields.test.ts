@@ -1,4 +1,4 @@
-// Step fields of 2.5 and the executors of section 5: the normalised model, or the exact errors.
+// Step fields and the executor types of the definition format: the normalised model, or the exact errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseDag } from './dag-parser.ts';

@@ -77,7 +77,7 @@ export interface RunPlan {
   /** Values to mask in logs and captured output. */
   secrets: string[];
   steps: PlannedStep[];
-  /** The lifecycle handlers the definition has (section 6). */
+  /** The lifecycle handlers the definition has (`handlerOn`: init, success, failure, abort, exit). */
   handlers: Partial<Record<HandlerKind, PlannedStep>>;
   /** The DAG-level container, ssh, smtp and registry settings, expanded; absent when it has none. */
   services?: StepServices;
@@ -296,7 +296,7 @@ export function stepTask(plan: RunPlan, index: number, outputs: Record<string, s
   return taskWithEnv(plan, plan.steps[index], nodes, scope, evaluateEnv(plan.steps[index].env, { ...scope, ...plan.positional }));
 }
 
-/** The task of a lifecycle handler: DAG_RUN_STATUS holds the run's status label (section 6). */
+/** The task of a lifecycle handler: DAG_RUN_STATUS holds the run's status label (succeeded, failed...). */
 export function handlerTask(plan: RunPlan, kind: HandlerKind, outputs: Record<string, string>, nodes: NodeRecord[], status: string): StepTask {
   const step = plan.handlers[kind]!;
   const scope = { ...plan.baseEnv, ...outputs, DAG_RUN_STATUS: status };

@@ -208,7 +208,7 @@ export const runMachine = effects.extend({
         });
       }
     })),
-    // A lifecycle handler runs as a step actor of its own, with DAG_RUN_STATUS (section 6).
+    // A lifecycle handler runs as a step actor of its own, with DAG_RUN_STATUS set to the run's status label.
     startInitHandler: launchHandler('init'),
     startOutcomeHandler: launchHandler('outcome'),
     startExitHandler: launchHandler('exit'),
