@@ -81,3 +81,47 @@ test('the checker itself sees a violation', () => {
   assert.deepEqual(importsOf(join(src, 'http', 'routes', 'dags.ts')).filter((s) => s.includes('core')), ['../../core/index.ts']);
   assert.ok(!allowed.http.includes('store') && !allowed.actors.includes('executors'));
 });
+
+/** The files of src/ that `file` imports (type imports counted). */
+const localImports = (file: string) => importsOf(file).filter((s) => s.startsWith('.')).map((s) => resolve(dirname(file), s));
+
+/** The circles of a graph of files, each as its files, by Tarjan's strongly connected components. */
+function circles(files: string[], targetsOf: (file: string) => string[]): string[][] {
+  const edges = new Map(files.map((file) => [file, targetsOf(file).filter((target) => files.includes(target))]));
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    for (const target of edges.get(file)!) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file)!, low.get(target)!));
+      } else if (stack.includes(target)) {
+        low.set(file, Math.min(low.get(file)!, index.get(target)!));
+      }
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      component.push(relative(src, member));
+    } while (member !== file);
+    if (component.length > 1) found.push(component.sort());
+  };
+  for (const file of files) if (!index.has(file)) visit(file);
+  return found;
+}
+
+test('no import circle among the modules of src/, type imports counted', () => {
+  assert.deepEqual(circles(sourceFiles(src), localImports), []);
+});
+
+test('the circle check sees a circle', () => {
+  const graph: Record<string, string[]> = { [join(src, 'a.ts')]: [join(src, 'b.ts')], [join(src, 'b.ts')]: [join(src, 'c.ts')], [join(src, 'c.ts')]: [join(src, 'a.ts')], [join(src, 'd.ts')]: [join(src, 'a.ts')] };
+  assert.deepEqual(circles(Object.keys(graph), (file) => graph[file]), [['a.ts', 'b.ts', 'c.ts']]);
+});

@@ -6,7 +6,7 @@
 import { AppError, RunStatus, type Dag, type ParamDef, type RunRecord } from '../core/index.ts';
 import { fieldsNotRunYet, paramsFromRequest } from '../definition/index.ts';
 import type { Definitions } from './definitions.ts';
-import type { EngineDeps } from './engine.ts';
+import type { EngineDeps } from './engine-options.ts';
 import { rerunSelection, type PriorAttempt } from './run/attempt.ts';
 import { nestingProblem } from './run/nesting.ts';
 import { startingParams } from './run/substitution.ts';

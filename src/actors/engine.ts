@@ -2,9 +2,9 @@
 import { createActor, type Actor } from 'xstate';
 import {
   AppError, MASK, NodeStatus, RunStatus, dagNameProblem, dagRunIdProblem, systemClock, uuidv7,
-  type Clock, type Dag, type DagStore, type LogStore, type QueueStore, type RunRecord, type RunStore, type StepDispatcher, type Timers,
+  type Clock, type Dag, type RunRecord,
 } from '../core/index.ts';
-import { fieldsNotRunYet, mergeParams, paramsFromRequest, type DefinitionParser } from '../definition/index.ts';
+import { fieldsNotRunYet, mergeParams, paramsFromRequest } from '../definition/index.ts';
 import { startingParams } from './run/substitution.ts';
 import { Definitions } from './definitions.ts';
 import { usableDag } from './usable-dag.ts';
@@ -24,52 +24,9 @@ import { schedulerMachine } from './scheduler/scheduler.machine.ts';
 import { customQueueBusy } from './scheduler/slots.ts';
 import { stepMachine } from './step/step.machine.ts';
 import { errorText, log } from '../logging/index.ts';
+import type { EngineDeps, InlineOptions, StartOptions } from './engine-options.ts';
 
-export interface EngineDeps {
-  runs: RunStore;
-  /** Queue items, written with their runs' records (the same LMDB environment as `runs`). */
-  queue: QueueStore;
-  /** Custom queues' maxConcurrency by name (config.yaml `queues`); every other queue is a DAG's. */
-  queueLimits?: ReadonlyMap<string, number>;
-  /** How long a dispatched queued run may take to become active before it fails; 10 s by default. */
-  queuedStartDeadlineMs?: number;
-  dags: DagStore;
-  logs: LogStore;
-  dispatcher: StepDispatcher;
-  /** The server's environment; only the allowed part reaches steps. */
-  systemEnv: Record<string, string>;
-  /** Where `env` secrets are read from; the server's whole environment by default. */
-  processEnv?: Record<string, string | undefined>;
-  clock?: Clock;
-  /**
-   * What the actors' timers (delaySec, timeouts, retry and repeat waits) run on; Node's timers by
-   * default. Tests pass XState's SimulatedClock (with `clock` reading the same time) and never sleep.
-   */
-  timers?: Timers;
-  /** Called when a write to the store fails; the default prints to stderr. */
-  onStoreError?: (error: unknown) => void;
-  /** Reads definitions, large ones off the main thread; inline by default. */
-  parser?: DefinitionParser;
-  /**
-   * The troupe command's engine: it runs what it is asked to and nothing else. Queued runs wait,
-   * and runs that a process which crashed left active are left as they are: the server or
-   * scheduler that opens the home next resumes or settles them (a command that ends in a moment
-   * would abort a run it resumed).
-   */
-  commandOnly?: boolean;
-}
-
-export interface StartOptions {
-  params?: string;
-  dagRunId?: string;
-  dagName?: string;
-  singleton?: boolean;
-}
-
-export interface InlineOptions extends StartOptions {
-  spec: string;
-  name?: string;
-}
+export type { EngineDeps, InlineOptions, StartOptions };
 
 export class Engine {
   private readonly scheduler: Actor<typeof schedulerMachine>;

@@ -9,7 +9,7 @@ import {
 import { mergeParams, paramsFromRequest } from '../definition/index.ts';
 import { startingParams } from './run/substitution.ts';
 import type { Definitions } from './definitions.ts';
-import type { StartOptions } from './engine.ts';
+import type { StartOptions } from './engine-options.ts';
 import { findRun } from './run-lookup.ts';
 import { queuedRecord } from './run/attempt.ts';
 import { logLine } from './run/log-line.ts';

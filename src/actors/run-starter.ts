@@ -7,7 +7,7 @@ import {
   type Clock, type Dag, type ParamDef, type RunRecord,
 } from '../core/index.ts';
 import { fieldsNotRunYet, paramsFromRequest } from '../definition/index.ts';
-import type { EngineDeps, StartOptions } from './engine.ts';
+import type { EngineDeps, StartOptions } from './engine-options.ts';
 import { planRun, runScope } from './run/plan.ts';
 import { attemptRecord, type Lineage, type PriorAttempt } from './run/attempt.ts';
 import { commandRunner, evaluateEnvWithCommands, startingParams, type StartingParams } from './run/substitution.ts';

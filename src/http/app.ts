@@ -18,22 +18,10 @@ import { opsRoutes } from './routes/ops.ts';
 import { queueRoutes } from './routes/queues.ts';
 import { systemRoutes } from './routes/system.ts';
 import { userRoutes } from './routes/users.ts';
-import type { ApiDeps, HttpResponse } from './types.ts';
+import type { Api, ApiDeps, HttpResponse, RawRequest } from './types.ts';
 
 export const API_PREFIX = '/api/v2';
 
-export interface RawRequest {
-  method: string;
-  /** Path without the query string. */
-  path: string;
-  query: string;
-  headers: Record<string, string>;
-  body: Buffer | undefined;
-  /** The client's address (the connection's peer), for the sign-in limits per address. */
-  remoteAddress?: string;
-}
-
-export type Api = (request: RawRequest) => Promise<HttpResponse>;
 
 /** Every route of the API. */
 export function apiRouter(): Router {

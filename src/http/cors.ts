@@ -1,8 +1,7 @@
 // Cross-origin requests from browsers (off by default): with `cors.allowOrigins` set, a request
 // whose Origin is allowed gets Access-Control-Allow-Origin, and a preflight (OPTIONS with
 // Access-Control-Request-Method) is answered 204 with the methods its path is served with.
-import type { RawRequest } from './app.ts';
-import type { HttpResponse } from './types.ts';
+import type { HttpResponse, RawRequest } from './types.ts';
 
 export interface CorsOptions {
   /** Origins allowed (`https://app.example.com`), or `*` for any; empty: CORS is off. */

@@ -6,7 +6,7 @@
 import { parseCookie } from 'cookie';
 import { AppError } from '../core/index.ts';
 import { SESSION_COOKIE } from '../auth/index.ts';
-import type { RawRequest } from './app.ts';
+import type { RawRequest } from './types.ts';
 
 /** Methods that change nothing; the routes that do change something with GET say so (`RouteOptions.writes`). */
 export const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -1,5 +1,7 @@
-export { startServer, type Carrier, type RunningServer, type ServerOptions } from './server.ts';
-export { apiRouter, createApi, API_PREFIX, type Api, type RawRequest } from './app.ts';
+export { startServer, type ServerOptions } from './server.ts';
+export type { Carrier, RunningServer } from './running-server.ts';
+export { apiRouter, createApi, API_PREFIX } from './app.ts';
+export type { Api, RawRequest } from './types.ts';
 export { buildOpenApiDocument, openApiPath } from './openapi.ts';
 export type { ApiDeps, HttpResponse } from './types.ts';
 export { RemoteNodes, takesRemoteNode } from './remote-nodes.ts';

@@ -7,10 +7,10 @@ import { STATUS_CODES, createServer, type IncomingMessage, type RequestListener 
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { AppError } from '../core/index.ts';
-import { bodyLength, encodeResponse, hasNoBody, tooLarge, type Api } from './app.ts';
+import { bodyLength, encodeResponse, hasNoBody, tooLarge } from './app.ts';
 import { errorResponse } from './errors.ts';
-import { MAX_BODY_BYTES, type HttpResponse } from './types.ts';
-import type { RunningServer } from './server.ts';
+import { MAX_BODY_BYTES, type Api, type HttpResponse } from './types.ts';
+import type { RunningServer } from './running-server.ts';
 import { listenError } from './listen-error.ts';
 import type { TlsFiles } from './tls.ts';
 import { errorText, log } from '../logging/index.ts';

@@ -3,9 +3,8 @@
 // remote: routes never see a forwarded request.
 import { Agent, request } from 'undici';
 import { AppError, LOCAL_NODE, type RemoteNode } from '../core/index.ts';
-import type { RawRequest } from './app.ts';
 import { urlBelow } from './remote-path.ts';
-import type { HttpResponse } from './types.ts';
+import type { HttpResponse, RawRequest, RemoteForwarder } from './types.ts';
 
 export interface RemoteNodesOptions {
   /** The longest a forwarded request may take, connection to the last byte of the answer (30 s, as Dagu). */
@@ -39,7 +38,7 @@ interface Remote {
   authorization?: string;
 }
 
-export class RemoteNodes {
+export class RemoteNodes implements RemoteForwarder {
   private remotes = new Map<string, Remote>();
   private readonly timeoutMs: number;
   private readonly connectTimeoutMs: number;

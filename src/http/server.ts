@@ -4,18 +4,9 @@ import { createApi } from './app.ts';
 import { listenNode } from './node-server.ts';
 import { listenUws } from './uws-server.ts';
 import type { ApiDeps } from './types.ts';
+import type { Carrier, RunningServer } from './running-server.ts';
 import { log } from '../logging/index.ts';
 import { TlsError, type TlsFiles } from './tls.ts';
-
-export type Carrier = 'uws' | 'node';
-
-export interface RunningServer {
-  carrier: Carrier;
-  /** https when it serves TLS. */
-  scheme: 'http' | 'https';
-  port: number;
-  close(): Promise<void>;
-}
 
 export interface ServerOptions {
   host: string;

@@ -3,7 +3,26 @@ import type { Clock, DagStore, LogStore, RunStore } from '../core/index.ts';
 import type { CronScheduler, Engine, RetentionSweeper } from '../actors/index.ts';
 import type { ResourceHistory, TroupeMetrics } from '../ops/index.ts';
 import type { Auth, Identity, OidcSignIn } from '../auth/index.ts';
-import type { RemoteNodes } from './remote-nodes.ts';
+
+/** A request as a carrier hands it over, before routing. */
+export interface RawRequest {
+  method: string;
+  /** Path without the query string. */
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+  body: Buffer | undefined;
+  /** The client's address (the connection's peer), for the sign-in limits per address. */
+  remoteAddress?: string;
+}
+
+/** The API as one function from a raw request to a response (app.ts createApi). */
+export type Api = (request: RawRequest) => Promise<HttpResponse>;
+
+/** Where a request with `remoteNode` goes; undefined when this server answers it (remote-nodes.ts). */
+export interface RemoteForwarder {
+  forward(raw: RawRequest, apiPath: string): Promise<HttpResponse | undefined>;
+}
 
 export interface HttpRequest {
   method: string;
@@ -44,7 +63,7 @@ export interface ApiDeps {
   /** `GET /services/resources/history`. */
   resources: ResourceHistory;
   /** Where a request with `remoteNode` goes (config.yaml `remoteNodes`). */
-  remoteNodes: RemoteNodes;
+  remoteNodes: RemoteForwarder;
   /** Origins whose browsers may call the API (`cors.allowOrigins`; `*`: any); none by default. */
   corsOrigins?: readonly string[];
   /** Who may do what (docs/auth.md); without it every request is served, as with auth mode none. */

@@ -18,11 +18,11 @@
 import { STATUS_CODES } from 'node:http';
 import type { HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { AppError } from '../core/index.ts';
-import { bodyLength, encodeResponse, hasNoBody, tooLarge, type Api, type RawRequest } from './app.ts';
+import { bodyLength, encodeResponse, hasNoBody, tooLarge } from './app.ts';
 import { errorResponse } from './errors.ts';
 import { MAX_BODY_BYTES } from './types.ts';
-import type { HttpResponse } from './types.ts';
-import type { RunningServer } from './server.ts';
+import type { Api, HttpResponse, RawRequest } from './types.ts';
+import type { RunningServer } from './running-server.ts';
 import { listenError, probeListen } from './listen-error.ts';
 import { errorText, log } from '../logging/index.ts';
 import { TlsError, type TlsFiles } from './tls.ts';
