@@ -1,6 +1,6 @@
 // What the troupe command needs of a home besides its engine: definitions checked as the server
 // checks them (validate, dry). Its cleanup goes through the engine's retention sweeper, as the API's does.
-import { Definitions } from './actors/index.ts';
+import { Definitions } from './catalog/index.ts';
 import type { ParseResult } from './definition/index.ts';
 import { DagFiles } from './store/index.ts';
 

@@ -2,7 +2,9 @@
 import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { makeHomePrivate, tightenStoreFiles } from './home-modes.ts';
 import { join } from 'node:path';
-import { CronScheduler, DagsWatcher, Engine, RetentionSweeper, cronEngineOf } from './actors/index.ts';
+import { Engine, cronEngineOf } from './engine/index.ts';
+import { CronScheduler, RetentionSweeper } from './scheduler/index.ts';
+import { DagsWatcher } from './catalog/index.ts';
 import { parseRemoteNodes, systemClock, type Clock, type RemoteNode, type Timers } from './core/index.ts';
 import { PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { HomeLock } from './home-lock.ts';

@@ -13,16 +13,19 @@ const allowed: Record<string, string[]> = {
   definition: ['core'],
   store: ['core', 'logging'],
   executors: ['core', 'logging'],
+  catalog: ['core', 'definition', 'logging'],
   actors: ['core', 'definition', 'logging'],
+  scheduler: ['core', 'definition', 'logging', 'actors', 'catalog'],
+  engine: ['core', 'definition', 'logging', 'actors', 'catalog', 'scheduler'],
   auth: ['core', 'logging'],
-  http: ['core', 'definition', 'actors', 'ops', 'logging', 'auth'],
-  ops: ['core', 'actors'],
+  http: ['core', 'definition', 'engine', 'scheduler', 'catalog', 'ops', 'logging', 'auth'],
+  ops: ['core', 'engine', 'scheduler'],
   cli: ['core', 'definition', 'logging', 'auth', 'ops', '(root)'],
 };
 
 /** Each third-party package belongs to one folder (undici to three: the http executor's requests, http's forwarding to remote nodes, and the command's calls to a server). */
 const owners: Record<string, string | string[]> = {
-  lmdb: 'store', xstate: 'actors', piscina: 'executors', 'jq-wasm': 'executors', ssh2: 'executors', dockerode: 'executors', nodemailer: 'executors',
+  lmdb: 'store', xstate: ['actors', 'scheduler', 'engine'], piscina: 'executors', 'jq-wasm': 'executors', ssh2: 'executors', dockerode: 'executors', nodemailer: 'executors',
   undici: ['executors', 'http', 'cli'], tar: 'executors', yazl: 'executors', yauzl: 'executors', picomatch: 'executors',
   'uWebSockets.js': 'http', yaml: 'definition', croner: 'definition', 'prom-client': 'ops', 'parse-duration': 'ops', pino: 'logging',
   jose: 'auth', '@node-rs/argon2': 'auth', 'rate-limiter-flexible': 'auth', 'openid-client': 'auth', cookie: 'http',

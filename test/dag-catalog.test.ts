@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Definitions } from '../src/actors/definitions.ts';
+import { Definitions } from '../src/catalog/definitions.ts';
 import { DagFiles } from '../src/store/index.ts';
 
 test('a page found stale by verify is listed afresh at once, though no watcher told of the change', async (t) => {

@@ -1,10 +1,14 @@
-export { Engine, type EngineDeps, type StartOptions, type InlineOptions } from './engine.ts';
-export type { EngineEvent, EngineListener } from './engine-events.ts';
-export { Definitions } from './definitions.ts';
-export { RetentionSweeper, type CleanupRequest, type CleanupResult } from './scheduler/retention.ts';
-export { CronScheduler } from './scheduler/cron/cron-scheduler.ts';
-export { cronEngineOf } from './scheduler/cron/cron-engine.ts';
-export { DagsWatcher } from './scheduler/cron/dags-watcher.ts';
-export type { EnqueueOptions, QueueListing } from './queueing.ts';
-export type { CatalogEntry, DagListing } from './dag-catalog.ts';
-export { expiredRunTrees } from './scheduler/retention.ts';
+
+export { startingParams, commandRunner, evaluateEnvWithCommands, type StartingParams } from './run/substitution.ts';
+export { rerunSelection, queuedRecord, attemptRecord, type PriorAttempt, type Lineage } from './run/attempt.ts';
+export { executeStepOn } from './step/execute-step.ts';
+export { type SubDagRunner, type ChildStart, type SubDagCall } from './step/sub-dag.ts';
+export { runMachine, type RunFinishedEvent, type RunInput } from './run/run.machine.ts';
+export { runServices } from './run-services.ts';
+export { stepMachine } from './step/step.machine.ts';
+export { MAX_SUB_DAG_DEPTH, nestingProblem, ancestry } from './run/nesting.ts';
+export { logLine } from './run/log-line.ts';
+export { shouldRetry } from './step/policies.ts';
+export { planRun, runScope } from './run/plan.ts';
+export { unmetDagPrecondition } from './run/conditions.ts';
+export { loadRunVariables } from './run/variables.ts';

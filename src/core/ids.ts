@@ -42,3 +42,8 @@ function uuidText(bytes: Buffer): string {
 export function attemptId(): string {
   return randomBytes(3).toString('hex');
 }
+
+/** A run's key in maps and sets: ids are unique per DAG name only. */
+export function runKey(name: string, dagRunId: string): string {
+  return `${name}\u0000${dagRunId}`;
+}

@@ -1,7 +1,8 @@
 // Records and models -> the API's JSON shapes (docs/api.md).
 import { RunStatus, isoTime, nodeStatusLabel, runStatusLabel, type Dag, type HandlerNodeName, type NodeRecord, type RunRecord, type RunSummaryRow } from '../core/index.ts';
 import { conditionView, paramsJson, paramsList, stepView, type ParseResult } from '../definition/index.ts';
-import type { DagListing, QueueListing } from '../actors/index.ts';
+import type { DagListing } from '../catalog/index.ts';
+import type { QueueListing } from '../scheduler/index.ts';
 
 export function runSummary(record: RunSummaryRow) {
   return {

@@ -1,6 +1,7 @@
 // The small request/response interface every handler is written against, whichever server carries it.
 import type { Clock, DagStore, LogStore, RunStore } from '../core/index.ts';
-import type { CronScheduler, Engine, RetentionSweeper } from '../actors/index.ts';
+import type { Engine } from '../engine/index.ts';
+import type { CronScheduler, RetentionSweeper } from '../scheduler/index.ts';
 import type { ResourceHistory, TroupeMetrics } from '../ops/index.ts';
 import type { Auth, Identity, OidcSignIn } from '../auth/index.ts';
 

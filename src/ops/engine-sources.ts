@@ -1,6 +1,7 @@
 // What the metrics read from a running troupe, read the way the API reads it.
 import { RunStatus, type DagStore, type RunStore } from '../core/index.ts';
-import type { CronScheduler, Engine } from '../actors/index.ts';
+import type { Engine } from '../engine/index.ts';
+import type { CronScheduler } from '../scheduler/index.ts';
 import type { MetricsSources } from './metrics.ts';
 
 export interface EngineParts {

@@ -3,7 +3,7 @@
 // Gauges are read from the engine when scraped, so they agree with the API at that moment; totals
 // and histograms are counted from the engine's events as they happen, never from a scan of the store.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { EngineEvent, EngineListener } from '../actors/index.ts';
+import type { EngineEvent, EngineListener } from '../engine/index.ts';
 
 export interface MetricsSources {
   version: string;

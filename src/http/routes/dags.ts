@@ -9,7 +9,7 @@ import {
 } from '../response-schemas.ts';
 import { CreateDagBody, RenameBody, SpecBody, SuspendBody, ValidateBody, parseBody } from '../schemas.ts';
 import type { Router } from '../router.ts';
-import type { CatalogEntry } from '../../actors/index.ts';
+import type { CatalogEntry } from '../../catalog/index.ts';
 import { empty, json, type ApiDeps, type HttpRequest, type HttpResponse } from '../types.ts';
 
 interface Loaded {

@@ -1,7 +1,7 @@
 // When a DAG's schedule ticks: pure functions over its compiled expressions and instants in
 // milliseconds. Nothing here reads the clock or starts anything; the planner and scheduler do.
-import type { Schedule, ScheduleEntry } from '../../../core/index.ts';
-import { compileCron } from '../../../definition/index.ts';
+import type { Schedule, ScheduleEntry } from '../../core/index.ts';
+import { compileCron } from '../../definition/index.ts';
 
 const TICK_KINDS = ['start', 'stop', 'restart'] as const;
 export type TickKind = (typeof TICK_KINDS)[number];

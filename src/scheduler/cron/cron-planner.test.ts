@@ -2,8 +2,8 @@
 // while an injected clock moves.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Schedule } from '../../../core/index.ts';
-import { parseDag } from '../../../definition/index.ts';
+import type { Schedule } from '../../core/index.ts';
+import { parseDag } from '../../definition/index.ts';
 import { CronPlanner } from './cron-planner.ts';
 
 function scheduleOf(yaml: string): Schedule {

@@ -4,8 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { ManualClock, RunStatus, type CronState, type CronStateStore } from '../../../core/index.ts';
-import { parseDag } from '../../../definition/index.ts';
+import { ManualClock, RunStatus, type CronState, type CronStateStore } from '../../core/index.ts';
+import { parseDag } from '../../definition/index.ts';
 import { CronScheduler, MISSED_LISTED, type CronDag, type CronEngine } from './cron-scheduler.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -2,8 +2,8 @@
 // ticks at start, planner changes re-arm it. Time is moved, never waited for.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ManualClock, type Schedule } from '../../../core/index.ts';
-import { parseDag } from '../../../definition/index.ts';
+import { ManualClock, type Schedule } from '../../core/index.ts';
+import { parseDag } from '../../definition/index.ts';
 import { CronPlanner } from './cron-planner.ts';
 import { CronTicker } from './cron-ticker.ts';
 

@@ -1,30 +1,19 @@
 // The engine facade: start, stop and observe runs. The only way into the actors from outside.
 import { createActor, type Actor } from 'xstate';
 import {
-  AppError, MASK, NodeStatus, RunStatus, dagNameProblem, dagRunIdProblem, systemClock, uuidv7,
+  AppError, MASK, runKey, NodeStatus, RunStatus, dagNameProblem, dagRunIdProblem, systemClock, uuidv7,
   type Clock, type Dag, type RunRecord,
 } from '../core/index.ts';
 import { fieldsNotRunYet, mergeParams, paramsFromRequest } from '../definition/index.ts';
-import { startingParams } from './run/substitution.ts';
-import { Definitions } from './definitions.ts';
-import { usableDag } from './usable-dag.ts';
+import { startingParams, rerunSelection, type PriorAttempt, executeStepOn, type SubDagRunner, runMachine, runServices, stepMachine } from '../actors/index.ts';
+import { Definitions, usableDag } from '../catalog/index.ts';
 import { StatusEvents, type EngineListener } from './engine-events.ts';
-import { rerunSelection, type PriorAttempt } from './run/attempt.ts';
-import { executeStepOn } from './step/execute-step.ts';
-import type { SubDagRunner } from './step/sub-dag.ts';
-import { ChildRuns } from './child-runs.ts';
-import { runMachine } from './run/run.machine.ts';
-import { runServices } from './run-services.ts';
+import {
+  ChildRuns, RunStarter, Queueing, type EnqueueOptions, type QueueListing, settleInterrupted, schedulerMachine, customQueueBusy, type EngineDeps, type InlineOptions, type StartOptions,
+} from '../scheduler/index.ts';
 import { findRun, findSubRun, subRunsOf } from './run-lookup.ts';
-import { RunStarter } from './run-starter.ts';
-import { RunWrites, runKey } from './run-writes.ts';
-import { Queueing, type EnqueueOptions, type QueueListing } from './queueing.ts';
-import { settleInterrupted } from './scheduler/recovery.ts';
-import { schedulerMachine } from './scheduler/scheduler.machine.ts';
-import { customQueueBusy } from './scheduler/slots.ts';
-import { stepMachine } from './step/step.machine.ts';
+import { RunWrites } from './run-writes.ts';
 import { errorText, log } from '../logging/index.ts';
-import type { EngineDeps, InlineOptions, StartOptions } from './engine-options.ts';
 
 export type { EngineDeps, InlineOptions, StartOptions };
 
@@ -141,8 +130,9 @@ export class Engine {
   }
 
   /** Takes a queued run out of its queue, recorded aborted; 404 when it is not queued. */
-  dequeue(name: string, dagRunId: string): Promise<void> {
-    return this.queueing.dequeue(name, dagRunId);
+  dequeue(name: string, runId: string): Promise<void> {
+    // `latest` names the DAG's newest run, as in every run path.
+    return this.queueing.dequeue(name, this.queueing.holds(name, runId) ? runId : this.findRun(name, runId).dagRunId);
   }
 
   /** The queues as `GET /queues` lists them; `only` that one (none when it has nothing to show). */

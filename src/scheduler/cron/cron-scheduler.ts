@@ -3,10 +3,10 @@
 // It keeps the planner in step with the DAG files and stores when ticks were last acted on, so
 // that the ticks that fell while the server was down are logged and listed, never lost silently.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { RunStatus, isoTime, systemClock, systemTimers, type Clock, type Timers, type CronState, type CronStateStore, type MissedTick, type Schedule } from '../../../core/index.ts';
+import { RunStatus, isoTime, systemClock, systemTimers, type Clock, type Timers, type CronState, type CronStateStore, type MissedTick, type Schedule } from '../../core/index.ts';
 import { CronPlanner, type DueTick } from './cron-planner.ts';
 import { CronTicker } from './cron-ticker.ts';
-import { log } from '../../../logging/index.ts';
+import { log } from '../../logging/index.ts';
 
 /** What the scheduler reads of a stored DAG. */
 export interface CronDag {

@@ -1,5 +1,5 @@
-// What an engine is built from and what a start takes: below engine.ts, so the modules it
-// composes (the starter, the queues, sub DAG runs) read them without importing it.
+// What an engine is built from and what a start takes: read by the scheduler's modules (the
+// starter, the queues, sub DAG runs) and by the engine that composes them.
 import type { Clock, DagStore, LogStore, QueueStore, RunStore, StepDispatcher, Timers } from '../core/index.ts';
 import type { DefinitionParser } from '../definition/index.ts';
 

@@ -1,7 +1,7 @@
 // The engine and stores as the cron scheduler sees them (CronEngine).
-import type { DagStore, RunStore } from '../../../core/index.ts';
-import type { Engine } from '../../engine.ts';
-import type { CronEngine } from './cron-scheduler.ts';
+import type { DagStore, RunStore } from '../core/index.ts';
+import type { Engine } from './engine.ts';
+import type { CronEngine } from '../scheduler/index.ts';
 
 export function cronEngineOf(engine: Engine, dags: DagStore, runs: RunStore): CronEngine {
   return {

@@ -3,21 +3,20 @@
 // record and the run actor. Starts, retries, queued runs and sub DAG runs all end here.
 import type { Actor } from 'xstate';
 import {
-  AppError, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, uuidv7,
+  AppError, runKey, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, uuidv7,
   type Clock, type Dag, type ParamDef, type RunRecord,
 } from '../core/index.ts';
 import { fieldsNotRunYet, paramsFromRequest } from '../definition/index.ts';
-import type { EngineDeps, StartOptions } from './engine-options.ts';
-import { planRun, runScope } from './run/plan.ts';
-import { attemptRecord, type Lineage, type PriorAttempt } from './run/attempt.ts';
-import { commandRunner, evaluateEnvWithCommands, startingParams, type StartingParams } from './run/substitution.ts';
-import { unmetDagPrecondition } from './run/conditions.ts';
-import { loadRunVariables } from './run/variables.ts';
-import { ancestry } from './run/nesting.ts';
-import { runKey } from './run-writes.ts';
-import { admissionError } from './scheduler/admission.ts';
-import { admittedCount, queuedCount } from './scheduler/slots.ts';
-import type { schedulerMachine } from './scheduler/scheduler.machine.ts';
+import type { EngineDeps, StartOptions } from './start-options.ts';
+import { planRun, runScope } from '../actors/index.ts';
+import { attemptRecord, type Lineage, type PriorAttempt } from '../actors/index.ts';
+import { commandRunner, evaluateEnvWithCommands, startingParams, type StartingParams } from '../actors/index.ts';
+import { unmetDagPrecondition } from '../actors/index.ts';
+import { loadRunVariables } from '../actors/index.ts';
+import { ancestry } from '../actors/index.ts';
+import { admissionError } from './admission.ts';
+import { admittedCount, queuedCount } from './slots.ts';
+import type { schedulerMachine } from './scheduler.machine.ts';
 
 export interface AttemptSeed {
   dag: Dag;

@@ -3,17 +3,17 @@
 // parent, and maxActiveRuns does not hold it back. A child whose id exists already (a retried
 // parent's, or a retry of the calling step) runs again as a new attempt of that run, its
 // succeeded steps kept, as Dagu does.
-import { AppError, RunStatus, type Dag, type ParamDef, type RunRecord } from '../core/index.ts';
+import {
+  AppError, runKey, RunStatus, type Dag, type ParamDef, type RunRecord } from '../core/index.ts';
 import { fieldsNotRunYet, paramsFromRequest } from '../definition/index.ts';
-import type { Definitions } from './definitions.ts';
-import type { EngineDeps } from './engine-options.ts';
-import { rerunSelection, type PriorAttempt } from './run/attempt.ts';
-import { nestingProblem } from './run/nesting.ts';
-import { startingParams } from './run/substitution.ts';
+import type { Definitions } from '../catalog/index.ts';
+import type { EngineDeps } from './start-options.ts';
+import { rerunSelection, type PriorAttempt } from '../actors/index.ts';
+import { nestingProblem } from '../actors/index.ts';
+import { startingParams } from '../actors/index.ts';
 import type { RunStarter } from './run-starter.ts';
-import { runKey } from './run-writes.ts';
-import type { ChildStart, SubDagCall } from './step/sub-dag.ts';
-import { usableDag } from './usable-dag.ts';
+import type { ChildStart, SubDagCall } from '../actors/index.ts';
+import { usableDag } from '../catalog/index.ts';
 
 export interface ChildRunsHost {
   deps: EngineDeps;

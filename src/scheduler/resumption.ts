@@ -1,8 +1,8 @@
 // How a run that a crash interrupted goes on: each step it was running is a failed execution that
 // follows its retryPolicy. Pure.
-import { NodeStatus, type Dag, type NodeRecord, type RunRecord, type StepResult } from '../../core/index.ts';
-import type { PriorAttempt } from '../run/attempt.ts';
-import { shouldRetry } from '../step/policies.ts';
+import { NodeStatus, type Dag, type NodeRecord, type RunRecord, type StepResult } from '../core/index.ts';
+import type { PriorAttempt } from '../actors/index.ts';
+import { shouldRetry } from '../actors/index.ts';
 
 export const INTERRUPTED = 'the server stopped while the run was active';
 

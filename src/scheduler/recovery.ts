@@ -2,11 +2,11 @@
 // killed) are settled before the API opens, so every run is accounted for. A run whose interrupted
 // step may retry goes on as a new attempt (resumption.ts); the others are recorded failed. The
 // step processes such a process left running were ended before (executors/orphans.ts).
-import { NodeStatus, RunStatus, isoTime, type LogStore, type RunRecord, type RunStore } from '../../core/index.ts';
-import type { Definitions } from '../definitions.ts';
-import type { PriorAttempt } from '../run/attempt.ts';
-import { logLine } from '../run/log-line.ts';
-import { usableDag } from '../usable-dag.ts';
+import { NodeStatus, RunStatus, isoTime, type LogStore, type RunRecord, type RunStore } from '../core/index.ts';
+import type { Definitions } from '../catalog/index.ts';
+import type { PriorAttempt } from '../actors/index.ts';
+import { logLine } from '../actors/index.ts';
+import { usableDag } from '../catalog/index.ts';
 import { INTERRUPTED, interruptedNode, resumption } from './resumption.ts';
 
 export interface RecoveryDeps {

@@ -1,5 +1,5 @@
 // Admission of a new run: singleton and maxActiveRuns, decided in one place (the codes of docs/api.md).
-import { AppError } from '../../core/index.ts';
+import { AppError } from '../core/index.ts';
 
 export interface AdmissionRequest {
   name: string;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideDispatch, waitKey, type DispatchState, type QueuedRun } from './dispatch.ts';
+import { decideDispatch, waitKey, type DispatchState, type QueuedRun } from './queue-order.ts';
 
 let seq = 0;
 const item = (queue: string, name: string, maxActiveRuns = 1): QueuedRun => ({ queue, name, dagRunId: `${name}-${++seq}`, maxActiveRuns });

@@ -2,8 +2,8 @@
 // happen, and a slow rescan as the safety net for what a watch misses (a network file system, an
 // overflowed event queue, a watch that failed). It reads no file: the cron scheduler does.
 import { watch, type FSWatcher } from 'node:fs';
-import { isValidDagName } from '../../../core/index.ts';
-import { log as logger } from '../../../logging/index.ts';
+import { isValidDagName } from '../core/index.ts';
+import { log as logger } from '../logging/index.ts';
 
 export interface DagsWatcherOptions {
   dir: string;

@@ -1,6 +1,6 @@
 // The schedules of the stored DAGs, by file name, and what is due next. It decides times only:
 // starting, stopping or restarting runs is for whoever acts on its answers.
-import type { Clock, Schedule } from '../../../core/index.ts';
+import type { Clock, Schedule } from '../../core/index.ts';
 import { compileSchedule, isScheduled, nextTick, nextTicks, previousTick, ticksBetween, type CompiledSchedule, type Tick, type TickKind } from './ticks.ts';
 
 export interface CronPlannerOptions {

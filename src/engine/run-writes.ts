@@ -1,7 +1,7 @@
 // The writes of active runs: one write per run per tick, in order, and when a run counts as
 // finished (its final record durable and its log closed). A write that fails (a full disk) is not
 // the end of the run's record: its newest record is written again until it is stored.
-import { isFinalRunStatus, type LogStore, type RunRecord, type RunStore } from '../core/index.ts';
+import { isFinalRunStatus, runKey, type LogStore, type RunRecord, type RunStore } from '../core/index.ts';
 import { errorText, log } from '../logging/index.ts';
 
 /** How long a run whose record could not be stored waits before it is written again. */
@@ -125,6 +125,3 @@ export class RunWrites {
   }
 }
 
-export function runKey(name: string, dagRunId: string): string {
-  return `${name}\u0000${dagRunId}`;
-}

@@ -4,9 +4,9 @@
 // and removes in small batches, yielding to the event loop between them. A cleanup asked for
 // (`troupe cleanup`, `POST /dag-runs/cleanup`) goes the same way, in turn with the sweeps.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { DAG_DEFAULTS, isFinalRunStatus, systemClock, type Clock, type RunRecord } from '../../core/index.ts';
-import type { Definitions } from '../definitions.ts';
-import { errorText, log } from '../../logging/index.ts';
+import { DAG_DEFAULTS, isFinalRunStatus, systemClock, type Clock, type RunRecord } from '../core/index.ts';
+import type { Definitions } from '../catalog/index.ts';
+import { errorText, log } from '../logging/index.ts';
 
 const DAY_MS = 86_400_000;
 const RETENTION_SWEEP_EVERY_MS = 3_600_000;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RunStatus, isFinalRunStatus, isoTime, type RunRecord } from '../../core/index.ts';
+import { RunStatus, isFinalRunStatus, isoTime, type RunRecord } from '../core/index.ts';
 import { RetentionSweeper, expiredRunTrees, retentionCutoff, type RetentionStore } from './retention.ts';
 
 const DAY = 86_400_000;

@@ -1,6 +1,6 @@
 // Hands the planner's due ticks to a callback when they fall: one timer, armed for the soonest
 // tick. It acts on nothing itself; what a tick does (enqueue, stop, restart) is the callback's.
-import type { Clock, Timers } from '../../../core/index.ts';
+import type { Clock, Timers } from '../../core/index.ts';
 import type { CronPlanner, DueTick } from './cron-planner.ts';
 
 export interface CronTickerOptions {

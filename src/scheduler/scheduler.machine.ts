@@ -4,8 +4,8 @@
 // fill a slot (a run finished, a run was enqueued, a limit changed, a DAG was resumed) dispatches
 // the queued runs that may start: there is no polling loop.
 import { enqueueActions, setup } from 'xstate';
-import { runMachine, type RunFinishedEvent, type RunInput } from '../run/run.machine.ts';
-import type { QueuedRun } from './dispatch.ts';
+import { runMachine, type RunFinishedEvent, type RunInput } from '../actors/index.ts';
+import type { QueuedRun } from './queue-order.ts';
 import { dispatch, joinQueue, leaveQueue, withCount, withQueued, withoutQueued, type Slots } from './slots.ts';
 
 // The scheduler's context is rebuilt at start (queued runs from the store), never persisted.

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NodeStatus, RunStatus, type NodeRecord, type RunRecord } from '../../core/index.ts';
-import { parseDag } from '../../definition/index.ts';
+import { NodeStatus, RunStatus, type NodeRecord, type RunRecord } from '../core/index.ts';
+import { parseDag } from '../definition/index.ts';
 import { INTERRUPTED, resumption } from './resumption.ts';
 
 const node = (status: NodeStatus, retryCount = 0): NodeRecord => ({

@@ -1,8 +1,8 @@
 // Tick times of schedules as the parser reads them, at injected instants: zones, DST changes, gaps.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Schedule } from '../../../core/index.ts';
-import { parseDag } from '../../../definition/index.ts';
+import type { Schedule } from '../../core/index.ts';
+import { parseDag } from '../../definition/index.ts';
 import { compileSchedule, nextTick, nextTicks, previousTick, ticksBetween } from './ticks.ts';
 
 function scheduleOf(yaml: string): Schedule {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createActor } from 'xstate';
-import type { QueuedRun } from './dispatch.ts';
+import type { QueuedRun } from './queue-order.ts';
 import { schedulerMachine } from './scheduler.machine.ts';
 import { admittedCount } from './slots.ts';
 

@@ -3,23 +3,21 @@
 // Decisions (which run starts, when) are the scheduler actor's; this keeps each queued run's
 // definition until it starts, and its records.
 import {
-  AppError, RunStatus, attemptId as newAttemptId, isFinalRunStatus, isoTime, queueNameProblem, systemTimers,
+  AppError, runKey, RunStatus, attemptId as newAttemptId, isFinalRunStatus, isoTime, queueNameProblem, systemTimers,
   type Dag, type RunRecord,
 } from '../core/index.ts';
 import { mergeParams, paramsFromRequest } from '../definition/index.ts';
-import { startingParams } from './run/substitution.ts';
-import type { Definitions } from './definitions.ts';
-import type { StartOptions } from './engine-options.ts';
-import { findRun } from './run-lookup.ts';
-import { queuedRecord } from './run/attempt.ts';
-import { logLine } from './run/log-line.ts';
-import { runKey } from './run-writes.ts';
+import { startingParams } from '../actors/index.ts';
+import type { Definitions } from '../catalog/index.ts';
+import type { StartOptions } from './start-options.ts';
+import { queuedRecord } from '../actors/index.ts';
+import { logLine } from '../actors/index.ts';
 import type { AttemptSeed, RunStarter, StarterHost } from './run-starter.ts';
-import type { QueuedRun, WaitReason } from './scheduler/dispatch.ts';
-import { waitKey } from './scheduler/dispatch.ts';
-import { admissionError } from './scheduler/admission.ts';
-import { admittedCount, findQueued, queuedCount, waitReasons } from './scheduler/slots.ts';
-import { usableDag } from './usable-dag.ts';
+import type { QueuedRun, WaitReason } from './queue-order.ts';
+import { waitKey } from './queue-order.ts';
+import { admissionError } from './admission.ts';
+import { admittedCount, findQueued, queuedCount, waitReasons } from './slots.ts';
+import { usableDag } from '../catalog/index.ts';
 
 /** definition format: limits: a dispatched run that is not active within this long leaves its queue failed. */
 export const QUEUED_START_DEADLINE_MS = 10_000;
@@ -102,12 +100,15 @@ export class Queueing {
     return { dagRunId };
   }
 
+  /** Whether the run waits in a queue. */
+  holds(name: string, dagRunId: string): boolean {
+    return findQueued(this.host.scheduler.getSnapshot().context, name, dagRunId) !== undefined;
+  }
+
   /** Takes a queued run out of its queue; it is recorded aborted. 404 when it is not queued. */
-  async dequeue(name: string, runId: string): Promise<void> {
+  async dequeue(name: string, dagRunId: string): Promise<void> {
     const { deps, scheduler, clock } = this.host;
     const context = scheduler.getSnapshot().context;
-    // `latest` names the DAG's newest run, as in every run path.
-    const dagRunId = findQueued(context, name, runId) ? runId : findRun(deps.runs, name, runId).dagRunId;
     if (!findQueued(context, name, dagRunId)) throw new AppError('not_found', `dag-run ${dagRunId} of DAG ${name} is not queued`);
     scheduler.send({ type: 'queue.remove', name, dagRunId });
     const key = runKey(name, dagRunId);

@@ -1,6 +1,6 @@
 // Finding stored runs the way the API names them: `latest`, and sub DAG runs below a run.
 import { AppError, type RunRecord, type RunStore } from '../core/index.ts';
-import { MAX_SUB_DAG_DEPTH } from './run/nesting.ts';
+import { MAX_SUB_DAG_DEPTH } from '../actors/index.ts';
 
 /** Looks a run up by name and id, `latest` included; 404 when absent. */
 export function findRun(runs: RunStore, name: string, dagRunId: string): RunRecord {

@@ -1,7 +1,7 @@
 // The scheduler's counts, as pure functions of its context: runs active or starting per DAG name
 // and per queue, the queued runs, and which of them start now. The scheduler actor applies them;
 // nothing else changes its context.
-import { decideDispatch, waitKey, type DispatchState, type QueuedRun, type WaitReason } from './dispatch.ts';
+import { decideDispatch, waitKey, type DispatchState, type QueuedRun, type WaitReason } from './queue-order.ts';
 
 // Maps, not objects: DAG names and queue names come from requests, and a name such as
 // `constructor` or `__proto__` must not meet Object.prototype.

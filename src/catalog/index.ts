@@ -1,0 +1,4 @@
+export { Definitions } from './definitions.ts';
+export { DagsWatcher } from './dags-watcher.ts';
+export { usableDag } from './usable-dag.ts';
+export type { CatalogEntry, DagListing } from './dag-catalog.ts';

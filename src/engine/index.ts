@@ -1,0 +1,5 @@
+export { Engine } from './engine.ts';
+export type { EngineDeps, StartOptions, InlineOptions } from '../scheduler/index.ts';
+export type { EngineEvent, EngineListener } from './engine-events.ts';
+export { cronEngineOf } from './cron-port.ts';
+export { findRun } from './run-lookup.ts';

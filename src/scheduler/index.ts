@@ -1,0 +1,11 @@
+export { RetentionSweeper, expiredRunTrees, type CleanupRequest, type CleanupResult } from './retention.ts';
+export { CronScheduler } from './cron/cron-scheduler.ts';
+export type { CronEngine } from './cron/cron-scheduler.ts';
+export type { EnqueueOptions, QueueListing } from './queueing.ts';
+export { ChildRuns } from './child-runs.ts';
+export { RunStarter } from './run-starter.ts';
+export { Queueing } from './queueing.ts';
+export { settleInterrupted } from './recovery.ts';
+export { schedulerMachine } from './scheduler.machine.ts';
+export { customQueueBusy } from './slots.ts';
+export type { EngineDeps, StartOptions, InlineOptions } from './start-options.ts';
