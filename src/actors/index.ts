@@ -1,14 +1,12 @@
 
 export { startingParams, commandRunner, evaluateEnvWithCommands, type StartingParams } from './run/substitution.ts';
 export { rerunSelection, queuedRecord, attemptRecord, type PriorAttempt, type Lineage } from './run/attempt.ts';
-export { executeStepOn } from './step/execute-step.ts';
 export { type SubDagRunner, type ChildStart, type SubDagCall } from './step/sub-dag.ts';
 export { runMachine, type RunFinishedEvent, type RunInput } from './run/run.machine.ts';
-export { runServices } from './run-services.ts';
-export { stepMachine } from './step/step.machine.ts';
 export { MAX_SUB_DAG_DEPTH, nestingProblem, ancestry } from './run/nesting.ts';
 export { logLine } from './run/log-line.ts';
 export { shouldRetry } from './step/policies.ts';
 export { planRun, runScope } from './run/plan.ts';
 export { unmetDagPrecondition } from './run/conditions.ts';
 export { loadRunVariables } from './run/variables.ts';
+export { LocalRunDispatcher, type RunDispatcher, type RunReports } from './run-dispatcher.ts';

@@ -20,7 +20,7 @@ async function existing(paths: string[] | undefined): Promise<string[] | undefin
 /** The stop a run's shared container gets when the run is stopped while it starts. */
 const STOP_SIGNAL = 'SIGTERM';
 
-export function runServices(dispatcher: StepDispatcher, logs: LogStore, now: () => number) {
+export function runServices(dispatcher: StepDispatcher, logs: Pick<LogStore, 'appendRunLog'>, now: () => number) {
   // A run stopped while its container starts goes on to remove it at once; the start, told to
   // stop, may still be creating it. The removal waits for the start to settle, so that the run is
   // not recorded ended while its container is still there.

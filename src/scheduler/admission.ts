@@ -1,5 +1,47 @@
-// Admission of a new run: singleton and maxActiveRuns, decided in one place (the codes of docs/api.md).
-import { AppError } from '../core/index.ts';
+// Admission of a run, a pure decision over the scheduler's context: every way a run can begin asks
+// here, through the scheduler actor, and gets one answer. Admitted (with its slot), queued (with
+// what it waits for) or refused (with the code of docs/api.md).
+import { AppError, runKey } from '../core/index.ts';
+import type { QueuedRun, WaitReason } from './queue-order.ts';
+import {
+  admittedCount, customQueueBusy, findQueued, isActive, joinQueue, queuedCount, withCount, withQueued,
+  type Slot, type Slots,
+} from './slots.ts';
+
+/**
+ * How a run asks to begin. The kind decides which limits hold it back and which code refuses it:
+ * - start, inline: singleton and maxActiveRuns refuse it (start's singleton conflict is
+ *   already_running, an inline run's max_run_reached);
+ * - enqueue: singleton refuses it; it waits for everything else;
+ * - reschedule: a singleton that waits when its DAG's custom queue is busy, else starts;
+ * - retry: holds a slot as a start does (maxActiveRuns), the run it retries must not be running;
+ * - resume: a run a crash interrupted goes on, admitted before: no limit holds it back;
+ * - sub: a sub DAG run of an active run: no limit holds it back, as its parent waits for it.
+ */
+export interface AdmissionAsk {
+  kind: 'start' | 'inline' | 'enqueue' | 'reschedule' | 'retry' | 'resume' | 'sub';
+  name: string;
+  dagRunId: string;
+  /** The queue it counts against, or waits in; a sub DAG run has none. */
+  queue?: string;
+  maxActiveRuns: number;
+  singleton?: boolean;
+  /** The stored DAG a queued run came from (a suspended DAG's runs wait). */
+  fileName?: string;
+  /** retry and resume: the id of the run it runs again (its own id when they are the same). */
+  prior?: string;
+  /** retry: a sub DAG run retried alone, which maxActiveRuns does not hold back (its parent's start did not wait for it). */
+  uncounted?: boolean;
+  /** sub: the run's stored record says it runs or waits already. */
+  storedActive?: boolean;
+  /** enqueue and reschedule: what its start needs, kept while it waits. */
+  start?: QueuedRun['start'];
+}
+
+export type Admission =
+  | { outcome: 'admitted'; slot: Slot }
+  | { outcome: 'queued'; queue: string; waitingFor?: WaitReason }
+  | { outcome: 'refused'; error: AppError };
 
 export interface AdmissionRequest {
   name: string;
@@ -23,4 +65,81 @@ export function admissionError(request: AdmissionRequest): AppError | undefined 
     return new AppError('max_run_reached', `DAG ${request.name} has reached maxActiveRuns (${request.maxActiveRuns})`);
   }
   return undefined;
+}
+
+/** The answer, and the context it leaves: a queued run is added to its queue (and the caller dispatches). */
+export interface AdmissionDecision {
+  answer: Admission;
+  next?: Partial<Slots>;
+}
+
+const refused = (error: AppError): AdmissionDecision => ({ answer: { outcome: 'refused', error } });
+
+export function decideAdmission(slots: Slots, ask: AdmissionAsk): AdmissionDecision {
+  const { name, dagRunId } = ask;
+  if (slots.admitting === 'closed' || (slots.admitting === 'draining' && ask.kind !== 'sub')) {
+    return refused(new AppError('internal_error', 'the server is shutting down'));
+  }
+  const key = runKey(name, dagRunId);
+  const limits = (kind: 'start' | 'inline', singleton: boolean, maxActiveRuns: number) => admissionError({
+    name, maxActiveRuns, singleton, kind, active: admittedCount(slots, name), queued: queuedCount(slots, name),
+  });
+  switch (ask.kind) {
+    case 'sub': {
+      if (slots.starting.has(key) || isActive(slots, name, dagRunId) || ask.storedActive) {
+        return refused(new AppError('already_running', `sub DAG run ${name}/${dagRunId} is running`));
+      }
+      return admit(slots, { name, dagRunId, counted: false, sub: true });
+    }
+    case 'retry':
+    case 'resume': {
+      const prior = ask.prior ?? dagRunId;
+      const priorKey = runKey(name, prior);
+      if (slots.starting.has(priorKey) || isActive(slots, name, prior)) {
+        return refused(new AppError('already_running', `dag-run ${prior} of DAG ${name} is running`));
+      }
+      if (findQueued(slots, name, prior)) return refused(new AppError('already_running', `dag-run ${prior} of DAG ${name} is queued`));
+      if (prior !== dagRunId && isTaken(slots, name, dagRunId)) return refused(taken(name, dagRunId));
+      // A retry holds a slot as a start does; a resumed run was admitted before its crash.
+      const counted = ask.kind === 'retry' && !ask.uncounted;
+      const error = counted ? limits('start', false, ask.maxActiveRuns) : undefined;
+      if (error) return refused(error);
+      return admit(slots, { name, dagRunId, counted, queue: ask.queue, ...(prior !== dagRunId ? { retried: priorKey } : {}) });
+    }
+    default: {
+      if (isTaken(slots, name, dagRunId)) return refused(taken(name, dagRunId));
+      const waits = ask.kind === 'enqueue' || (ask.kind === 'reschedule' && customQueueBusy(slots, ask.queue!));
+      // An enqueued run waits for maxActiveRuns; singleton alone refuses it.
+      const kind = ask.kind === 'start' ? 'start' : 'inline';
+      const singleton = ask.kind === 'reschedule' || ask.singleton === true;
+      const error = limits(kind, singleton, waits ? -1 : ask.maxActiveRuns);
+      if (error) return refused(error);
+      if (!waits) return admit(slots, { name, dagRunId, counted: true, queue: ask.queue });
+      const run: QueuedRun = { queue: ask.queue!, name, dagRunId, maxActiveRuns: ask.maxActiveRuns, ...(ask.fileName ? { fileName: ask.fileName } : {}), start: ask.start };
+      return { answer: { outcome: 'queued', queue: run.queue }, next: withQueued(slots, run) };
+    }
+  }
+}
+
+function admit(slots: Slots, slot: Slot): AdmissionDecision {
+  const starting = new Map(slots.starting).set(runKey(slot.name, slot.dagRunId), slot);
+  if (slot.retried) starting.set(slot.retried, slot);
+  const counted = slot.counted ? { reserved: withCount(slots.reserved, slot.name, 1), ...joinQueue(slots, slot.name, slot.dagRunId, slot.queue) } : {};
+  return { answer: { outcome: 'admitted', slot }, next: { starting, ...counted } };
+}
+
+/** Being started, active, queued, or stored: an id a new run cannot take. */
+function isTaken(slots: Slots, name: string, dagRunId: string): boolean {
+  return slots.starting.has(runKey(name, dagRunId)) || isActive(slots, name, dagRunId) || findQueued(slots, name, dagRunId) !== undefined || slots.isStored(name, dagRunId);
+}
+
+const taken = (name: string, dagRunId: string) => new AppError('already_exists', `dag-run ID ${dagRunId} already exists for DAG ${name}`);
+
+/** What a run still queued after a dispatch waits for: the first limit that holds it back. */
+export function waitReasonOf(slots: Slots, run: QueuedRun): WaitReason {
+  const limit = slots.queueLimits.get(run.queue);
+  if (limit !== undefined && limit >= 0 && (slots.byQueue.get(run.queue) ?? 0) >= limit) return 'queue';
+  if (run.fileName !== undefined && slots.isSuspended(run.fileName)) return 'suspended';
+  if (run.maxActiveRuns >= 0 && admittedCount(slots, run.name) >= run.maxActiveRuns) return 'maxActiveRuns';
+  return 'queue';
 }

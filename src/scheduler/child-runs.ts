@@ -3,23 +3,17 @@
 // parent, and maxActiveRuns does not hold it back. A child whose id exists already (a retried
 // parent's, or a retry of the calling step) runs again as a new attempt of that run, its
 // succeeded steps kept, as Dagu does.
-import {
-  AppError, runKey, RunStatus, type Dag, type ParamDef, type RunRecord } from '../core/index.ts';
+import { AppError, RunStatus, type Dag, type ParamDef, type RunRecord } from '../core/index.ts';
 import { fieldsNotRunYet, paramsFromRequest } from '../definition/index.ts';
-import type { Definitions } from '../catalog/index.ts';
-import type { EngineDeps } from './start-options.ts';
-import { rerunSelection, type PriorAttempt } from '../actors/index.ts';
-import { nestingProblem } from '../actors/index.ts';
-import { startingParams } from '../actors/index.ts';
+import { usableDag, type Definitions } from '../catalog/index.ts';
+import { nestingProblem, rerunSelection, startingParams, type ChildStart, type PriorAttempt, type SubDagCall } from '../actors/index.ts';
 import type { RunStarter } from './run-starter.ts';
-import type { ChildStart, SubDagCall } from '../actors/index.ts';
-import { usableDag } from '../catalog/index.ts';
+import type { EngineDeps } from './start-options.ts';
 
 export interface ChildRunsHost {
   deps: EngineDeps;
   definitions: Definitions;
   starter: RunStarter;
-  isActive(name: string, dagRunId: string): boolean;
   whenFinished(name: string, dagRunId: string): Promise<void>;
 }
 
@@ -30,26 +24,19 @@ export class ChildRuns {
     const { deps, starter } = this.host;
     const { dag, specText, fileName } = await this.target(call);
     const { dagRunId } = child;
-    const key = runKey(dag.name, dagRunId);
     const prior = deps.runs.get(dag.name, dagRunId);
-    if (starter.reserved.has(key) || this.host.isActive(dag.name, dagRunId) || prior?.status === RunStatus.Running || prior?.status === RunStatus.Queued) {
-      throw new AppError('already_running', `sub DAG run ${dag.name}/${dagRunId} is running`);
-    }
+    const storedActive = prior?.status === RunStatus.Running || prior?.status === RunStatus.Queued;
+    const slot = starter.admit({ kind: 'sub', name: dag.name, dagRunId, maxActiveRuns: -1, storedActive });
     let params: ParamDef[] = [];
-    starter.reserved.add(key);
-    try {
-      await starter.startAttempt({
-        dag, name: dag.name, dagRunId, specText, fileName, inheritedSecrets: call.parent.secrets,
-        ...(prior ? { prior: priorAttempt(dag, prior) } : {}),
-        params: async (scope, run, secrets) => {
-          params = await startingParams(dag.params, paramsFromRequest(child.params))(scope, run, secrets);
-          return params;
-        },
-        lineage: { root: call.parent.root, parent: { name: call.parent.name, dagRunId: call.parent.dagRunId }, callers: [...call.parent.callers, call.parent.name] },
-      });
-    } finally {
-      starter.reserved.delete(key);
-    }
+    await starter.startAttempt({
+      dag, name: dag.name, dagRunId, specText, fileName, inheritedSecrets: call.parent.secrets, slot,
+      ...(prior ? { prior: priorAttempt(dag, prior) } : {}),
+      params: async (scope, run, secrets) => {
+        params = await startingParams(dag.params, paramsFromRequest(child.params))(scope, run, secrets);
+        return params;
+      },
+      lineage: { root: call.parent.root, parent: { name: call.parent.name, dagRunId: call.parent.dagRunId }, callers: [...call.parent.callers, call.parent.name] },
+    });
     const finished = this.host.whenFinished(dag.name, dagRunId).then(() => deps.runs.get(dag.name, dagRunId)!);
     return { dagName: dag.name, dagRunId, params, finished };
   }

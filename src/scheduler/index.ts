@@ -6,6 +6,10 @@ export { ChildRuns } from './child-runs.ts';
 export { RunStarter } from './run-starter.ts';
 export { Queueing } from './queueing.ts';
 export { settleInterrupted } from './recovery.ts';
-export { schedulerMachine } from './scheduler.machine.ts';
-export { customQueueBusy } from './slots.ts';
+
+
 export type { EngineDeps, StartOptions, InlineOptions } from './start-options.ts';
+export { Scheduler, type SchedulerEffects } from './scheduler.ts';
+export { SchedulerView } from './view.ts';
+export { retryRun, rescheduleRun, type RunAgainHost } from './run-again.ts';
+export type { Admission, AdmissionAsk } from './admission.ts';

@@ -8,6 +8,19 @@
 // suspended) keeps its place and lets the items behind it of other DAGs go, so one DAG cannot
 // block a shared queue, and queues never block each other.
 
+import { runKey, type Dag, type RunRecord } from '../core/index.ts';
+
+/** What a queued run's start needs, kept with it while it waits: a dispatch parses nothing. */
+export interface QueuedStart {
+  dag: Dag;
+  specText: string;
+  /** As the request gave them: evaluated when the run starts. */
+  params?: string;
+  fileName?: string;
+  /** Its queued record. */
+  record: RunRecord;
+}
+
 /** A run waiting in a queue; a queue's runs are listed first in first. */
 export interface QueuedRun {
   queue: string;
@@ -17,6 +30,8 @@ export interface QueuedRun {
   fileName?: string;
   /** The DAG's maxActiveRuns when the run was enqueued; -1 is unlimited. */
   maxActiveRuns: number;
+  /** What its start needs; the decision here never reads it. */
+  start?: QueuedStart;
 }
 
 export interface DispatchState {
@@ -45,7 +60,7 @@ export interface DispatchDecision {
 const unlimited = (limit: number) => limit < 0;
 
 /** A waiting run's key: ids are unique per DAG name only. */
-export const waitKey = (run: { name: string; dagRunId: string }) => `${run.name}\u0000${run.dagRunId}`;
+export const waitKey = (run: { name: string; dagRunId: string }) => runKey(run.name, run.dagRunId);
 
 /**
  * `withReasons: false` (a dispatch, which needs only what starts) leaves `waiting` empty and skips

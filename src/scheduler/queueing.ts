@@ -1,23 +1,19 @@
 // Queued runs: enqueue, dequeue, the start of a run the scheduler dispatched, the queues as the
 // API lists them, and the queues a previous process left (restored at start, in their order).
-// Decisions (which run starts, when) are the scheduler actor's; this keeps each queued run's
-// definition until it starts, and its records.
+// Decisions (which run waits, which starts, when) are the scheduler actor's, and each queued run's
+// definition waits with it there; this writes their records and starts what it dispatches.
 import {
-  AppError, runKey, RunStatus, attemptId as newAttemptId, isFinalRunStatus, isoTime, queueNameProblem, systemTimers,
-  type Dag, type RunRecord,
+  AppError, RunStatus, attemptId as newAttemptId, isFinalRunStatus, isoTime, queueNameProblem, runKey, systemTimers,
+  type Clock, type Dag, type RunRecord,
 } from '../core/index.ts';
 import { mergeParams, paramsFromRequest } from '../definition/index.ts';
-import { startingParams } from '../actors/index.ts';
-import type { Definitions } from '../catalog/index.ts';
-import type { StartOptions } from './start-options.ts';
-import { queuedRecord } from '../actors/index.ts';
-import { logLine } from '../actors/index.ts';
-import type { AttemptSeed, RunStarter, StarterHost } from './run-starter.ts';
+import { logLine, queuedRecord, startingParams } from '../actors/index.ts';
+import { usableDag, type Definitions } from '../catalog/index.ts';
 import type { QueuedRun, WaitReason } from './queue-order.ts';
-import { waitKey } from './queue-order.ts';
-import { admissionError } from './admission.ts';
-import { admittedCount, findQueued, queuedCount, waitReasons } from './slots.ts';
-import { usableDag } from '../catalog/index.ts';
+import type { AttemptSeed, RunStarter } from './run-starter.ts';
+import type { Scheduler } from './scheduler.ts';
+import type { Slot } from './slots.ts';
+import type { EngineDeps, StartOptions } from './start-options.ts';
 
 /** definition format: limits: a dispatched run that is not active within this long leaves its queue failed. */
 export const QUEUED_START_DEADLINE_MS = 10_000;
@@ -37,17 +33,11 @@ export interface QueueListing {
   oldestQueuedAgeMs?: number;
 }
 
-interface Waiting {
-  dag: Dag;
-  specText: string;
-  /** As the request gave them: evaluated when the run starts. */
-  params?: string;
-  fileName?: string;
-  record: RunRecord;
-}
-
-export interface QueueingHost extends StarterHost {
+export interface QueueingHost {
+  deps: EngineDeps;
+  scheduler: Scheduler;
   starter: RunStarter;
+  clock: Clock;
   definitions: Definitions;
   onStoreError: (error: unknown) => void;
   /** Tells subscribers of a status change no run actor makes (engine-events.ts). */
@@ -55,110 +45,102 @@ export interface QueueingHost extends StarterHost {
 }
 
 export class Queueing {
-  /** Queued runs by run key, with what their start needs: a dispatch parses nothing. */
-  private readonly waiting = new Map<string, Waiting>();
-
   constructor(private readonly host: QueueingHost) {}
 
   async enqueue(dag: Dag, specText: string, options: EnqueueOptions, fileName?: string): Promise<{ dagRunId: string }> {
+    const { dagRunId } = await this.submit('enqueue', dag, specText, options, fileName);
+    return { dagRunId };
+  }
+
+  /**
+   * A run that waits in its queue (enqueue), or waits only when its DAG's custom queue is busy
+   * and starts at once otherwise (reschedule): the scheduler decides which, as it admits it.
+   */
+  async submit(kind: 'enqueue' | 'reschedule', dag: Dag, specText: string, options: EnqueueOptions, fileName?: string): Promise<{ dagRunId: string; queued: boolean }> {
     const { deps, scheduler, starter, clock } = this.host;
-    if (this.host.shuttingDown().draining) throw new AppError('internal_error', 'the server is shutting down');
     const { name, dagRunId } = starter.identity(dag, options);
     const queue = options.queue || dag.queue || name;
     const queueProblem = queueNameProblem(queue);
     if (queueProblem) throw new AppError('bad_request', queueProblem);
     const requested = paramsFromRequest(options.params ?? '');
-
-    // From here to the scheduler's event nothing awaits: two requests never both pass the checks.
-    const key = runKey(name, dagRunId);
-    starter.refuseTaken(name, dagRunId);
-    const context = scheduler.getSnapshot().context;
-    // Singleton alone: an enqueue waits for maxActiveRuns instead of being refused.
-    const refused = admissionError({
-      name, maxActiveRuns: -1, singleton: options.singleton === true, kind: 'inline',
-      active: admittedCount(context, name), queued: queuedCount(context, name),
-    });
-    if (refused) throw refused;
     const attemptId = newAttemptId();
     const log = deps.logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
     const record = queuedRecord({ dag, name, dagRunId, attemptId, log, params: mergeParams(dag.params, requested), now: clock.now(), fileName });
-    // The store decides at the call and writes in call order: the scheduler may dispatch the run
-    // at once, its first record is written after its queued one.
-    const written = deps.queue.enqueue(record, { queue, spec: specText, params: options.params, fileName });
-    this.waiting.set(key, { dag, specText, params: options.params, fileName, record });
+    const admission = scheduler.ask({
+      kind, name, dagRunId, queue, maxActiveRuns: dag.maxActiveRuns, singleton: options.singleton === true, fileName,
+      start: { dag, specText, params: options.params, fileName, record },
+    });
+    if (admission.outcome === 'refused') throw admission.error;
+    if (admission.outcome === 'admitted') {
+      const seed = { dag, name, dagRunId, specText, fileName, slot: admission.slot, params: startingParams(dag.params, requested) };
+      return { ...(await starter.startAttempt(seed)), queued: false };
+    }
+    // The store decides at the call and writes in call order: a run the scheduler dispatched at
+    // once starts on a microtask, and its first record is written after its queued one.
+    let written: Promise<unknown>;
+    try {
+      written = deps.queue.enqueue(record, { queue, spec: specText, params: options.params, fileName });
+    } catch (error) {
+      written = Promise.reject(error);
+    }
     this.host.announce(record);
-    scheduler.send({ type: 'queue.add', run: { queue, name, dagRunId, maxActiveRuns: dag.maxActiveRuns, ...(fileName ? { fileName } : {}) } });
     try {
       await written;
     } catch (error) {
-      if (findQueued(scheduler.getSnapshot().context, name, dagRunId)) {
-        scheduler.send({ type: 'queue.remove', name, dagRunId });
-        this.waiting.delete(key);
-      }
+      // Taken out again while it waits; a run dispatched meanwhile fails as its item is missing.
+      scheduler.dequeue(name, dagRunId);
       throw error;
     }
-    return { dagRunId };
+    return { dagRunId, queued: true };
   }
 
   /** Whether the run waits in a queue. */
   holds(name: string, dagRunId: string): boolean {
-    return findQueued(this.host.scheduler.getSnapshot().context, name, dagRunId) !== undefined;
+    return this.host.scheduler.view.isQueued(name, dagRunId);
   }
 
   /** Takes a queued run out of its queue; it is recorded aborted. 404 when it is not queued. */
   async dequeue(name: string, dagRunId: string): Promise<void> {
     const { deps, scheduler, clock } = this.host;
-    const context = scheduler.getSnapshot().context;
-    if (!findQueued(context, name, dagRunId)) throw new AppError('not_found', `dag-run ${dagRunId} of DAG ${name} is not queued`);
-    scheduler.send({ type: 'queue.remove', name, dagRunId });
-    const key = runKey(name, dagRunId);
-    const { record } = this.waiting.get(key)!;
-    this.waiting.delete(key);
-    const aborted = { ...record, status: RunStatus.Aborted, finishedAt: isoTime(clock.now()) };
+    const run = scheduler.dequeue(name, dagRunId);
+    if (!run?.start) throw new AppError('not_found', `dag-run ${dagRunId} of DAG ${name} is not queued`);
+    const aborted = { ...run.start.record, status: RunStatus.Aborted, finishedAt: isoTime(clock.now()) };
     this.host.announce(aborted);
     await deps.queue.dequeue(aborted);
   }
 
   /**
-   * Starts a run the scheduler dispatched; it holds a reserved slot until its run actor takes it.
-   * A run that cannot start (its params fail, its definition cannot run, or it is not active within
-   * 10 seconds) leaves its queue recorded failed with the reason, and its slot is freed.
+   * Starts a run the scheduler dispatched, holding its slot until the run begins. A run that cannot
+   * start (its params fail, its definition cannot run, or it is not active within 10 seconds) leaves
+   * its queue recorded failed with the reason, and its slot is freed.
    */
-  start(run: QueuedRun): void {
-    const { deps, scheduler, starter, clock } = this.host;
-    const key = runKey(run.name, run.dagRunId);
-    const entry = this.waiting.get(key);
-    this.waiting.delete(key);
+  start(run: QueuedRun, slot: Slot): void {
+    const { deps, scheduler, starter } = this.host;
+    const entry = run.start;
     if (!entry) {
-      scheduler.send({ type: 'run.release', name: run.name, dagRunId: run.dagRunId });
+      scheduler.release(slot);
       return;
     }
     const requested = paramsFromRequest(entry.params ?? '');
     const seed: AttemptSeed = {
       dag: entry.dag, name: run.name, dagRunId: run.dagRunId, specText: entry.specText, fileName: entry.fileName,
-      reservedSlot: true, queue: run.queue, queued: entry.record,
-      params: startingParams(entry.dag.params, requested),
+      slot, queued: entry.record, params: startingParams(entry.dag.params, requested),
     };
     const giveUp = (reason: string) => {
-      // Too late once its run actor has the slot: the run has started.
-      if (!seed.reservedSlot) return;
-      seed.reservedSlot = false;
+      // Too late once it began: the run has started.
+      if (seed.begun || seed.abandoned) return;
       seed.abandoned = reason;
-      scheduler.send({ type: 'run.release', name: run.name, dagRunId: run.dagRunId });
+      scheduler.release(slot);
       // A shutdown leaves it queued: its item is still stored, and the next start dispatches it.
-      if (this.host.shuttingDown().draining) return;
-      this.recordFailed(entry.record, entry.dag, reason);
+      if (scheduler.view.admitting() !== 'open') return;
+      void this.recordFailed(entry.record, entry.dag, reason);
     };
     const timers = deps.timers ?? systemTimers;
     const deadlineMs = deps.queuedStartDeadlineMs ?? QUEUED_START_DEADLINE_MS;
     const deadline = timers.setTimeout(() => giveUp(`it did not become active within ${deadlineMs / 1000} seconds`), deadlineMs);
-    starter.reserved.add(key);
     starter.startAttempt(seed, entry.record.attemptId)
       .catch((error: unknown) => giveUp(error instanceof Error ? error.message : String(error)))
-      .finally(() => {
-        timers.clearTimeout(deadline);
-        starter.reserved.delete(key);
-      });
+      .finally(() => timers.clearTimeout(deadline));
   }
 
   /** A queued run that cannot start leaves its queue failed; its run log says why. */
@@ -199,8 +181,10 @@ export class Queueing {
           if (record) await this.recordFailed(record, undefined, (error as Error).message);
           continue;
         }
-        this.waiting.set(runKey(item.name, item.dagRunId), { dag, specText, params: item.params, fileName: item.fileName, record });
-        scheduler.send({ type: 'queue.add', run: { queue, name: item.name, dagRunId: item.dagRunId, maxActiveRuns: dag.maxActiveRuns, ...(item.fileName ? { fileName: item.fileName } : {}) } });
+        scheduler.restoreQueued({
+          queue, name: item.name, dagRunId: item.dagRunId, maxActiveRuns: dag.maxActiveRuns, ...(item.fileName ? { fileName: item.fileName } : {}),
+          start: { dag, specText, params: item.params, fileName: item.fileName, record },
+        });
       }
     }
   }
@@ -208,10 +192,12 @@ export class Queueing {
   /** Every custom queue, and every other queue with a run running or waiting (docs/api.md, Queues); `only` that one. */
   list(only?: string): QueueListing[] {
     const { deps, scheduler, clock } = this.host;
-    const context = scheduler.getSnapshot().context;
-    const reasons = waitReasons(context);
+    const { view } = scheduler;
+    const reasons = view.waitReasons();
+    const queuedRuns = view.queued();
+    const limits = view.queueLimits();
     const runningIn = new Map<string, RunRecord[]>();
-    for (const [key, queue] of context.queueOf) {
+    for (const [key, queue] of view.queueOfRuns()) {
       if (only !== undefined && queue !== only) continue;
       const [name, dagRunId] = key.split('\u0000');
       const record = deps.runs.get(name, dagRunId);
@@ -220,15 +206,14 @@ export class Queueing {
       if (!records) runningIn.set(queue, (records = []));
       records.push(record);
     }
-    const names = [...new Set([...context.queueLimits.keys(), ...context.queued.keys(), ...runningIn.keys()])].filter((name) => only === undefined || name === only);
+    const names = [...new Set([...limits.keys(), ...queuedRuns.keys(), ...runningIn.keys()])].filter((name) => only === undefined || name === only);
     const now = clock.now();
     return names.sort().map((name) => {
-      // Every run the scheduler holds queued is waiting here: added before the scheduler hears of it.
-      const queued = (context.queued.get(name) ?? []).map((run) => ({
-        record: this.waiting.get(runKey(run.name, run.dagRunId))!.record,
-        waitingFor: reasons.get(waitKey(run)) ?? 'queue',
+      const queued = (queuedRuns.get(name) ?? []).map((run) => ({
+        record: run.start!.record,
+        waitingFor: reasons.get(runKey(run.name, run.dagRunId)) ?? 'queue',
       }));
-      const limit = context.queueLimits.get(name);
+      const limit = limits.get(name);
       const oldest = queued[0] && Date.parse(queued[0].record.queuedAt);
       return {
         name, type: limit === undefined ? 'dag-based' : 'custom', ...(limit === undefined ? {} : { maxConcurrency: limit }),

@@ -1,22 +1,19 @@
-// Starting runs: a start's admission (name, id, singleton, maxActiveRuns, decided with no await
-// between check and reservation), then one attempt of the run: variables, params, plan, first
-// record and the run actor. Starts, retries, queued runs and sub DAG runs all end here.
-import type { Actor } from 'xstate';
+// Starting runs: a start asks the scheduler for its slot (admission.ts decides), then one attempt
+// of the run: variables, params, plan, first record, and its beginning on the slot. Starts,
+// retries, queued runs and sub DAG runs all end here.
 import {
-  AppError, runKey, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, uuidv7,
-  type Clock, type Dag, type ParamDef, type RunRecord,
+  AppError, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, uuidv7,
+  type Clock, type Dag, type RunRecord,
 } from '../core/index.ts';
 import { fieldsNotRunYet, paramsFromRequest } from '../definition/index.ts';
+import {
+  ancestry, attemptRecord, commandRunner, evaluateEnvWithCommands, loadRunVariables, planRun, runScope, startingParams, unmetDagPrecondition,
+  type Lineage, type PriorAttempt, type StartingParams,
+} from '../actors/index.ts';
+import type { AdmissionAsk } from './admission.ts';
+import type { Scheduler } from './scheduler.ts';
+import type { Slot } from './slots.ts';
 import type { EngineDeps, StartOptions } from './start-options.ts';
-import { planRun, runScope } from '../actors/index.ts';
-import { attemptRecord, type Lineage, type PriorAttempt } from '../actors/index.ts';
-import { commandRunner, evaluateEnvWithCommands, startingParams, type StartingParams } from '../actors/index.ts';
-import { unmetDagPrecondition } from '../actors/index.ts';
-import { loadRunVariables } from '../actors/index.ts';
-import { ancestry } from '../actors/index.ts';
-import { admissionError } from './admission.ts';
-import { admittedCount, queuedCount } from './slots.ts';
-import type { schedulerMachine } from './scheduler.machine.ts';
 
 export interface AttemptSeed {
   dag: Dag;
@@ -30,34 +27,25 @@ export interface AttemptSeed {
   lineage?: Lineage;
   /** A sub DAG run's: the values its parent masks. */
   inheritedSecrets?: readonly string[];
-  /** The start holds a slot of the scheduler's (counted against maxActiveRuns) until its run is admitted. */
-  reservedSlot?: boolean;
-  /** The queue the run counts against once admitted (a start's or a retry's: its DAG's queue). */
-  queue?: string;
+  /** The slot the scheduler admitted the run with: handed back as the run begins, or gives up. */
+  slot: Slot;
   /** A queued run starting: its queued record, whose item leaves the queue as the run starts. */
   queued?: RunRecord;
+  /** Set as the run begins on its slot: from then on, it has started. */
+  begun?: boolean;
   /** Set when whoever waits for the start gave up on it: it must not begin after all. */
   abandoned?: string;
 }
 
 export interface StarterHost {
   deps: EngineDeps;
-  scheduler: Actor<typeof schedulerMachine>;
+  scheduler: Scheduler;
   clock: Clock;
-  isActive(name: string, dagRunId: string): boolean;
   /** Tells subscribers of a run's status as it is admitted (engine-events.ts). */
   announce(record: RunRecord): void;
-  /** Closing: no run starts. Draining: only sub DAG runs of active runs start. */
-  shuttingDown(): { closed: boolean; draining: boolean };
 }
 
 export class RunStarter {
-  /**
-   * Runs (name and id) being started and not yet handed to the scheduler: a second start of one is
-   * refused. Not the scheduler's per-name count of reserved slots: retries and sub DAG runs are here too.
-   */
-  readonly reserved = new Set<string>();
-
   constructor(private readonly host: StarterHost) {}
 
   /** The run's name and id for a start or an enqueue, both validated. */
@@ -73,59 +61,20 @@ export class RunStarter {
     return { name, dagRunId };
   }
 
-  /**
-   * Refuses a run whose id is taken: being started, active, stored, or queued. The queue store's
-   * items count from the call: a queued record is not stored until its write commits.
-   */
-  refuseTaken(name: string, dagRunId: string): void {
-    const { deps } = this.host;
-    if (this.reserved.has(runKey(name, dagRunId)) || this.host.isActive(name, dagRunId) || deps.queue.find(name, dagRunId) || deps.runs.get(name, dagRunId)) {
-      throw new AppError('already_exists', `dag-run ID ${dagRunId} already exists for DAG ${name}`);
-    }
-  }
-
-  /**
-   * A retry holds a slot as a start does: refused (409 max_run_reached) when its DAG has
-   * maxActiveRuns active already, else reserved until its run is admitted. Call with no await
-   * between the checks before it and the reservation.
-   */
-  reserveSlot(name: string, dagRunId: string, maxActiveRuns: number, queue: string): void {
-    const context = this.host.scheduler.getSnapshot().context;
-    const refused = admissionError({ name, maxActiveRuns, singleton: false, kind: 'start', active: admittedCount(context, name), queued: queuedCount(context, name) });
-    if (refused) throw refused;
-    this.host.scheduler.send({ type: 'run.reserve', name, dagRunId, queue });
-  }
-
-  releaseSlot(name: string, dagRunId: string): void {
-    this.host.scheduler.send({ type: 'run.release', name, dagRunId });
+  /** Asks the scheduler to admit a run; its slot when admitted, else the refusal is thrown. */
+  admit(ask: AdmissionAsk): Slot {
+    const admission = this.host.scheduler.ask(ask);
+    if (admission.outcome === 'refused') throw admission.error;
+    if (admission.outcome !== 'admitted') throw new AppError('internal_error', `dag-run ${ask.dagRunId} of DAG ${ask.name} was queued where it should start`);
+    return admission.slot;
   }
 
   async launch(dag: Dag, specText: string, options: StartOptions, kind: 'start' | 'inline', fileName?: string): Promise<{ dagRunId: string }> {
-    if (this.host.shuttingDown().draining) throw new AppError('internal_error', 'the server is shutting down');
     const { name, dagRunId } = this.identity(dag, options);
     const requested = paramsFromRequest(options.params ?? '');
-
-    // From here to the reservation nothing awaits: checks and reservation are one atomic step.
-    const key = runKey(name, dagRunId);
-    this.refuseTaken(name, dagRunId);
-    const context = this.host.scheduler.getSnapshot().context;
-    const refused = admissionError({
-      name, maxActiveRuns: dag.maxActiveRuns, singleton: options.singleton === true, kind,
-      active: admittedCount(context, name), queued: queuedCount(context, name),
-    });
-    if (refused) throw refused;
-    const queue = dag.queue ?? name;
-    // The slot is the scheduler's from here; the run actor takes it over when it is admitted.
-    this.host.scheduler.send({ type: 'run.reserve', name, dagRunId, queue });
-    this.reserved.add(key);
-    const seed: AttemptSeed = { dag, name, dagRunId, specText, fileName, reservedSlot: true, queue, params: startingParams(dag.params, requested) };
-    try {
-      // Reserved first: a refused start runs none of the definition's commands.
-      return await this.startAttempt(seed);
-    } finally {
-      this.reserved.delete(key);
-      if (seed.reservedSlot) this.host.scheduler.send({ type: 'run.release', name, dagRunId });
-    }
+    const slot = this.admit({ kind, name, dagRunId, queue: dag.queue ?? name, maxActiveRuns: dag.maxActiveRuns, singleton: options.singleton === true });
+    // Admitted first: a refused start runs none of the definition's commands.
+    return this.startAttempt({ dag, name, dagRunId, specText, fileName, slot, params: startingParams(dag.params, requested) });
   }
 
   /**
@@ -134,6 +83,15 @@ export class RunStarter {
    * nodes it keeps, and the outputs those produced.
    */
   async startAttempt(seed: AttemptSeed, attemptId = newAttemptId()): Promise<{ dagRunId: string }> {
+    try {
+      return await this.attempt(seed, attemptId);
+    } finally {
+      // Nothing when the run began: its slot is the active run's.
+      this.host.scheduler.release(seed.slot);
+    }
+  }
+
+  private async attempt(seed: AttemptSeed, attemptId: string): Promise<{ dagRunId: string }> {
     const { deps, clock, scheduler } = this.host;
     const { dag, name, dagRunId } = seed;
     const variables = loadRunVariables(dag, deps.dags.dir, deps.processEnv ?? process.env);
@@ -160,28 +118,32 @@ export class RunStarter {
     // A DAG-level precondition that does not hold aborts the run before its steps; the exit
     // handler still runs (docs/api.md, Handlers): the run actor takes it from there.
     const unmet = await unmetDagPrecondition(dag, plan, deps.dispatcher);
-    // The awaits above leave room for a shutdown to begin: such a run is refused, never half-started.
-    // While draining, a sub DAG run of an active run still starts: its caller may finish in time.
-    const { closed, draining } = this.host.shuttingDown();
-    if (closed || (draining && !seed.lineage)) throw new AppError('internal_error', 'the server is shutting down');
     if (seed.abandoned) throw new AppError('internal_error', seed.abandoned);
-    // The first record is durable before the caller hears the id; the actor's writes follow in order.
-    // A queued run's replaces its queued one as its item leaves the queue, in one transaction.
-    const saved = seed.queued ? deps.queue.dispatch(record).then(() => undefined) : deps.runs.save(record);
-    // Committed with the first record (writes of a tick share a transaction): its failure is the record's.
-    if (!seed.queued) deps.runs.saveSpec(name, dagRunId, seed.specText).catch(() => undefined);
-    // Subscribers hear the run start as it is admitted (its actor writes when its first step starts).
-    this.host.announce(record);
-    // Admitted in one step: a start's reserved slot becomes the active run, never both at once.
-    scheduler.send({ type: 'run.admit', input: { record, plan, ...(unmet ? { unmet } : {}) }, reserved: seed.reservedSlot === true, queue: seed.queue });
-    seed.reservedSlot = false;
+    // The awaits above leave room for a shutdown to begin: the scheduler refuses such a run, never half-started.
+    let saved: Promise<void> = Promise.resolve();
+    const beginning = scheduler.begin(seed.slot, { record, plan, ...(unmet ? { unmet } : {}) }, () => {
+      seed.begun = true;
+      // Run inside the scheduler's step: a store that throws (a full disk) rejects `saved` instead.
+      try {
+        // The first record is durable before the caller hears the id; the actor's writes follow in order.
+        // A queued run's replaces its queued one as its item leaves the queue, in one transaction.
+        saved = seed.queued ? deps.queue.dispatch(record).then(() => undefined) : deps.runs.save(record);
+        // Committed with the first record (writes of a tick share a transaction): its failure is the record's.
+        if (!seed.queued) deps.runs.saveSpec(name, dagRunId, seed.specText).catch(() => undefined);
+      } catch (error) {
+        saved = Promise.reject(error);
+      }
+      // Subscribers hear the run start as it begins (its actor writes when its first step starts).
+      this.host.announce(record);
+    });
+    if (!beginning.begun) throw beginning.error;
     try {
       await saved;
     } catch (error) {
       // Admitted already, so that its first steps start while the record commits: it is stopped
       // and recorded aborted, written again until the store takes it (run-writes.ts). The caller
       // hears that the run did not start.
-      scheduler.send({ type: 'run.stop', name, dagRunId, at: clock.now() });
+      scheduler.stopRun(name, dagRunId, clock.now());
       const reason = error instanceof Error ? error.message : String(error);
       throw new AppError(error instanceof AppError ? error.code : 'internal_error', `dag-run ${dagRunId} of DAG ${name} was stopped as it started: ${reason}`);
     }

@@ -1,12 +1,18 @@
-// The scheduler actor: parent of every run actor, and the one place where admission and dispatch
-// are decided. It knows which runs are active per DAG name, how many more are admitted but still
-// starting, which runs wait in which queue, and each queue's limit. Every event that can free or
-// fill a slot (a run finished, a run was enqueued, a limit changed, a DAG was resumed) dispatches
-// the queued runs that may start: there is no polling loop.
+// The scheduler actor: the one owner of admission and dispatch. Every way a run can begin asks it
+// (admission.ts decides), and the runs it holds are its context alone: which runs are active per
+// DAG name, which are admitted and still starting, which wait in which queue, each queue's limit.
+// Every event that can free or fill a slot (a run finished, a run was enqueued, a limit changed, a
+// DAG was resumed) dispatches the queued runs that may start: there is no polling loop. A run that
+// begins is handed to the run dispatcher (where it executes); its end comes back as run.finished.
 import { enqueueActions, setup } from 'xstate';
-import { runMachine, type RunFinishedEvent, type RunInput } from '../actors/index.ts';
+import { AppError, runKey } from '../core/index.ts';
+import type { RunFinishedEvent, RunInput } from '../actors/index.ts';
+import { decideAdmission, waitReasonOf, type Admission, type AdmissionAsk } from './admission.ts';
 import type { QueuedRun } from './queue-order.ts';
-import { dispatch, joinQueue, leaveQueue, withCount, withQueued, withoutQueued, type Slots } from './slots.ts';
+import {
+  dispatch, findQueued, holds, isActive, joinQueue, leaveQueue, withQueued, withoutQueued, withoutSlot,
+  type Slot, type Slots,
+} from './slots.ts';
 
 // The scheduler's context is rebuilt at start (queued runs from the store), never persisted.
 export type SchedulerContext = Slots;
@@ -14,73 +20,101 @@ export type SchedulerContext = Slots;
 export interface SchedulerInput {
   queueLimits?: ReadonlyMap<string, number>;
   isSuspended?: (fileName: string) => boolean;
+  isStored?: (name: string, dagRunId: string) => boolean;
   /** Queued runs wait from the start (a command's engine: the server or scheduler dispatches them). */
   paused?: boolean;
 }
 
+/** Whether a run began: refused when the server shuts down, or its slot was given up meanwhile. */
+export type Beginning = { begun: true } | { begun: false; error: AppError };
+
 export type SchedulerEvent =
-  /** A start was admitted: its run counts against maxActiveRuns (and its queue, if any) from now on. */
-  | { type: 'run.reserve'; name: string; dagRunId: string; queue?: string }
-  /** An admitted start, or a dispatched queued run, gave up before its run began. */
-  | { type: 'run.release'; name: string; dagRunId: string }
-  /** A run begins; `reserved` hands over the slot its start reserved, in the same step. */
-  | { type: 'run.admit'; input: RunInput; reserved?: boolean; queue?: string }
+  /** A run asks to begin: admitted, queued or refused, answered in the same step. */
+  | { type: 'admission.ask'; ask: AdmissionAsk; reply: (answer: Admission) => void }
+  /**
+   * An admitted run begins: its slot becomes the active run, and the run is dispatched. `beginning`
+   * runs first, in the same step (its first record is written ahead of anything the run writes).
+   */
+  | { type: 'run.begin'; slot: Slot; input: RunInput; beginning: () => void; reply: (answer: Beginning) => void }
+  /** An admitted run, or a dispatched queued run, gave up before it began. */
+  | { type: 'run.release'; slot: Slot }
   | { type: 'run.stop'; name: string; dagRunId: string; at: number }
-  /** A run waits at the tail of its queue (its record and item are written, or being written). */
-  | { type: 'queue.add'; run: QueuedRun }
-  /** A queued run leaves its queue without starting (dequeued). */
-  | { type: 'queue.remove'; name: string; dagRunId: string }
+  /** A run waits at the tail of its queue again, as a previous process left it. */
+  | { type: 'queue.restore'; run: QueuedRun }
+  /** A queued run leaves its queue without starting (dequeued): answered with it, or nothing. */
+  | { type: 'queue.remove'; name: string; dagRunId: string; reply: (run: QueuedRun | undefined) => void }
   /** Custom queues' maxConcurrency, all of them: queues left out are DAG queues from now on. */
   | { type: 'queue.limits'; limits: ReadonlyMap<string, number> }
   /** Something the scheduler cannot see changed (a DAG was resumed): look at the queues again. */
   | { type: 'queue.poke' }
-  /** The server shuts down: queued runs stay queued, none is dispatched from now on. */
-  | { type: 'queue.pause' }
+  /** The server drains: only sub DAG runs of active runs begin, queued runs stay queued. */
+  | { type: 'admission.drain' }
+  /** The server closes: no run begins. */
+  | { type: 'admission.close' }
   | RunFinishedEvent;
-
-export function runActorId(name: string, dagRunId: string): string {
-  return `run:${name}:${dagRunId}`;
-}
 
 export const schedulerMachine = setup({
   types: { context: {} as SchedulerContext, events: {} as SchedulerEvent, input: {} as SchedulerInput },
-  actors: { run: runMachine },
   actions: {
+    // Provided by the engine: hands a run that begins to the run dispatcher.
+    dispatchRun: (_, _params: { input: RunInput }) => {},
+    // Provided by the engine: asks the run dispatcher to stop an active run.
+    stopRun: (_, _params: { name: string; dagRunId: string; at: number }) => {},
     // Provided by the engine: tells waiters that a run reached its final state.
     announceFinished: (_, _params: { name: string; dagRunId: string; log: string }) => {},
-    // Provided by the engine: starts a queued run the scheduler dispatched (it holds a reserved slot).
-    startQueued: (_, _params: { run: QueuedRun }) => {},
+    // Provided by the engine: starts a queued run the scheduler dispatched, with the slot it holds.
+    startQueued: (_, _params: { run: QueuedRun; slot: Slot }) => {},
   },
 }).createMachine({
   id: 'scheduler',
   context: ({ input }) => ({
-    active: new Map(), reserved: new Map(), queueOf: new Map(), byQueue: new Map(), queued: new Map(),
-    queueLimits: input.queueLimits ?? new Map(), isSuspended: input.isSuspended ?? (() => false), paused: input.paused ?? false,
+    active: new Map(), reserved: new Map(), starting: new Map(), queueOf: new Map(), byQueue: new Map(), queued: new Map(),
+    queueLimits: input.queueLimits ?? new Map(), isSuspended: input.isSuspended ?? (() => false),
+    isStored: input.isStored ?? (() => false), paused: input.paused ?? false, admitting: 'open',
   }),
   on: {
-    'run.reserve': {
+    'admission.ask': {
       actions: enqueueActions(({ context, event, enqueue }) => {
-        enqueue.assign({ reserved: withCount(context.reserved, event.name, 1), ...joinQueue(context, event.name, event.dagRunId, event.queue) });
+        const { answer, next } = decideAdmission(context, event.ask);
+        if (answer.outcome === 'queued') {
+          const after = applyAndDispatch(enqueue, { ...context, ...next });
+          const run = findQueued(after, event.ask.name, event.ask.dagRunId);
+          // Answered with what it waits for; a run dispatched at once waits for nothing.
+          if (run) answer.waitingFor = waitReasonOf(after, run);
+        } else if (next) {
+          enqueue.assign(next);
+        }
+        enqueue(() => event.reply(answer));
+      }),
+    },
+    'run.begin': {
+      actions: enqueueActions(({ context, event, enqueue }) => {
+        const { slot, input } = event;
+        const refusal = !holds(context, slot) ? 'its start was given up'
+          : context.admitting === 'closed' || (context.admitting === 'draining' && !slot.sub) ? 'the server is shutting down' : undefined;
+        if (refusal) {
+          if (holds(context, slot)) applyAndDispatch(enqueue, release(context, slot));
+          enqueue(() => event.reply({ begun: false, error: new AppError('internal_error', refusal) }));
+          return;
+        }
+        const { name, dagRunId } = slot;
+        const active = new Map(context.active).set(name, [...(context.active.get(name) ?? []), dagRunId]);
+        // A counted slot counts against its queue already; an uncounted one joins it now.
+        const queue = slot.counted ? {} : joinQueue(context, name, dagRunId, slot.queue);
+        enqueue.assign({ ...withoutSlot(context, slot), active, ...queue });
+        enqueue(() => event.reply({ begun: true }));
+        enqueue(() => event.beginning());
+        enqueue({ type: 'dispatchRun', params: { input } });
       }),
     },
     'run.release': {
       actions: enqueueActions(({ context, event, enqueue }) => {
-        applyAndDispatch(enqueue, { ...context, reserved: withCount(context.reserved, event.name, -1), ...leaveQueue(context, event.name, event.dagRunId) });
-      }),
-    },
-    'run.admit': {
-      actions: enqueueActions(({ context, event, enqueue }) => {
-        const { name, dagRunId } = event.input.record;
-        const active = new Map(context.active).set(name, [...(context.active.get(name) ?? []), dagRunId]);
-        // A reserved slot already counts against its queue; a run admitted without one joins it now.
-        const queue = event.reserved ? {} : joinQueue(context, name, dagRunId, event.queue);
-        enqueue.assign({ active, ...queue, ...(event.reserved ? { reserved: withCount(context.reserved, name, -1) } : {}) });
-        enqueue.spawnChild('run', { id: runActorId(name, dagRunId), input: event.input });
+        if (holds(context, event.slot)) applyAndDispatch(enqueue, release(context, event.slot));
       }),
     },
     'run.stop': {
-      actions: enqueueActions(({ event, enqueue }) => {
-        enqueue.sendTo(runActorId(event.name, event.dagRunId), { type: 'run.stop', at: event.at });
+      actions: enqueueActions(({ context, event, enqueue }) => {
+        if (isActive(context, event.name, event.dagRunId)) enqueue({ type: 'stopRun', params: { name: event.name, dagRunId: event.dagRunId, at: event.at } });
       }),
     },
     'run.finished': {
@@ -89,37 +123,62 @@ export const schedulerMachine = setup({
         const active = new Map(context.active);
         if (remaining.length > 0) active.set(event.name, remaining);
         else active.delete(event.name);
-        enqueue.stopChild(runActorId(event.name, event.dagRunId));
         enqueue({ type: 'announceFinished', params: { name: event.name, dagRunId: event.dagRunId, log: event.log } });
         applyAndDispatch(enqueue, { ...context, active, ...leaveQueue(context, event.name, event.dagRunId) });
       }),
     },
-    'queue.add': {
-      actions: enqueueActions(({ context, event, enqueue }) => applyAndDispatch(enqueue, { ...context, ...withQueued(context, event.run) })),
+    'queue.restore': {
+      actions: enqueueActions(({ context, event, enqueue }) => { applyAndDispatch(enqueue, { ...context, ...withQueued(context, event.run) }); }),
     },
     'queue.remove': {
-      actions: enqueueActions(({ context, event, enqueue }) => applyAndDispatch(enqueue, { ...context, ...withoutQueued(context, event.name, event.dagRunId) })),
+      actions: enqueueActions(({ context, event, enqueue }) => {
+        const run = findQueued(context, event.name, event.dagRunId);
+        if (run) applyAndDispatch(enqueue, { ...context, ...withoutQueued(context, event.name, event.dagRunId) });
+        enqueue(() => event.reply(run));
+      }),
     },
     'queue.limits': {
-      actions: enqueueActions(({ context, event, enqueue }) => applyAndDispatch(enqueue, { ...context, queueLimits: new Map(event.limits) })),
+      actions: enqueueActions(({ context, event, enqueue }) => { applyAndDispatch(enqueue, { ...context, queueLimits: new Map(event.limits) }); }),
     },
-    'queue.pause': { actions: enqueueActions(({ enqueue }) => enqueue.assign({ paused: true })) },
     'queue.poke': {
-      actions: enqueueActions(({ context, enqueue }) => applyAndDispatch(enqueue, context)),
+      actions: enqueueActions(({ context, enqueue }) => { applyAndDispatch(enqueue, context); }),
     },
+    'admission.drain': { actions: enqueueActions(({ enqueue }) => enqueue.assign({ paused: true, admitting: 'draining' })) },
+    'admission.close': { actions: enqueueActions(({ enqueue }) => enqueue.assign({ paused: true, admitting: 'closed' })) },
   },
 });
 
-/** The part of XState's `enqueue` that dispatching uses. */
-interface Enqueue {
-  assign(values: (() => SchedulerContext) | Partial<Omit<SchedulerContext, 'isSuspended'>>): void;
-  (action: { type: 'startQueued'; params: { run: QueuedRun } }): void;
+/** The slot is handed back: it no longer counts, nor against its queue when it counted there. */
+function release(context: Slots, slot: Slot): Slots {
+  return { ...context, ...withoutSlot(context, slot), ...(slot.counted ? leaveQueue(context, slot.name, slot.dagRunId) : {}) };
 }
 
-/** Takes `next` as the context and starts the queued runs it lets go, in one step. */
-function applyAndDispatch(enqueue: Enqueue, next: Slots): void {
+/** The part of XState's `enqueue` that dispatching uses. */
+interface Enqueue {
+  assign(values: () => SchedulerContext): void;
+  (action: { type: 'startQueued'; params: { run: QueuedRun; slot: Slot } }): void;
+}
+
+/**
+ * Takes `next` as the context and starts the queued runs it lets go, in one step; each gets its
+ * slot, counted, as a start's. Returns the context it leaves.
+ */
+function applyAndDispatch(enqueue: Enqueue, next: Slots): Slots {
   const { slots, start } = dispatch(next);
+  let after = slots;
+  const handed: Array<{ run: QueuedRun; slot: Slot }> = [];
+  if (start.length > 0) {
+    const starting = new Map(after.starting);
+    for (const run of start) {
+      const slot: Slot = { name: run.name, dagRunId: run.dagRunId, counted: true, queue: run.queue };
+      starting.set(runKey(run.name, run.dagRunId), slot);
+      handed.push({ run, slot });
+    }
+    after = { ...after, starting };
+  }
   // The function form: in the object form XState would call `isSuspended` as a property assigner.
-  enqueue.assign(() => slots);
-  for (const run of start) enqueue({ type: 'startQueued', params: { run } });
+  const assigned = after;
+  enqueue.assign(() => assigned);
+  for (const params of handed) enqueue({ type: 'startQueued', params });
+  return assigned;
 }

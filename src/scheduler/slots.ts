@@ -1,15 +1,38 @@
 // The scheduler's counts, as pure functions of its context: runs active or starting per DAG name
 // and per queue, the queued runs, and which of them start now. The scheduler actor applies them;
 // nothing else changes its context.
+import { runKey } from '../core/index.ts';
 import { decideDispatch, waitKey, type DispatchState, type QueuedRun, type WaitReason } from './queue-order.ts';
+
+/**
+ * A run admitted and not yet begun (its start evaluates its params and writes its first record
+ * meanwhile): held by whoever starts it, handed back as it begins or gives up.
+ */
+export interface Slot {
+  name: string;
+  dagRunId: string;
+  /** Counted against its DAG's maxActiveRuns, and its queue, from admission on. */
+  counted: boolean;
+  /** The queue it counts against: from admission when counted, else from its beginning. */
+  queue?: string;
+  /** A retry under a new id: the run it retries, which nothing else may take meanwhile (a run key). */
+  retried?: string;
+  /** A sub DAG run of an active run: it begins while the server drains, as its caller may finish in time. */
+  sub?: boolean;
+}
+
+/** open: runs are admitted; draining: only sub DAG runs of active runs; closed: none begins. */
+export type Admitting = 'open' | 'draining' | 'closed';
 
 // Maps, not objects: DAG names and queue names come from requests, and a name such as
 // `constructor` or `__proto__` must not meet Object.prototype.
 export interface Slots {
   /** DAG name -> ids of its active runs. */
   active: ReadonlyMap<string, readonly string[]>;
-  /** DAG name -> runs admitted (a start, or a queued run dispatched) that have no actor yet. */
+  /** DAG name -> runs admitted and counted (a start, or a queued run dispatched) that have not begun. */
   reserved: ReadonlyMap<string, number>;
+  /** Run key -> the slot of a run admitted that has not begun, counted or not (a retry's under both its keys). */
+  starting: ReadonlyMap<string, Slot>;
   /** Run key -> the queue it counts against, for runs active or starting that have one. */
   queueOf: ReadonlyMap<string, string>;
   /** Queue -> runs active or starting that count against it. */
@@ -20,8 +43,28 @@ export interface Slots {
   queueLimits: ReadonlyMap<string, number>;
   /** Whether a stored DAG file is suspended. */
   isSuspended: (fileName: string) => boolean;
-  /** While the server shuts down, queued runs stay queued. */
+  /** Whether a run's id is taken in the store: a record, or a queue item whose write has not committed. */
+  isStored: (name: string, dagRunId: string) => boolean;
+  /** While the server shuts down (or in the command's engine), queued runs stay queued. */
   paused: boolean;
+  admitting: Admitting;
+}
+
+export function isActive(slots: Pick<Slots, 'active'>, name: string, dagRunId: string): boolean {
+  return slots.active.get(name)?.includes(dagRunId) ?? false;
+}
+
+/** The slot admitted as `slot` still holds (not begun, not given up). */
+export function holds(slots: Pick<Slots, 'starting'>, slot: Slot): boolean {
+  return slots.starting.get(runKey(slot.name, slot.dagRunId)) === slot;
+}
+
+/** The slot leaves `starting`; a counted one stops counting against its name (its run has begun or gave up). */
+export function withoutSlot(slots: Slots, slot: Slot): Partial<Slots> {
+  const starting = new Map(slots.starting);
+  starting.delete(runKey(slot.name, slot.dagRunId));
+  if (slot.retried) starting.delete(slot.retried);
+  return { starting, ...(slot.counted ? { reserved: withCount(slots.reserved, slot.name, -1) } : {}) };
 }
 
 export function withCount(counts: ReadonlyMap<string, number>, key: string, delta: number): Map<string, number> {

@@ -2,7 +2,7 @@
 // executor: what a large run costs in scheduling work, counted rather than timed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createActor, fromCallback, setup, type AnyActorRef } from 'xstate';
+import { createActor, fromCallback, type AnyActorRef } from 'xstate';
 import { NodeStatus, RunStatus, type LogStore, type RunRecord, type StepResult } from '../../core/index.ts';
 import { parseDag } from '../../definition/index.ts';
 import { stepMachine, type ExecutorInput } from '../step/step.machine.ts';
@@ -36,14 +36,11 @@ function runToEnd(input: RunInput, answer: (name: string) => StepResult) {
         record = written;
         mostChildren = Math.max(mostChildren, Object.keys((self as AnyActorRef).getSnapshot().children).length);
       },
+      finished: (_, { status }) => { finished = status; },
     },
   });
   let finished: RunStatus | undefined;
-  const parent = createActor(setup({ actors: { run } }).createMachine({
-    invoke: { src: 'run', input },
-    on: { 'run.finished': { actions: ({ event }) => { finished = (event as unknown as { status: RunStatus }).status; } } },
-  }));
-  parent.start();
+  createActor(run, { input }).start();
   return { status: finished, record: record!, mostChildren };
 }
 

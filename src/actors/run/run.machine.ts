@@ -1,7 +1,7 @@
 // A DAG run actor. Its context is the run record plus the plan: plain data, persisted on every
 // transition through the `persist` action the engine provides. Step actors do the work; the
 // record updates themselves are pure functions in run-updates.ts.
-import { enqueueActions, fromPromise, sendParent, setup } from 'xstate';
+import { enqueueActions, fromPromise, setup } from 'xstate';
 import { HANDLER_NODE_NAMES, NodeStatus, RunStatus, isoTime, runStatusLabel, type HandlerKind, type RunRecord } from '../../core/index.ts';
 import { stepMachine, type StepFinishedEvent, type StepInput, type StepRerunEvent, type StepSubRunEvent } from '../step/step.machine.ts';
 import { failed } from '../step/policies.ts';
@@ -100,6 +100,8 @@ const effects = setup({
     // Provided by the engine: the run's notification mail when it ends; a failed step's with mailOnError.
     mailRunEnd: (_, _params: { plan: RunPlan; record: RunRecord }) => {},
     mailStepError: (_, _params: { plan: RunPlan; record: RunRecord; index: number }) => {},
+    // Provided by the run dispatcher: the run reached its final state, its final record written.
+    finished: (_, _params: RunFinishedEvent) => {},
     // Timers are delayed events raised only when the run has a timeout or a delay: `after`
     // transitions would set (and clear) their timers on every run.
     armDagTimeout: enqueueActions(({ context, enqueue }) => {
@@ -282,7 +284,7 @@ export const runMachine = effects.extend({
       enqueue.assign({ record });
       enqueue({ type: 'persist', params: { record, changed: [] } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
-      enqueue(sendParent({ type: 'run.finished', name: record.name, dagRunId: record.dagRunId, status, log: record.log } satisfies RunFinishedEvent));
+      enqueue({ type: 'finished', params: { type: 'run.finished', name: record.name, dagRunId: record.dagRunId, status, log: record.log } });
       if (context.plan.mail) enqueue({ type: 'mailRunEnd', params: { plan: context.plan, record } });
     })),
   },
