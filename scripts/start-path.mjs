@@ -7,27 +7,31 @@
 //            --no-trace (module lists only, no stepping)
 //
 // The real server runs in this process (startTroupe, a temporary home, 127.0.0.1 port 0) and is
-// driven over HTTP as a client would. Two measures:
+// driven over HTTP as a client would, after warm-up starts (lazy loading and first-use work are
+// then done). Two measures, on two starts:
 //
-// Coverage (V8 precise coverage with call counts, through node:inspector in this thread): the
-// functions of src/ that ran, per module, in two windows.
+// Coverage (V8 precise coverage with call counts, through node:inspector): the functions of src/
+// that ran, per module, in two windows of one start.
 //   (a) dispatch: from the start request to the moment the run's step is handed to the step pool
 //       (the pool's `dispatch` has returned). Taken inside that call, so it holds what ran until
 //       then, whatever the order of the HTTP answer and the first record's commit.
 //   (b) run: from the start request to the run's final record being durable (`whenFinished`), (a)
 //       included. The answer's arrival and that wait are the script's only calls into the server.
-// The step itself runs on a pool thread: only the main thread is covered. Work the server does on
-// its own (timers, the resource sampler) can fall in a window: an idle window as long as (b),
-// measured after it, lists what ran with no request at all.
+// The main thread is covered in-thread; the pool's threads (the step's process is started there)
+// apart, for (b), through the inspector's NodeWorker domain. The resource sampler's timer is held
+// (every 5 s it would fall in a window now and then); whatever else the server does on its own
+// would show in an idle window as long as (b), measured after it.
 //
 // Stepping (a second start): a worker thread attaches to this thread's inspector
 // (connectToMainThread) and steps into every statement from the engine's start (Engine.startDag)
-// until its promise settles, third-party code and Node's internals skipped (blackboxed or stepped
-// out of). At each pause it takes the stack of src/ frames, the awaiting async functions below it
+// until its promise settles. Third-party code is blackboxed (a call from xstate's `send` into a
+// machine's action still stops there, and counts as a call from the src/ frame under `send`);
+// Node's internals cannot be blackboxed and are stepped through, its async hooks stepped out of.
+// At each pause in src/ it takes the stack of src/ frames, the awaiting async functions below it
 // included, so a function resumed after an await still stands on the one that awaits it. Between
-// two pauses the frames left are returns, those added are calls; a call or return counts as
-// crossing when the two frames are in different modules. The figures are given for the frames
-// above the engine's `startDag` and above the starter's `launch`.
+// two pauses the frames left are returns and those added are calls; they cross when the two frames
+// are in different modules. Frames are told apart by module and function name. The figures are
+// given for the frames above the engine's `startDag` and above the starter's `launch`.
 import { Session } from 'node:inspector';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -58,8 +62,27 @@ async function main() {
   const { logToStderr } = await import(pathToFileURL(join(codeDir, 'logging', `index.${ext}`)).href);
   logToStderr();
 
+  const session = new Session();
+  session.connect();
+  // An in-thread session answers synchronously, which lets the dispatch hook take its figures in place.
+  const post = (method, params = {}) => {
+    let answer;
+    session.post(method, params, (error, result) => {
+      if (error) throw error;
+      answer = result;
+    });
+    return answer;
+  };
+  post('Profiler.enable');
+  post('Profiler.startPreciseCoverage', { callCount: true, detailed: true });
+  const take = () => coverageOf(post('Profiler.takePreciseCoverage').result, codeUrl);
+  // Before the server starts, so that every thread it starts (the step pool's) is covered too.
+  const threads = threadCoverage(session, post, codeUrl);
+
   const home = await mkdtemp(join(tmpdir(), 'troupe-start-path-'));
-  const troupe = await startTroupe({ host: '127.0.0.1', port: 0, ...homePaths(home), maxThreads: 2, home });
+  // Held timers: the resource sampler never samples (see above).
+  const resourceClock = { now: () => Date.now(), setTimeout: () => 0, clearTimeout: () => undefined };
+  const troupe = await startTroupe({ host: '127.0.0.1', port: 0, ...homePaths(home), maxThreads: 2, home, resourceClock });
   const base = `http://127.0.0.1:${troupe.server.port}/api/v2`;
   const name = 'start-path';
   await writeFile(join(home, 'dags', `${name}.yaml`), 'steps:\n  - name: one\n    command: "true"\n');
@@ -78,21 +101,6 @@ async function main() {
     throw new Error(`run ${dagRunId} did not finish`);
   };
 
-  const session = new Session();
-  session.connect();
-  // An in-thread session answers synchronously, which lets the dispatch hook take its figures in place.
-  const post = (method, params = {}) => {
-    let answer;
-    session.post(method, params, (error, result) => {
-      if (error) throw error;
-      answer = result;
-    });
-    return answer;
-  };
-  post('Profiler.enable');
-  post('Profiler.startPreciseCoverage', { callCount: true, detailed: true });
-  const take = () => coverageOf(post('Profiler.takePreciseCoverage').result, codeUrl);
-
   try {
     for (let i = 0; i < warmup; i++) await finalStatus(await start());
 
@@ -109,6 +117,7 @@ async function main() {
     };
 
     take();
+    await threads.take();
     const began = performance.now();
     let windowA;
     let dispatched;
@@ -121,19 +130,25 @@ async function main() {
     await engine.whenFinished(name, dagRunId);
     const finishedMs = performance.now() - began;
     const windowB = merge(windowA ?? new Map(), take());
+    const threadsB = await threads.take();
     delete dispatcher.dispatch;
     const status = await finalStatus(dagRunId);
 
     take();
+    await threads.take();
     await new Promise((resolve) => setTimeout(resolve, Math.max(50, finishedMs)));
     const idle = take();
+    const threadsIdle = await threads.take();
 
     const trace = flag('--no-trace') ? undefined : await traceStart(engine, start, finalStatus, codeUrl);
     const report = {
       code: dist ? 'dist' : 'src', commit: await headOf(root), warmupStarts: warmup, runStatus: status,
       times: { dispatchedMs: round(dispatched?.ms), answeredMs: round(answeredMs), finishedMs: round(finishedMs) },
       dispatchedStep: dispatched?.step,
-      windows: { dispatch: listing(windowA ?? new Map()), run: listing(windowB), idle: listing(idle) },
+      windows: {
+        dispatch: listing(windowA ?? new Map()), run: listing(windowB), idle: listing(idle),
+        runPoolThreads: listing(threadsB), idlePoolThreads: listing(threadsIdle),
+      },
       trace,
     };
     process.stdout.write(flag('--json') ? JSON.stringify(report, null, 2) + '\n' : text(report));
@@ -142,6 +157,42 @@ async function main() {
     await troupe.close();
     await rm(home, { recursive: true, force: true });
   }
+}
+
+/**
+ * Coverage of the other threads (the step pool's, the parse pool's), through the NodeWorker domain:
+ * each thread started from here on is attached and covered; `take` gathers and resets them all.
+ */
+function threadCoverage(session, post, codeUrl) {
+  const attached = new Set();
+  const waiting = new Map();
+  let nextId = 1;
+  const send = (sessionId, method, params = {}) => new Promise((resolve, reject) => {
+    const id = nextId++;
+    waiting.set(id, { resolve, reject });
+    post('NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify({ id, method, params }) });
+  });
+  session.on('NodeWorker.receivedMessageFromWorker', ({ params }) => {
+    const message = JSON.parse(params.message);
+    const waiter = waiting.get(message.id);
+    if (!waiter) return;
+    waiting.delete(message.id);
+    if (message.error) waiter.reject(new Error(message.error.message));
+    else waiter.resolve(message.result);
+  });
+  session.on('NodeWorker.attachedToWorker', ({ params }) => {
+    attached.add(params.sessionId);
+    send(params.sessionId, 'Profiler.enable').catch(() => undefined);
+    send(params.sessionId, 'Profiler.startPreciseCoverage', { callCount: true, detailed: true }).catch(() => undefined);
+  });
+  session.on('NodeWorker.detachedFromWorker', ({ params }) => attached.delete(params.sessionId));
+  post('NodeWorker.enable', { waitForDebuggerOnStart: false });
+  return {
+    async take() {
+      const taken = await Promise.all([...attached].map((id) => send(id, 'Profiler.takePreciseCoverage').then((answer) => coverageOf(answer.result, codeUrl), () => new Map())));
+      return taken.reduce(merge, new Map());
+    },
+  };
 }
 
 /** Per module of the code folder (its path in it): functions that ran and their calls. */
@@ -342,6 +393,8 @@ function text(report) {
   window('(a) request -> step dispatched', report.windows.dispatch);
   window('(b) request -> final record', report.windows.run);
   window('idle, as long as (b)', report.windows.idle);
+  window('(b) on the pool threads', report.windows.runPoolThreads);
+  window('idle, on the pool threads', report.windows.idlePoolThreads);
   if (report.trace) {
     lines.push('', `stepping (another start, run status ${report.trace.runStatus}): ${report.trace.pauses} pauses in ${report.trace.wallMs} ms`);
     for (const s of report.trace.scopes) {
