@@ -270,7 +270,7 @@ function traceEnd() {
 function crossings(pauses, frames) {
   const scopes = SCOPES.map((scope) => ({
     scope: scope.label, pauses: 0, calls: 0, returns: 0, switches: 0,
-    entered: new Map(), edges: new Map(), steps: new Map(),
+    entered: new Map(), edges: new Map(), steps: new Map(), targets: new Map(),
     at: frames.map((f) => f.fn === scope.fn && scope.file.test(f.module)),
   }));
   const moduleOf = (id) => frames[id].module;
@@ -296,6 +296,8 @@ function crossings(pauses, frames) {
           s.entered.set(moduleOf(stack[i]), (s.entered.get(moduleOf(stack[i])) ?? 0) + 1);
           const edge = `${moduleOf(stack[i - 1])} -> ${moduleOf(stack[i])}`;
           s.edges.set(edge, (s.edges.get(edge) ?? 0) + 1);
+          const target = `${moduleOf(stack[i])} ${frames[stack[i]].fn || '(anonymous)'}`;
+          s.targets.set(target, (s.targets.get(target) ?? 0) + 1);
         }
       }
     }
@@ -303,8 +305,9 @@ function crossings(pauses, frames) {
   }
   const sorted = (map) => Object.fromEntries([...map].sort((x, y) => y[1] - x[1]));
   return {
-    scopes: scopes.map(({ at, entered, edges, steps, ...s }) => ({
-      ...s, modulesEntered: entered.size, entered: sorted(entered), edges: sorted(edges), statementsPerModule: sorted(steps),
+    scopes: scopes.map(({ at, entered, edges, steps, targets, ...s }) => ({
+      ...s, modulesEntered: entered.size, entered: sorted(entered), edges: sorted(edges), functionsEntered: sorted(targets),
+      statementsPerModule: sorted(steps),
     })),
   };
 }
