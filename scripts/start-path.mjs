@@ -32,6 +32,7 @@
 // two pauses the frames left are returns and those added are calls; they cross when the two frames
 // are in different modules. Frames are told apart by module and function name. The figures are
 // given for the frames above the engine's `startDag` and above the starter's `launch`.
+import { execFileSync } from 'node:child_process';
 import { Session } from 'node:inspector';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -142,7 +143,7 @@ async function main() {
 
     const trace = flag('--no-trace') ? undefined : await traceStart(engine, start, finalStatus, codeUrl);
     const report = {
-      code: dist ? 'dist' : 'src', commit: await headOf(root), warmupStarts: warmup, runStatus: status,
+      code: dist ? 'dist' : 'src', commit: headOf(root), warmupStarts: warmup, runStatus: status,
       times: { dispatchedMs: round(dispatched?.ms), answeredMs: round(answeredMs), finishedMs: round(finishedMs) },
       dispatchedStep: dispatched?.step,
       windows: {
@@ -229,31 +230,37 @@ function listing(modules) {
 /** One more start, stepped through from Engine.startDag's entry to its settling by the tracer thread. */
 async function traceStart(engine, start, finalStatus, codeUrl) {
   const worker = new Worker(new URL(import.meta.url), { workerData: { codeUrl, selfUrl: import.meta.url } });
-  const result = new Promise((resolve, reject) => {
-    worker.on('message', (message) => message.kind === 'result' && resolve(message));
+  const from = (kind) => new Promise((resolve, reject) => {
+    worker.on('message', (message) => message.kind === kind && resolve(message));
     worker.on('error', reject);
+    worker.on('exit', (code) => reject(new Error(`the tracer thread ended (${code}) before its ${kind} message`)));
   });
-  await new Promise((resolve) => worker.on('message', (message) => message.kind === 'armed' && resolve()));
-  const startDag = engine.startDag;
-  // Own property over the prototype's: the routes call engine.startDag on this very object.
-  engine.startDag = async function (...args) {
-    traceBegin();
-    try {
-      return await startDag.apply(this, args);
-    } finally {
-      traceEnd();
-    }
-  };
-  const began = performance.now();
-  let dagRunId;
+  const result = from('result');
+  result.catch(() => undefined); // awaited below; an early failure surfaces through `armed` first
+  let pauses, frames, wallMs, dagRunId;
   try {
-    dagRunId = await start();
+    await from('armed');
+    const startDag = engine.startDag;
+    // Own property over the prototype's: the routes call engine.startDag on this very object.
+    engine.startDag = async function (...args) {
+      traceBegin();
+      try {
+        return await startDag.apply(this, args);
+      } finally {
+        traceEnd();
+      }
+    };
+    const began = performance.now();
+    try {
+      dagRunId = await start();
+    } finally {
+      delete engine.startDag;
+    }
+    ({ pauses, frames } = await result);
+    wallMs = performance.now() - began;
   } finally {
-    delete engine.startDag;
+    await worker.terminate();
   }
-  const { pauses, frames } = await result;
-  const wallMs = performance.now() - began;
-  await worker.terminate();
   const status = await finalStatus(dagRunId);
   return { runStatus: status, wallMs: round(wallMs), pauses: pauses.length, ...crossings(pauses, frames) };
 }
@@ -373,9 +380,8 @@ function tracer({ codeUrl, selfUrl }) {
   })();
 }
 
-async function headOf(root) {
+function headOf(root) {
   try {
-    const { execFileSync } = await import('node:child_process');
     return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
   } catch {
     return undefined;
@@ -388,7 +394,7 @@ function round(ms) {
 
 function text(report) {
   const lines = [`start-path: ${report.code}/ at ${report.commit ?? '?'}, ${report.warmupStarts} warm-up starts, run status ${report.runStatus}`];
-  lines.push(`times: step dispatched ${report.times.dispatchedMs} ms (${report.dispatchedStep}), answer ${report.times.answeredMs} ms, final record ${report.times.finishedMs} ms`);
+  lines.push(`times (under coverage, not a measure of speed): step dispatched ${report.times.dispatchedMs} ms (${report.dispatchedStep}), answer ${report.times.answeredMs} ms, final record ${report.times.finishedMs} ms`);
   const window = (title, w) => {
     lines.push('', `${title}: ${w.modules} modules, ${w.functions} functions, ${w.calls} calls`);
     for (const row of w.list) lines.push(`  ${row.module.padEnd(40)} ${String(row.functions).padStart(4)} fns ${String(row.calls).padStart(6)} calls`);
