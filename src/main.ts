@@ -221,7 +221,7 @@ export async function startTroupe(config: TroupeConfig): Promise<Troupe> {
   const users = new LmdbUserStore(handle.runs.environment, config.dataDir);
   try {
     const auth = await Auth.open(config.auth ?? {}, users, config.clock);
-    deps = { engine: handle.engine, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, retention: handle.retention, version, startedAtMs,
+    deps = { engine: handle.engine, catalog: handle.engine.definitions, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, retention: handle.retention, version, startedAtMs,
       clock: config.clock ?? systemClock, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc: openOidcSignIn(config.oidc, auth) };
     server = await startServer(deps, { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs, tls });
   } catch (error) {

@@ -3,7 +3,8 @@
 // through the DefinitionParser, which reads large texts on a worker thread: every read here is
 // async, and the check that needs the DAG files (call cycles) runs on this thread after it.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { dagNameProblem, type Dag, type DagFile, type DagStore } from '../core/index.ts';
+import { AppError, dagNameProblem, type Dag, type DagFile, type DagStore } from '../core/index.ts';
+import { usableDag } from './usable-dag.ts';
 import { DagCatalog } from './dag-catalog.ts';
 import { DefinitionParser, callCycles, callTargets, fieldsNotRunYet, type ParseResult, type ParsedFile } from '../definition/index.ts';
 
@@ -30,6 +31,25 @@ export class Definitions {
 
   constructor(private readonly dags: DagStore, private readonly parser: DefinitionParser = new DefinitionParser()) {
     this.catalog = new DagCatalog(dags, (file) => this.parseStored(file));
+  }
+
+  /** A stored DAG a run can use, with its text; 404 when there is none, 400 saying why it cannot run. */
+  async runnable(fileName: string): Promise<{ dag: Dag; text: string }> {
+    const loaded = await this.loadDag(fileName);
+    if (!loaded) throw new AppError('not_found', `DAG ${fileName} not found`);
+    return { dag: usableDag(loaded.result, await this.callCycles(fileName, loaded.result)), text: loaded.text };
+  }
+
+  /** A definition a request carries (an inline run) that a run can use; its name checked, or required. */
+  async runnableInline(spec: unknown, name: string | undefined): Promise<Dag> {
+    if (typeof spec !== 'string' || spec.trim() === '') throw new AppError('bad_request', 'spec is required');
+    if (name !== undefined) {
+      const problem = dagNameProblem(name);
+      if (problem) throw new AppError('bad_request', problem);
+    }
+    const result = await this.parse(spec, { nameOverride: name, defaultName: '' });
+    if (result.dag && result.dag.name === '' && name === undefined) throw new AppError('bad_request', 'DAG name is required');
+    return usableDag(result, await this.callCycles(undefined, result));
   }
 
   /** Parses a stored DAG, reusing the last result while the file's text is unchanged. */

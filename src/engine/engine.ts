@@ -2,10 +2,10 @@
 // dispatches (src/scheduler), the run dispatcher executes (src/actors), the catalog reads
 // definitions (src/catalog); the engine writes what runs report and tells subscribers.
 import {
-  AppError, NodeStatus, RunStatus, dagNameProblem, systemClock, type Clock, type Dag, type RunRecord,
+  AppError, NodeStatus, RunStatus, systemClock, type Clock, type RunRecord,
 } from '../core/index.ts';
 import { LocalRunDispatcher, type PriorAttempt, type RunDispatcher, type SubDagRunner } from '../actors/index.ts';
-import { Definitions, usableDag } from '../catalog/index.ts';
+import { Definitions } from '../catalog/index.ts';
 import {
   ChildRuns, Queueing, RunStarter, Scheduler, rescheduleRun, retryRun, settleInterrupted,
   type EngineDeps, type EnqueueOptions, type InlineOptions, type QueueListing, type RunAgainHost, type StartOptions,
@@ -101,23 +101,23 @@ export class Engine {
   }
 
   async startDag(fileName: string, options: StartOptions): Promise<{ dagRunId: string }> {
-    const { dag, text } = await this.storedDag(fileName);
+    const { dag, text } = await this.definitions.runnable(fileName);
     return this.starter.launch(dag, text, options, 'start', fileName);
   }
 
   async startInline(options: InlineOptions): Promise<{ dagRunId: string }> {
-    const dag = await this.inlineDag(options);
+    const dag = await this.definitions.runnableInline(options.spec, options.name);
     return this.starter.launch(dag, options.spec, { ...options, dagName: undefined }, 'inline');
   }
 
   /** A run of a stored DAG waits in its queue (the DAG's `queue`, its own, or `options.queue`). */
   async enqueueDag(fileName: string, options: EnqueueOptions): Promise<{ dagRunId: string }> {
-    const { dag, text } = await this.storedDag(fileName);
+    const { dag, text } = await this.definitions.runnable(fileName);
     return this.queueing.enqueue(dag, text, options, fileName);
   }
 
   async enqueueInline(options: InlineOptions & { queue?: string }): Promise<{ dagRunId: string }> {
-    const dag = await this.inlineDag(options);
+    const dag = await this.definitions.runnableInline(options.spec, options.name);
     return this.queueing.enqueue(dag, options.spec, { ...options, dagName: undefined });
   }
 
@@ -229,22 +229,5 @@ export class Engine {
       this.scheduler.stop();
       this.writes.close();
     })());
-  }
-
-  private async storedDag(fileName: string): Promise<{ dag: Dag; text: string }> {
-    const loaded = await this.definitions.loadDag(fileName);
-    if (!loaded) throw new AppError('not_found', `DAG ${fileName} not found`);
-    return { dag: usableDag(loaded.result, await this.definitions.callCycles(fileName, loaded.result)), text: loaded.text };
-  }
-
-  private async inlineDag(options: InlineOptions): Promise<Dag> {
-    if (typeof options.spec !== 'string' || options.spec.trim() === '') throw new AppError('bad_request', 'spec is required');
-    if (options.name !== undefined) {
-      const problem = dagNameProblem(options.name);
-      if (problem) throw new AppError('bad_request', problem);
-    }
-    const result = await this.definitions.parse(options.spec, { nameOverride: options.name, defaultName: '' });
-    if (result.dag && result.dag.name === '' && options.name === undefined) throw new AppError('bad_request', 'DAG name is required');
-    return usableDag(result, await this.definitions.callCycles(undefined, result));
   }
 }

@@ -1,5 +1,6 @@
 // The small request/response interface every handler is written against, whichever server carries it.
 import type { Clock, DagStore, LogStore, RunStore } from '../core/index.ts';
+import type { Definitions } from '../catalog/index.ts';
 import type { Engine } from '../engine/index.ts';
 import type { CronScheduler, RetentionSweeper } from '../scheduler/index.ts';
 import type { ResourceHistory, TroupeMetrics } from '../ops/index.ts';
@@ -48,6 +49,8 @@ export interface HttpResponse {
 
 export interface ApiDeps {
   engine: Engine;
+  /** The stored DAGs' definitions: parsed once per change, listed, checked before they are stored. */
+  catalog: Definitions;
   runs: RunStore;
   dags: DagStore;
   logs: LogStore;

@@ -19,12 +19,12 @@ interface Loaded {
 
 async function loadAll(deps: ApiDeps): Promise<Loaded[]> {
   const files = await deps.dags.list();
-  return Promise.all(files.map(async (file) => ({ file, result: await deps.engine.definitions.parseStored(file) })));
+  return Promise.all(files.map(async (file) => ({ file, result: await deps.catalog.parseStored(file) })));
 }
 
 /** A stored DAG by its path parameter; 404 when the name is invalid or no file has it. */
 export async function requireDag(deps: ApiDeps, fileName: string) {
-  const loaded = await deps.engine.definitions.loadDag(fileName);
+  const loaded = await deps.catalog.loadDag(fileName);
   if (!loaded) throw new AppError('not_found', `DAG ${fileName} not found`);
   return loaded;
 }
@@ -137,7 +137,7 @@ async function listDags(request: HttpRequest, deps: ApiDeps, verified = false): 
   const order = ListQuery.order.read(request.query) ?? 'asc';
 
   // Next runs are the scheduler's plan, made as the server starts: asked before it is made, wait.
-  const [entries] = await Promise.all([deps.engine.definitions.catalog.entries(), deps.cron.ready()]);
+  const [entries] = await Promise.all([deps.catalog.catalog.entries(), deps.cron.ready()]);
   const matches = (entry: CatalogEntry) =>
     (!nameFilter || entry.lowerName.includes(nameFilter)) && (!tagFilter || entry.lowerTags.includes(tagFilter));
   // One instant for the whole answer; a DAG's next run is computed only when it is needed.
@@ -157,7 +157,7 @@ async function listDags(request: HttpRequest, deps: ApiDeps, verified = false): 
   }
   const shown = matching.slice((page - 1) * perPage, page * perPage);
   // The page's files are checked (a stat each): one edited by hand an instant ago is listed as it now is.
-  if (!verified && !(await deps.engine.definitions.catalog.verify(shown))) return listDags(request, deps, true);
+  if (!verified && !(await deps.catalog.catalog.verify(shown))) return listDags(request, deps, true);
   const totalRecords = matching.length;
   const totalPages = Math.max(Math.ceil(totalRecords / perPage), 1);
   const items = shown.map((entry) => listItemJson(deps, entry, nextRun(entry)));
@@ -177,7 +177,7 @@ async function createDag(request: HttpRequest, deps: ApiDeps) {
   if (problem) throw new AppError('bad_request', problem);
   const spec = body.spec ?? minimalSpec();
   if (body.spec !== undefined) {
-    const { errors } = await deps.engine.definitions.check(spec, { fileName: body.name });
+    const { errors } = await deps.catalog.check(spec, { fileName: body.name });
     if (errors.length > 0) throw new AppError('bad_request', errors.join('; '), { errors });
   }
   await deps.dags.write(body.name, spec, 'create');
@@ -204,7 +204,7 @@ async function getDag(request: HttpRequest, deps: ApiDeps) {
 
 /** A stored DAG's problems, with the call cycles its file is in (a file edited by hand may be). */
 async function storedErrors(deps: ApiDeps, fileName: string, result: ParseResult): Promise<string[]> {
-  return [...result.errors, ...(await deps.engine.definitions.callCycles(fileName, result))];
+  return [...result.errors, ...(await deps.catalog.callCycles(fileName, result))];
 }
 
 async function getSpec(request: HttpRequest, deps: ApiDeps) {
@@ -217,7 +217,7 @@ async function putSpec(request: HttpRequest, deps: ApiDeps) {
   const { fileName } = request.params;
   const body = await parseBody(SpecBody, request.body);
   await requireDag(deps, fileName);
-  const { errors } = await deps.engine.definitions.check(body.spec, { fileName });
+  const { errors } = await deps.catalog.check(body.spec, { fileName });
   // Problems are answered with 200 and the file is left as it was (docs/api.md).
   if (errors.length === 0) {
     await deps.dags.write(fileName, body.spec, 'replace');
@@ -238,7 +238,7 @@ async function validateDag(request: HttpRequest, deps: ApiDeps) {
   if (body.spec === undefined) return json({ valid: false, errors: ['spec is required'] });
   if (body.name !== undefined && dagNameProblem(body.name)) return json({ valid: false, errors: [`name: ${dagNameProblem(body.name)}`] });
   // With a name, the spec is checked as that DAG file's next text: a call back to it is a cycle.
-  const { result, errors } = await deps.engine.definitions.check(body.spec, { defaultName: body.name ?? 'validated-dag', fileName: body.name });
+  const { result, errors } = await deps.catalog.check(body.spec, { defaultName: body.name ?? 'validated-dag', fileName: body.name });
   return json({ valid: errors.length === 0, errors, ...(result.dag ? { dag: dagDetails(result.dag) } : {}) });
 }
 
@@ -286,7 +286,7 @@ async function searchDags(request: HttpRequest, deps: ApiDeps) {
 const tagsOf = new WeakMap<readonly CatalogEntry[], string[]>();
 
 async function listTags(_request: HttpRequest, deps: ApiDeps) {
-  const entries = await deps.engine.definitions.catalog.entries();
+  const entries = await deps.catalog.catalog.entries();
   let tags = tagsOf.get(entries);
   if (!tags) tagsOf.set(entries, tags = [...new Set(entries.flatMap(({ dag }) => dag?.tags ?? []))].sort());
   return json({ tags, errors: derived(entries).errors });
