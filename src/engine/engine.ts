@@ -4,7 +4,7 @@
 import {
   AppError, NodeStatus, RunStatus, systemClock, type Clock, type RunRecord,
 } from '../core/index.ts';
-import { LocalRunDispatcher, type PriorAttempt, type RunDispatcher, type SubDagRunner } from '../actors/index.ts';
+import { LocalRunDispatcher, type PriorAttempt, type RunDispatcher, type RunReports, type SubDagRunner } from '../actors/index.ts';
 import { Definitions } from '../catalog/index.ts';
 import {
   ChildRuns, Queueing, RunStarter, Scheduler, rescheduleRun, retryRun, settleInterrupted,
@@ -16,6 +16,12 @@ import { RunWrites } from './run-writes.ts';
 import { errorText, log } from '../logging/index.ts';
 
 export type { EngineDeps, InlineOptions, StartOptions };
+
+/**
+ * Where admitted runs execute: given what every run reports to and the way its steps start sub
+ * DAG runs. The local dispatcher (run actors in this process, steps on the pool) by default.
+ */
+export type RunDispatcherFactory = (ports: { reports: RunReports; subDags: SubDagRunner }) => RunDispatcher;
 
 export class Engine {
   private readonly scheduler: Scheduler;
@@ -32,7 +38,7 @@ export class Engine {
   /** Set by close: no run starts, not even a sub DAG run. */
   private closed: Promise<void> | undefined;
 
-  constructor(private readonly deps: EngineDeps) {
+  constructor(private readonly deps: EngineDeps & { runDispatcher?: RunDispatcherFactory }) {
     const clock = (this.clock = deps.clock ?? systemClock);
     this.definitions = new Definitions(deps.dags, deps.parser);
     const onStoreError = deps.onStoreError ?? ((error) => log.error({ error: errorText(error) }, 'store write failed'));
@@ -53,17 +59,16 @@ export class Engine {
       start: (call, child) => this.childRuns.start(call, child),
       stop: (name, dagRunId) => this.scheduler.stopRun(name, dagRunId, clock.now()),
     };
-    this.runs = new LocalRunDispatcher({
-      steps: deps.dispatcher, clock, subDags, ...(deps.timers ? { timers: deps.timers } : {}),
-      reports: {
-        record: (record, changed) => {
-          this.writes.persist(record, changed);
-          this.events.observe(record, changed);
-        },
-        logLine: (path, line) => deps.logs.appendRunLog(path, line),
-        finished: (end) => this.scheduler.finished(end),
+    const reports: RunReports = {
+      record: (record, changed) => {
+        this.writes.persist(record, changed);
+        this.events.observe(record, changed);
       },
-    });
+      logLine: (path, line) => deps.logs.appendRunLog(path, line),
+      finished: (end) => this.scheduler.finished(end),
+    };
+    this.runs = deps.runDispatcher?.({ reports, subDags })
+      ?? new LocalRunDispatcher({ steps: deps.dispatcher, clock, subDags, reports, ...(deps.timers ? { timers: deps.timers } : {}) });
     const host = {
       deps, scheduler: this.scheduler, clock, definitions: this.definitions, onStoreError,
       announce: (record: RunRecord) => this.events.announce(record),
