@@ -81,8 +81,9 @@ export function decideAdmission(slots: Slots, ask: AdmissionAsk): AdmissionDecis
     return refused(new AppError('internal_error', 'the server is shutting down'));
   }
   const key = runKey(name, dagRunId);
+  // The queued runs of the name are counted for a singleton alone: a count walks every queue.
   const limits = (kind: 'start' | 'inline', singleton: boolean, maxActiveRuns: number) => admissionError({
-    name, maxActiveRuns, singleton, kind, active: admittedCount(slots, name), queued: queuedCount(slots, name),
+    name, maxActiveRuns, singleton, kind, active: admittedCount(slots, name), queued: singleton ? queuedCount(slots, name) : 0,
   });
   switch (ask.kind) {
     case 'sub': {

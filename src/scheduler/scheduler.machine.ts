@@ -78,7 +78,9 @@ export const schedulerMachine = setup({
         const { answer, next } = decideAdmission(context, event.ask);
         if (answer.outcome === 'queued') {
           const after = applyAndDispatch(enqueue, { ...context, ...next });
-          const run = findQueued(after, event.ask.name, event.ask.dagRunId);
+          // Still queued, it is the last of its queue: the dispatch takes runs out, never reorders them.
+          const tail = after.queued.get(answer.queue)?.at(-1);
+          const run = tail?.name === event.ask.name && tail.dagRunId === event.ask.dagRunId ? tail : undefined;
           // Answered with what it waits for; a run dispatched at once waits for nothing.
           if (run) answer.waitingFor = waitReasonOf(after, run);
         } else if (next) {
