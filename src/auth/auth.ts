@@ -2,7 +2,7 @@
 // who they belong to, and whether their role may do what a route needs. Also the sign-in that
 // issues session tokens. Secrets are compared in constant time and never reach a message or a log.
 import { randomBytes } from 'node:crypto';
-import { AppError, systemClock, type Clock, type Role, type UserRecord, type UserStore } from '../core/index.ts';
+import { AppError, type Clock, type Role, type UserRecord, type UserStore } from '../core/index.ts';
 import { Accounts } from './accounts.ts';
 import { apiKeyHash, looksLikeApiKey } from './api-keys.ts';
 import { sameSecret } from './constant-time.ts';
@@ -82,7 +82,7 @@ export class Auth {
    * `previous`: the Auth these settings replace (a reload); its sign-in attempt counts carry over
    * while the limits stay the same, so that a reload is no way around them.
    */
-  static async open(settings: AuthSettings, store: UserStore, clock: Clock = systemClock, previous?: Auth): Promise<Auth> {
+  static async open(settings: AuthSettings, store: UserStore, clock: Clock, previous?: Auth): Promise<Auth> {
     let secret = settings.tokenSecret ?? store.secret(SECRET_NAME);
     if (!secret) {
       secret = randomBytes(32).toString('base64url');

@@ -18,7 +18,8 @@ export interface EngineDeps {
   systemEnv: Record<string, string>;
   /** Where `env` secrets are read from; the server's whole environment by default. */
   processEnv?: Record<string, string | undefined>;
-  clock?: Clock;
+  /** What "now" is (the service's settings give it: the system clock unless a test moves its own). */
+  clock: Clock;
   /**
    * What the actors' timers (delaySec, timeouts, retry and repeat waits) run on; Node's timers by
    * default. Tests pass XState's SimulatedClock (with `clock` reading the same time) and never sleep.
