@@ -13,7 +13,7 @@ import { ResourceHistory, TroupeMetrics, engineSources } from './ops/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
 import { CronStateFile, DagFiles, LmdbQueueStore, LmdbRunStore, LmdbUserStore, LogFiles, RunHistory } from './store/index.ts';
 import { Auth, openOidcSignIn, type AuthSettings, type OidcSettings } from './auth/index.ts';
-import { DEFAULTS, completeSettings, homePaths, type QueueConfig, type Settings, type SettingsInput, type TlsConfig } from './config/index.ts';
+import { completeAuth, completeSettings, homePaths, type QueueConfig, type Settings, type SettingsInput, type TlsConfig } from './config/index.ts';
 
 /**
  * What `startTroupe` and `openEngine` take: any of the settings (src/config/settings.ts names each
@@ -181,7 +181,7 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
       return deps.auth;
     },
     reloadAuth: async (settings, oidcSettings) => {
-      const auth = await Auth.open(settings ?? DEFAULTS.auth, users, config.clock, deps.auth);
+      const auth = await Auth.open(completeAuth(settings), users, config.clock, deps.auth);
       const oidc = openOidcSignIn(oidcSettings, auth);
       deps.auth = auth;
       deps.oidc = oidc;

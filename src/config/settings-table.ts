@@ -35,7 +35,7 @@ export const SETTING_SOURCES: Record<keyof Settings, SettingSource> = {
   remoteNodeTimeoutMs: { default: '30 s' },
   corsOrigins: { default: 'none', yaml: 'cors.allowOrigins', env: 'TROUPE_CORS_ORIGINS' },
   commandOnly: { default: '`false` (the troupe command\'s verbs: `true`)' },
-  auth: { default: 'mode `none`', yaml: 'auth, permissions', env: 'TROUPE_AUTH_*, TROUPE_PERMISSIONS_*' },
+  auth: { default: 'mode `none` (docs/auth.md)', yaml: 'auth, permissions', env: 'TROUPE_AUTH_*, TROUPE_PERMISSIONS_*' },
   oidc: { default: 'off', yaml: 'auth.oidc', env: 'TROUPE_AUTH_OIDC_*' },
   tls: { default: 'off (HTTP)', yaml: 'tls.certFile, tls.keyFile', env: 'TROUPE_CERT_FILE, TROUPE_KEY_FILE' },
 };

@@ -55,6 +55,7 @@ test('a value that cannot be used is refused, naming the setting', () => {
     [{ remoteNodes: [{ name: 'n' }] as never }, /remoteNodes\[0\]/],
     [{ tls: { certFile: 'cert.pem', keyFile: '' } }, /^HTTPS needs both tls.certFile/],
     [{ dataDir: '' }, /^dataDir must be a folder path$/],
+    [{ auth: { mode: 'ldap' as never } }, /^auth.mode must be one of none, builtin, oidc, not "ldap"$/],
   ];
   for (const [input, message] of cases) {
     assert.throws(() => completeSettings(input), (error: unknown) => error instanceof AppError && error.code === 'bad_request' && message.test(error.message), JSON.stringify(input));

@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { AppError, parseRemoteNodes, queueNameProblem, systemClock, systemTimers, type Clock, type RemoteNode, type Timers } from '../core/index.ts';
 import { LOG_LEVELS, isLogLevel, type LogLevel } from '../logging/index.ts';
-import type { AuthMode, AuthSettings, OidcSettings } from '../auth/index.ts';
+import { AUTH_MODES, type AuthInForce, type AuthSettings, type OidcSettings } from '../auth/index.ts';
 
 export interface QueueConfig {
   name: string;
@@ -73,8 +73,12 @@ export interface Settings {
    * a crashed process left active stay for the next server or scheduler to recover. Default false.
    */
   commandOnly: boolean;
-  /** Authentication and roles (docs/auth.md). Default mode none, no credentials. */
-  auth: AuthSettings & { mode: AuthMode };
+  /**
+   * Authentication and roles (docs/auth.md), as configured. Default mode none, no credentials.
+   * What the keys left out mean (sessions of 24 h, /health public, every permission on) is the
+   * auth module's to say: docs/auth.md.
+   */
+  auth: AuthInForce;
   /** OIDC login, in auth modes oidc and builtin. Unset: no OIDC. */
   oidc?: OidcSettings;
   /** Serve HTTPS with this certificate and key; checked before the home is opened. Unset: HTTP. */
@@ -117,7 +121,7 @@ export const DEFAULTS: Readonly<Omit<Settings, Unset | FromHome>> = Object.freez
   remoteNodeTimeoutMs: 30_000,
   corsOrigins: [],
   commandOnly: false,
-  auth: { mode: 'none' },
+  auth: Object.freeze({ mode: 'none' }),
 });
 
 /**
@@ -137,7 +141,7 @@ export function completeSettings(input: SettingsInput, written: WrittenAs = {}):
   // Lists and maps are copied: a caller's later change, or a change to one start's, reaches no other.
   const settings: Settings = {
     ...DEFAULTS, ...homePaths(home), home, ...given,
-    queues: [...(given.queues ?? DEFAULTS.queues)], corsOrigins: [...(given.corsOrigins ?? DEFAULTS.corsOrigins)], auth: { ...given.auth, mode: given.auth?.mode ?? DEFAULTS.auth.mode },
+    queues: [...(given.queues ?? DEFAULTS.queues)], corsOrigins: [...(given.corsOrigins ?? DEFAULTS.corsOrigins)], auth: completeAuth(given.auth),
   };
 
   if (!Number.isInteger(settings.port) || settings.port < 0 || settings.port > 65535) throw fail(`invalid port "${shown('port', settings.port)}"`);
@@ -156,6 +160,7 @@ export function completeSettings(input: SettingsInput, written: WrittenAs = {}):
   if (settings.logLevel !== undefined && !isLogLevel(settings.logLevel)) {
     throw fail(`log level must be one of ${LOG_LEVELS.join(', ')}, not "${shown('logLevel', settings.logLevel)}"`);
   }
+  if (!(AUTH_MODES as readonly string[]).includes(settings.auth.mode)) throw fail(`auth.mode must be one of ${AUTH_MODES.join(', ')}, not "${settings.auth.mode}"`);
   const queueProblem = queueListProblem(settings.queues);
   if (queueProblem) throw fail(`queues: ${queueProblem}`);
   // A node configured wrong stops the start before the home is opened, leaving nothing behind.
@@ -165,6 +170,11 @@ export function completeSettings(input: SettingsInput, written: WrittenAs = {}):
     throw fail('HTTPS needs both tls.certFile (TROUPE_CERT_FILE) and tls.keyFile (TROUPE_KEY_FILE)');
   }
   return settings;
+}
+
+/** Auth settings with their defaults: at start, and for the settings a reload (SIGHUP) brings. */
+export function completeAuth(given: AuthSettings = {}): AuthInForce {
+  return { ...given, mode: given.mode ?? DEFAULTS.auth.mode };
 }
 
 const CORS_PROBLEM = 'cors: allowOrigins must be a list of origins (such as https://app.example.com, or "*")';
