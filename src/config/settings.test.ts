@@ -55,6 +55,9 @@ test('a value that cannot be used is refused, naming the setting', () => {
     [{ remoteNodes: [{ name: 'n' }] as never }, /remoteNodes\[0\]/],
     [{ tls: { certFile: 'cert.pem', keyFile: '' } }, /^HTTPS needs both tls.certFile/],
     [{ dataDir: '' }, /^dataDir must be a folder path$/],
+    [{ commandOnly: 'yes' as never }, /^commandOnly must be true or false$/],
+    [{ cronTimers: {} as never }, /^cronTimers must have setTimeout and clearTimeout$/],
+    [{ timeZone: 'Mars/Olympus' }, /^timeZone "Mars\/Olympus" is not a time zone this system knows$/],
     [{ auth: { mode: 'ldap' as never } }, /^auth.mode must be one of none, builtin, oidc, not "ldap"$/],
   ];
   for (const [input, message] of cases) {

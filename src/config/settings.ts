@@ -149,6 +149,15 @@ export function completeSettings(input: SettingsInput, written: WrittenAs = {}):
     if (typeof settings[key] !== 'string' || (key !== 'host' && settings[key] === '')) throw fail(`${key} must be ${key === 'host' ? 'an address' : 'a folder path'}`);
   }
   if (!['auto', 'uws', 'node'].includes(settings.carrier)) throw fail(`http must be auto, uws or node, not "${shown('carrier', settings.carrier)}"`);
+  for (const key of ['writeExample', 'commandOnly'] as const) {
+    if (typeof settings[key] !== 'boolean') throw fail(`${key} must be true or false`);
+  }
+  if (typeof settings.clock?.now !== 'function') throw fail('clock must have now()');
+  for (const key of ['cronTimers', 'resourceClock'] as const) {
+    if (typeof settings[key]?.setTimeout !== 'function' || typeof settings[key]?.clearTimeout !== 'function') throw fail(`${key} must have setTimeout and clearTimeout`);
+  }
+  if (typeof settings.resourceClock.now !== 'function') throw fail('resourceClock must have now()');
+  if (settings.timeZone !== undefined && !knownZone(settings.timeZone)) throw fail(`timeZone "${settings.timeZone}" is not a time zone this system knows`);
   if (!Number.isInteger(settings.maxThreads) || settings.maxThreads < 1) throw fail('workers must be a positive integer');
   if (settings.spawnMode !== 'auto' && settings.spawnMode !== 'child_process') throw fail(`spawnMode must be auto or child_process, not "${settings.spawnMode}"`);
   if (!Number.isFinite(settings.shutdownGraceMs) || settings.shutdownGraceMs < 0) {
@@ -192,6 +201,15 @@ export function queueListProblem(queues: readonly QueueConfig[]): string | undef
     seen.add(name);
   }
   return undefined;
+}
+
+function knownZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 // An embedder's `{ port: undefined }` means "not given", as a key left out does.
