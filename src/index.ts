@@ -1,5 +1,5 @@
 // The embedding API: run the engine (and optionally the API server) inside another Node program.
-import { homePaths, openEngine, startTroupe, type EngineHandle, type QueueConfig, type TlsConfig, type Troupe, type TroupeConfig } from './main.ts';
+import { openEngine, startTroupe, type EngineHandle, type QueueConfig, type TlsConfig, type Troupe, type TroupeConfig } from './main.ts';
 
 export type { Engine, EngineEvent, EngineListener, StartOptions, InlineOptions } from './engine/index.ts';
 export type { EnqueueOptions, QueueListing } from './scheduler/index.ts';
@@ -20,7 +20,7 @@ export interface EmbedOptions {
 
 /** An engine with its LMDB store, DAG files, logs and worker pool; `close()` stops every run first. */
 export function createEngine(options: EmbedOptions): Promise<EngineHandle> {
-  return openEngine({ ...homePaths(options.home), ...definedOnly(options) });
+  return openEngine(options);
 }
 
 export interface ServeOptions {
@@ -33,9 +33,5 @@ export interface ServeOptions {
 
 /** The engine plus the REST API on host:port (port 0 picks a free one). */
 export function createServer(options: EmbedOptions & ServeOptions): Promise<Troupe> {
-  return startTroupe({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080, ...homePaths(options.home), ...definedOnly(options) });
-}
-
-function definedOnly<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as T;
+  return startTroupe(options);
 }

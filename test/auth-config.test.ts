@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { resolveConfig } from '../src/cli/config.ts';
+import { resolveConfig } from '../src/config/index.ts';
 import { DEFAULT_PUBLIC_PATHS, roleAllows } from '../src/auth/index.ts';
 import { apiRouter } from '../src/http/index.ts';
 

@@ -20,7 +20,8 @@ const allowed: Record<string, string[]> = {
   auth: ['core', 'logging'],
   http: ['core', 'definition', 'engine', 'scheduler', 'catalog', 'ops', 'logging', 'auth'],
   ops: ['core', 'engine', 'scheduler'],
-  cli: ['core', 'definition', 'logging', 'auth', 'ops', '(root)'],
+  config: ['core', 'definition', 'logging', 'auth', 'ops'],
+  cli: ['core', 'definition', 'logging', 'auth', 'ops', 'config', '(root)'],
 };
 
 /** Each third-party package belongs to one folder (undici to three: the http executor's requests, http's forwarding to remote nodes, and the command's calls to a server). */

@@ -12,7 +12,7 @@ test('a page found stale by verify is listed afresh at once, though no watcher t
   const dir = await mkdtemp(join(tmpdir(), 'troupe-catalog-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const dags = new DagFiles(dir);
-  const { catalog } = new Definitions(dags);
+  const { listing: catalog } = new Definitions(dags);
   catalog.setWatched(true);
   await writeFile(join(dir, 'a.yaml'), 'description: before\nsteps:\n  - echo hi\n');
   await writeFile(join(dir, 'b.yaml'), 'steps:\n  - echo hi\n');

@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
-import { resolveConfig } from '../src/cli/config.ts';
+import { resolveConfig } from '../src/config/index.ts';
 import type { RemoteNode } from '../src/core/index.ts';
 import { answerOf, checkedFetch, HELLO, startTestServer, uncheckedFetch, waitUntil, type TestServer } from './helpers.ts';
 import { exited, startCli } from './cli-process.ts';

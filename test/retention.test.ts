@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Definitions } from '../src/catalog/index.ts';
 import { RetentionSweeper } from '../src/scheduler/index.ts';
-import { RunStatus, isoTime, type RunRecord } from '../src/core/index.ts';
+import { RunStatus, isoTime, systemClock, type RunRecord } from '../src/core/index.ts';
 import { DagFiles, LmdbRunStore, RunHistory } from '../src/store/index.ts';
 import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
 
@@ -105,7 +105,7 @@ test('the server sweeps history when it starts', async (t) => {
 test('the sweep comes back every interval: a run that expires while the server runs goes without a restart', async (t) => {
   const home = await mkdtemp(join(tmpdir(), 'troupe-retention-'));
   const runs = new LmdbRunStore(join(home, 'data'));
-  const sweeper = new RetentionSweeper({ store: new RunHistory(runs), definitions: new Definitions(new DagFiles(join(home, 'dags'))), everyMs: 20 });
+  const sweeper = new RetentionSweeper({ store: new RunHistory(runs), definitions: new Definitions(new DagFiles(join(home, 'dags'))), clock: systemClock, everyMs: 20 });
   t.after(async () => { await sweeper.close(); await runs.close(); await rm(home, { recursive: true, force: true }); });
   sweeper.start();
   const createdAtMs = Date.now() - 40 * DAY_MS;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { Agent, request } from 'undici';
 import { createServer } from '../src/index.ts';
-import { resolveConfig } from '../src/cli/config.ts';
+import { resolveConfig } from '../src/config/index.ts';
 import { HELLO, startTestServer, type TestServer } from './helpers.ts';
 import { exchange } from './raw-http.ts';
 import { assertDocumentedAt } from './openapi-check.ts';

@@ -2,7 +2,7 @@
 // who they belong to, and whether their role may do what a route needs. Also the sign-in that
 // issues session tokens. Secrets are compared in constant time and never reach a message or a log.
 import { randomBytes } from 'node:crypto';
-import { AppError, systemClock, type Clock, type Role, type UserRecord, type UserStore } from '../core/index.ts';
+import { AppError, type Clock, type Role, type UserRecord, type UserStore } from '../core/index.ts';
 import { Accounts } from './accounts.ts';
 import { apiKeyHash, looksLikeApiKey } from './api-keys.ts';
 import { sameSecret } from './constant-time.ts';
@@ -37,6 +37,9 @@ export interface AuthSettings {
   loginLimits?: LoginLimits;
 }
 
+/** Settings as a start or a reload hands them: the mode always named (src/config completes it). */
+export type AuthInForce = AuthSettings & { mode: AuthMode };
+
 export const DEFAULT_TOKEN_TTL_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_PUBLIC_PATHS = ['/health'];
 const SECRET_NAME = 'session-signing-key';
@@ -58,13 +61,13 @@ export class Auth {
   private readonly verified = new VerifiedPasswords();
 
   private constructor(
-    private readonly settings: AuthSettings,
+    private readonly settings: AuthInForce,
     private readonly store: UserStore,
     private readonly sessions: Sessions,
     private readonly clock: Clock,
     previous?: Auth,
   ) {
-    this.mode = settings.mode ?? 'none';
+    this.mode = settings.mode;
     this.enabled = this.mode !== 'none' || settings.basic !== undefined || settings.token !== undefined;
     this.accounts = new Accounts(store, clock);
     this.switches = { ...ALL_PERMITTED, ...settings.permissions };
@@ -82,7 +85,7 @@ export class Auth {
    * `previous`: the Auth these settings replace (a reload); its sign-in attempt counts carry over
    * while the limits stay the same, so that a reload is no way around them.
    */
-  static async open(settings: AuthSettings, store: UserStore, clock: Clock = systemClock, previous?: Auth): Promise<Auth> {
+  static async open(settings: AuthInForce, store: UserStore, clock: Clock, previous?: Auth): Promise<Auth> {
     let secret = settings.tokenSecret ?? store.secret(SECRET_NAME);
     if (!secret) {
       secret = randomBytes(32).toString('base64url');

@@ -1,4 +1,4 @@
-export { Auth, AUTH_MODES, DEFAULT_PUBLIC_PATHS, DEFAULT_TOKEN_TTL_MS, type AuthMode, type AuthSettings } from './auth.ts';
+export { Auth, AUTH_MODES, DEFAULT_PUBLIC_PATHS, DEFAULT_TOKEN_TTL_MS, type AuthInForce, type AuthMode, type AuthSettings } from './auth.ts';
 export { Accounts, apiKeyView, MAX_KEY_DESCRIPTION_LENGTH, MAX_KEY_NAME_LENGTH, MAX_USERNAME_LENGTH, type ApiKeyView } from './accounts.ts';
 export { MAX_PASSWORD_LENGTH } from './passwords.ts';
 export { SESSION_COOKIE, userView, type Identity, type IdentityKind, type SessionToken, type UserView } from './identity.ts';

@@ -27,10 +27,10 @@ export class Definitions {
   private readonly running = new Map<string, Promise<ParseResult>>();
 
   /** What DAG listings show of each stored file, parsed again only when the file changes. */
-  readonly catalog: DagCatalog;
+  readonly listing: DagCatalog;
 
   constructor(private readonly dags: DagStore, private readonly parser: DefinitionParser = new DefinitionParser()) {
-    this.catalog = new DagCatalog(dags, (file) => this.parseStored(file));
+    this.listing = new DagCatalog(dags, (file) => this.parseStored(file));
   }
 
   /** A stored DAG a run can use, with its text; 404 when there is none, 400 saying why it cannot run. */

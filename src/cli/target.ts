@@ -1,7 +1,7 @@
 // Where a verb runs: the server named by --server (or TROUPE_SERVER), else the server that owns
 // the home (its lock says where it listens), else this process, embedded on the home.
 import { HomeLock } from '../home-lock.ts';
-import { resolveConfig, type ResolvedConfig } from './config.ts';
+import { resolveConfig, type ResolvedConfig } from '../config/index.ts';
 import { CliError } from './errors.ts';
 import { EmbeddedBackend } from './backend/embedded-backend.ts';
 import { HttpBackend } from './backend/http-backend.ts';

@@ -1,13 +1,14 @@
 // The engine and stores as the cron scheduler sees them (CronEngine).
 import type { DagStore, RunStore } from '../core/index.ts';
+import type { Definitions } from '../catalog/index.ts';
 import type { Engine } from './engine.ts';
 import type { CronEngine } from '../scheduler/index.ts';
 
-export function cronEngineOf(engine: Engine, dags: DagStore, runs: RunStore): CronEngine {
+export function cronEngineOf(engine: Engine, definitions: Definitions, dags: DagStore, runs: RunStore): CronEngine {
   return {
     fileNames: () => dags.fileNames(),
     loadDag: async (fileName) => {
-      const loaded = await engine.definitions.loadDag(fileName);
+      const loaded = await definitions.loadDag(fileName);
       if (!loaded) return undefined;
       const { dag, errors } = loaded.result;
       // Only what the scheduler reads is kept: a definition may weigh megabytes.

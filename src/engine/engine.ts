@@ -2,10 +2,10 @@
 // dispatches (src/scheduler), the run dispatcher executes (src/actors), the catalog reads
 // definitions (src/catalog); the engine writes what runs report and tells subscribers.
 import {
-  AppError, NodeStatus, RunStatus, systemClock, type Clock, type RunRecord,
+  AppError, NodeStatus, RunStatus, type Clock, type RunRecord,
 } from '../core/index.ts';
 import { LocalRunDispatcher, type PriorAttempt, type RunDispatcher, type RunReports, type SubDagRunner } from '../actors/index.ts';
-import { Definitions } from '../catalog/index.ts';
+import type { Definitions } from '../catalog/index.ts';
 import {
   ChildRuns, Queueing, RunStarter, Scheduler, rescheduleRun, retryRun, settleInterrupted,
   type EngineDeps, type EnqueueOptions, type InlineOptions, type QueueListing, type RunAgainHost, type StartOptions,
@@ -39,12 +39,12 @@ export class Engine {
   private closed: Promise<void> | undefined;
 
   constructor(private readonly deps: EngineDeps & { runDispatcher?: RunDispatcherFactory }) {
-    const clock = (this.clock = deps.clock ?? systemClock);
-    this.definitions = new Definitions(deps.dags, deps.parser);
+    const clock = (this.clock = deps.clock);
+    this.definitions = deps.definitions;
     const onStoreError = deps.onStoreError ?? ((error) => log.error({ error: errorText(error) }, 'store write failed'));
     this.writes = new RunWrites(deps.runs, deps.logs, onStoreError);
     this.scheduler = new Scheduler({
-      queueLimits: deps.queueLimits ?? new Map<string, number>(),
+      queueLimits: deps.queueLimits,
       isSuspended: (fileName) => deps.runs.isSuspended(fileName),
       // Taken from the call: a queued record is not stored until its write commits.
       isStored: (name, dagRunId) => deps.queue.find(name, dagRunId) !== undefined || deps.runs.get(name, dagRunId) !== undefined,

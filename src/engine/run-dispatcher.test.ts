@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalRunDispatcher, type RunDispatcher, type RunInput, type RunReports } from '../actors/index.ts';
 import { RunStatus, systemClock } from '../core/index.ts';
-import { PiscinaDispatcher } from '../executors/index.ts';
+import { PiscinaDispatcher, spawnMethod } from '../executors/index.ts';
+import { Definitions } from '../catalog/index.ts';
 import { DagFiles, LmdbQueueStore, LmdbRunStore, LogFiles } from '../store/index.ts';
 import { Engine, type RunDispatcherFactory } from './engine.ts';
 
@@ -44,11 +45,12 @@ test('a run executed behind another dispatcher is admitted, recorded, logged, st
   await writeFile(join(home, 'dags', 'three.yaml'), 'steps:\n  - name: a\n    command: echo one\n    output: FIRST\n  - name: b\n    command: echo "${FIRST} two"\n    depends: a\n    output: SECOND\n  - name: c\n    command: echo done\n    depends: b\n');
   await writeFile(join(home, 'dags', 'slow.yaml'), 'maxActiveRuns: 1\nsteps:\n  - name: wait\n    command: sleep 30\n');
   const runs = new LmdbRunStore(join(home, 'data'));
-  const steps = new PiscinaDispatcher({ maxThreads: 1 });
+  const steps = new PiscinaDispatcher({ maxThreads: 1, spawnMode: spawnMethod });
   const seen = { runs: [] as string[], stops: [] as string[] };
+  const dags = new DagFiles(join(home, 'dags'));
   const engine = new Engine({
-    runs, queue: new LmdbQueueStore(runs), dags: new DagFiles(join(home, 'dags')), logs: new LogFiles(join(home, 'logs')),
-    dispatcher: steps, systemEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, runDispatcher: elsewhere(steps, seen),
+    runs, queue: new LmdbQueueStore(runs), queueLimits: new Map(), queuedStartDeadlineMs: 10_000, definitions: new Definitions(dags), dags,
+    logs: new LogFiles(join(home, 'logs')), clock: systemClock, dispatcher: steps, systemEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, runDispatcher: elsewhere(steps, seen),
   });
   await engine.start();
   t.after(async () => {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { SimulatedClock } from 'xstate';
 import type { StepDispatcher, StepHandle, StepResult, StepTask } from '../core/index.ts';
 import { DagFiles, LmdbQueueStore, LmdbRunStore, LogFiles } from '../store/index.ts';
+import { Definitions } from '../catalog/index.ts';
 import { Engine } from './engine.ts';
 
 /** A dispatcher whose steps answer at once with `answer`, or, when it is undefined, when stopped. */
@@ -37,7 +38,11 @@ async function engineWith(t: { after: (fn: () => Promise<void>) => void }, spec:
   clock.set(1_700_000_000_000);
   const runs = new LmdbRunStore(join(home, 'data'));
   const { dispatcher, calls } = fakeDispatcher(clock, answer);
-  const engine = new Engine({ runs, queue: new LmdbQueueStore(runs), dags: new DagFiles(join(home, 'dags')), logs: new LogFiles(join(home, 'logs')), dispatcher, systemEnv: {}, clock, timers: clock });
+  const dags = new DagFiles(join(home, 'dags'));
+  const engine = new Engine({
+    runs, queue: new LmdbQueueStore(runs), queueLimits: new Map(), queuedStartDeadlineMs: 10_000, definitions: new Definitions(dags), dags,
+    logs: new LogFiles(join(home, 'logs')), dispatcher, systemEnv: {}, clock, timers: clock,
+  });
   await engine.start();
   t.after(async () => { await engine.close(); await runs.close(); await rm(home, { recursive: true, force: true }); });
   return { engine, runs, clock, calls };

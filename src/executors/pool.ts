@@ -6,14 +6,14 @@ import { Piscina } from 'piscina';
 import type { StepDispatcher, StepHandle, StepResult, StepTask } from '../core/index.ts';
 import type { ControlMessage, SpawnMode } from './protocol.ts';
 import { logDescriptor } from '../logging/index.ts';
-import { spawnMethod } from './shell/spawner.ts';
 
 export interface PoolOptions {
   minThreads?: number;
-  maxThreads?: number;
+  /** The service's `maxThreads` setting. */
+  maxThreads: number;
   concurrentTasksPerWorker?: number;
-  /** How shell steps start; by default posix_spawn when the addon is built (see shell/spawner.ts). */
-  spawnMode?: SpawnMode;
+  /** How shell steps start (the service picks posix_spawn when the addon is built: `spawnMethod`, shell/spawner.ts). */
+  spawnMode: SpawnMode;
   /**
    * Where the process groups of running steps are recorded, for the next server on the same home
    * to end those a crash left running (orphans.ts); nowhere without it.
@@ -26,19 +26,19 @@ const workerFile = new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './
 export class PiscinaDispatcher implements StepDispatcher {
   private readonly pool: Piscina;
 
-  constructor(options: PoolOptions = {}) {
+  constructor(options: PoolOptions) {
     this.pool = new Piscina({
       filename: workerFile.href,
       // Threads start with the first steps and then stay: a server that has run nothing holds none
       // (about 10 MB each), and a busy one never pays a thread's start-up twice.
       minThreads: options.minThreads ?? 0,
-      maxThreads: options.maxThreads ?? 2,
+      maxThreads: options.maxThreads,
       concurrentTasksPerWorker: options.concurrentTasksPerWorker ?? 512,
       idleTimeout: 2_147_483_647, // the largest timer Node allows (24.8 days); larger ones fire at once
       // 'sync' blocks a worker's event loop while it waits for the next task, which delays the
       // process events of the steps it already holds.
       atomics: 'disabled',
-      workerData: { spawnMode: options.spawnMode ?? spawnMethod, stepRegistryDir: options.stepRegistryDir, logDescriptor: logDescriptor() },
+      workerData: { spawnMode: options.spawnMode, stepRegistryDir: options.stepRegistryDir, logDescriptor: logDescriptor() },
     });
   }
 

@@ -60,7 +60,7 @@ export function createApi(deps: ApiDeps): Api {
         unmatched = error;
       }
       // Before authentication, whose answers would tell a page of another site whom the browser signs in as.
-      if (!SAFE_METHODS.has(raw.method) || match?.writes) refuseCrossSite(raw, { allowOrigins: deps.corsOrigins ?? [], ownOrigins: ownOrigins(deps) });
+      if (!SAFE_METHODS.has(raw.method) || match?.writes) refuseCrossSite(raw, { allowOrigins: deps.corsOrigins, ownOrigins: ownOrigins(deps) });
       // Before forwarding: a request reaches a remote node through this server only with
       // credentials this server accepts, and a role that may do it here.
       const identity = await admit(deps.auth, raw, apiPath, match);
@@ -87,7 +87,7 @@ export function createApi(deps: ApiDeps): Api {
       return errorResponse(error);
     }
   };
-  const cors = new Cors({ allowOrigins: deps.corsOrigins ?? [] });
+  const cors = new Cors({ allowOrigins: deps.corsOrigins });
   const methodsAt = (path: string): string[] => (path.startsWith(`${API_PREFIX}/`) ? router.methodsAt(path.slice(API_PREFIX.length)) : []);
   return async (raw) => {
     const started = performance.now();

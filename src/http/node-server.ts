@@ -17,14 +17,14 @@ import { errorText, log } from '../logging/index.ts';
 import { InFlight, unansweredAtStop } from './in-flight.ts';
 
 export interface NodeServerOptions {
-  /** How long a client may take to send a request's headers (node's default is 60 s). */
-  headersTimeoutMs?: number;
+  /** How long a client may take to send a request's headers. */
+  headersTimeoutMs: number;
   /** Serve HTTPS with this pair (already checked by loadTls). */
   tls?: TlsFiles;
 }
 
-export function listenNode(api: Api, host: string, port: number, options: NodeServerOptions = {}): Promise<RunningServer> {
-  const headersTimeout = options.headersTimeoutMs ?? 60_000;
+export function listenNode(api: Api, host: string, port: number, options: NodeServerOptions): Promise<RunningServer> {
+  const headersTimeout = options.headersTimeoutMs;
   const settings = {
     // Checked here, to answer with the error document rather than node's empty 400.
     requireHostHeader: false,

@@ -7,8 +7,8 @@ import { urlBelow } from './remote-path.ts';
 import type { HttpResponse, RawRequest, RemoteForwarder } from './types.ts';
 
 export interface RemoteNodesOptions {
-  /** The longest a forwarded request may take, connection to the last byte of the answer (30 s, as Dagu). */
-  timeoutMs?: number;
+  /** The longest a forwarded request may take, connection to the last byte of the answer. */
+  timeoutMs: number;
 }
 
 /**
@@ -29,7 +29,6 @@ const forwardedResponseHeaders = ['content-type', 'content-disposition', 'cache-
 
 /** Beyond it an answer is refused rather than held in memory: no API answer comes near it. */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
-const DEFAULT_TIMEOUT_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 
 interface Remote {
@@ -43,8 +42,8 @@ export class RemoteNodes implements RemoteForwarder {
   private readonly timeoutMs: number;
   private readonly connectTimeoutMs: number;
 
-  constructor(nodes: RemoteNode[] = [], options: RemoteNodesOptions = {}) {
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  constructor(nodes: RemoteNode[], options: RemoteNodesOptions) {
+    this.timeoutMs = options.timeoutMs;
     this.connectTimeoutMs = Math.min(CONNECT_TIMEOUT_MS, this.timeoutMs);
     this.replace(nodes);
   }

@@ -11,11 +11,11 @@ import { TlsError, type TlsFiles } from './tls.ts';
 export interface ServerOptions {
   host: string;
   port: number;
-  /** 'auto' (the default) prefers uWS. */
-  carrier?: Carrier | 'auto';
+  /** 'auto' prefers uWS. */
+  carrier: Carrier | 'auto';
   warn?: (message: string) => void;
   /** node:http only: how long a client may take to send a request's headers before 408. */
-  headersTimeoutMs?: number;
+  headersTimeoutMs: number;
   /** Serve HTTPS with this pair (from loadTls). */
   tls?: TlsFiles;
 }
@@ -26,7 +26,7 @@ export const UWS_LIMITS = 'troupe: serving HTTP with uWebSockets.js, which answe
 
 export async function startServer(deps: ApiDeps, options: ServerOptions): Promise<RunningServer> {
   const api = createApi(deps);
-  const carrier = options.carrier ?? 'auto';
+  const { carrier } = options;
   if (carrier !== 'node') {
     try {
       const uws = await import('uWebSockets.js');

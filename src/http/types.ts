@@ -69,7 +69,7 @@ export interface ApiDeps {
   /** Where a request with `remoteNode` goes (config.yaml `remoteNodes`). */
   remoteNodes: RemoteForwarder;
   /** Origins whose browsers may call the API (`cors.allowOrigins`; `*`: any); none by default. */
-  corsOrigins?: readonly string[];
+  corsOrigins: readonly string[];
   /** Who may do what (docs/auth.md); without it every request is served, as with auth mode none. */
   auth?: Auth;
   /** Sign-in with an OIDC provider (config.yaml `auth.oidc`); the OIDC routes answer 404 without it. */

@@ -3,7 +3,7 @@
 // costs the same memory from the first hour on, and a sample allocates nothing but the CPU reading.
 import { statfsSync } from 'node:fs';
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
-import { systemClock, systemTimers, type Clock, type Timers } from '../core/index.ts';
+import type { Clock, Timers } from '../core/index.ts';
 
 export const SAMPLE_INTERVAL_MS = 5_000;
 export const RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -32,10 +32,10 @@ export interface ResourceHistoryOptions {
   dir: string;
   intervalMs?: number;
   retentionMs?: number;
-  /** What samples are stamped with and what `duration` counts back from; the system clock by default. */
-  clock?: Clock;
-  /** What the sampling waits on; Node's timers (unref'd: they keep no process alive) by default. */
-  timers?: Timers;
+  /** What samples are stamped with and what `duration` counts back from. */
+  clock: Clock;
+  /** What the sampling waits on (the service's: Node's timers, unref'd: they keep no process alive). */
+  timers: Timers;
   /** Reads the machine; tests may pass their own readings. */
   read?: () => ResourceSample;
 }
@@ -59,8 +59,8 @@ export class ResourceHistory {
   constructor(options: ResourceHistoryOptions) {
     this.intervalMs = options.intervalMs ?? SAMPLE_INTERVAL_MS;
     this.retentionMs = options.retentionMs ?? RETENTION_MS;
-    this.clock = options.clock ?? systemClock;
-    this.timers = options.timers ?? systemTimers;
+    this.clock = options.clock;
+    this.timers = options.timers;
     this.read = options.read ?? machineReader(options.dir);
     const capacity = Math.ceil(this.retentionMs / this.intervalMs) + 1;
     this.times = new Float64Array(capacity);

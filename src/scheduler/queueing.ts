@@ -15,9 +15,6 @@ import type { Scheduler } from './scheduler.ts';
 import type { Slot } from './slots.ts';
 import type { EngineDeps, StartOptions } from './start-options.ts';
 
-/** definition format: limits: a dispatched run that is not active within this long leaves its queue failed. */
-export const QUEUED_START_DEADLINE_MS = 10_000;
-
 export interface EnqueueOptions extends StartOptions {
   /** The queue to wait in, for this run only; the DAG's `queue`, else its own queue, by default. */
   queue?: string;
@@ -136,7 +133,7 @@ export class Queueing {
       void this.recordFailed(entry.record, entry.dag, reason);
     };
     const timers = deps.timers ?? systemTimers;
-    const deadlineMs = deps.queuedStartDeadlineMs ?? QUEUED_START_DEADLINE_MS;
+    const deadlineMs = deps.queuedStartDeadlineMs;
     const deadline = timers.setTimeout(() => giveUp(`it did not become active within ${deadlineMs / 1000} seconds`), deadlineMs);
     starter.startAttempt(seed, entry.record.attemptId)
       .catch((error: unknown) => giveUp(error instanceof Error ? error.message : String(error)))

@@ -4,7 +4,7 @@
 // and removes in small batches, yielding to the event loop between them. A cleanup asked for
 // (`troupe cleanup`, `POST /dag-runs/cleanup`) goes the same way, in turn with the sweeps.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { DAG_DEFAULTS, isFinalRunStatus, systemClock, type Clock, type RunRecord } from '../core/index.ts';
+import { DAG_DEFAULTS, isFinalRunStatus, type Clock, type RunRecord } from '../core/index.ts';
 import type { Definitions } from '../catalog/index.ts';
 import { errorText, log } from '../logging/index.ts';
 
@@ -98,7 +98,7 @@ export interface RetentionOptions {
   store: RetentionStore;
   /** Reads a DAG file's `histRetentionDays`. */
   definitions: Pick<Definitions, 'loadDag'>;
-  clock?: Clock;
+  clock: Clock;
   everyMs?: number;
   onError?: (error: unknown) => void;
 }
@@ -112,7 +112,7 @@ export class RetentionSweeper {
   private sweeping = 0;
 
   constructor(private readonly options: RetentionOptions) {
-    this.clock = options.clock ?? systemClock;
+    this.clock = options.clock;
   }
 
   /** A first sweep now, then one every `everyMs`; the timer does not keep the process alive. */

@@ -18,11 +18,11 @@ import {
 export type SchedulerContext = Slots;
 
 export interface SchedulerInput {
-  queueLimits?: ReadonlyMap<string, number>;
-  isSuspended?: (fileName: string) => boolean;
-  isStored?: (name: string, dagRunId: string) => boolean;
+  queueLimits: ReadonlyMap<string, number>;
+  isSuspended: (fileName: string) => boolean;
+  isStored: (name: string, dagRunId: string) => boolean;
   /** Queued runs wait from the start (a command's engine: the server or scheduler dispatches them). */
-  paused?: boolean;
+  paused: boolean;
 }
 
 /** Whether a run began: refused when the server shuts down, or its slot was given up meanwhile. */
@@ -69,8 +69,7 @@ export const schedulerMachine = setup({
   id: 'scheduler',
   context: ({ input }) => ({
     active: new Map(), reserved: new Map(), starting: new Map(), queueOf: new Map(), byQueue: new Map(), queued: new Map(),
-    queueLimits: input.queueLimits ?? new Map(), isSuspended: input.isSuspended ?? (() => false),
-    isStored: input.isStored ?? (() => false), paused: input.paused ?? false, admitting: 'open',
+    queueLimits: input.queueLimits, isSuspended: input.isSuspended, isStored: input.isStored, paused: input.paused, admitting: 'open',
   }),
   on: {
     'admission.ask': {

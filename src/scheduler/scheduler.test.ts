@@ -12,7 +12,7 @@ import type { Slot } from './slots.ts';
 function recording(limits: Array<[string, number]> = [], stored = new Set<string>()) {
   const started: Array<{ run: QueuedRun; slot: Slot }> = [];
   const dispatched: string[] = [];
-  const scheduler = new Scheduler({ queueLimits: new Map(limits), isStored: (name, id) => stored.has(`${name}/${id}`) }, {
+  const scheduler = new Scheduler({ queueLimits: new Map(limits), isStored: (name, id) => stored.has(`${name}/${id}`), isSuspended: () => false, paused: false }, {
     dispatchRun: (input) => dispatched.push(input.record.dagRunId),
     stopRun: () => {},
     announceFinished: () => {},

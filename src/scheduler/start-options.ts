@@ -1,16 +1,19 @@
 // What an engine is built from and what a start takes: read by the scheduler's modules (the
 // starter, the queues, sub DAG runs) and by the engine that composes them.
 import type { Clock, DagStore, LogStore, QueueStore, RunStore, StepDispatcher, Timers } from '../core/index.ts';
-import type { DefinitionParser } from '../definition/index.ts';
+import type { Definitions } from '../catalog/index.ts';
 
 export interface EngineDeps {
   runs: RunStore;
   /** Queue items, written with their runs' records (the same LMDB environment as `runs`). */
   queue: QueueStore;
   /** Custom queues' maxConcurrency by name (config.yaml `queues`); every other queue is a DAG's. */
-  queueLimits?: ReadonlyMap<string, number>;
-  /** How long a dispatched queued run may take to become active before it fails; 10 s by default. */
-  queuedStartDeadlineMs?: number;
+  queueLimits: ReadonlyMap<string, number>;
+  /** How long a dispatched queued run may take to become active before it leaves its queue failed. */
+  queuedStartDeadlineMs: number;
+  /** The stored DAGs' definitions (the catalog the API reads too). */
+  definitions: Definitions;
+  /** Where the DAG files are: a run's dotenv files are found from it. */
   dags: DagStore;
   logs: LogStore;
   dispatcher: StepDispatcher;
@@ -18,7 +21,8 @@ export interface EngineDeps {
   systemEnv: Record<string, string>;
   /** Where `env` secrets are read from; the server's whole environment by default. */
   processEnv?: Record<string, string | undefined>;
-  clock?: Clock;
+  /** What "now" is (the service's settings give it: the system clock unless a test moves its own). */
+  clock: Clock;
   /**
    * What the actors' timers (delaySec, timeouts, retry and repeat waits) run on; Node's timers by
    * default. Tests pass XState's SimulatedClock (with `clock` reading the same time) and never sleep.
@@ -26,8 +30,6 @@ export interface EngineDeps {
   timers?: Timers;
   /** Called when a write to the store fails; the default prints to stderr. */
   onStoreError?: (error: unknown) => void;
-  /** Reads definitions, large ones off the main thread; inline by default. */
-  parser?: DefinitionParser;
   /**
    * The troupe command's engine: it runs what it is asked to and nothing else. Queued runs wait,
    * and runs that a process which crashed left active are left as they are: the server or

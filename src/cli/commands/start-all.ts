@@ -2,7 +2,7 @@
 // process, until SIGTERM or SIGINT; SIGHUP reloads the custom queues, the remote nodes and the auth settings.
 // `troupe scheduler`: the same without the API (schedules and queues only).
 import { openEngine, startTroupe, type EngineHandle } from '../../main.ts';
-import { resolveConfig, type Flags } from '../config.ts';
+import { resolveConfig, type Flags } from '../../config/index.ts';
 import { flushLog, log, logRuns } from '../../logging/index.ts';
 import { StopSignals } from '../stop-signals.ts';
 
@@ -27,9 +27,9 @@ export async function serve(flags: Flags, withApi: boolean): Promise<number> {
     resolveConfig(flags, process.env).then(
       async (reloaded) => {
         await troupe?.reloadAuth(reloaded.auth, reloaded.oidc);
-        const queues = reloaded.queues ?? [];
+        const queues = reloaded.queues;
         handle.engine.setQueueLimits(new Map(queues.map(({ name, maxConcurrency }) => [name, maxConcurrency])));
-        troupe?.remoteNodes.replace(reloaded.remoteNodes ?? []);
+        troupe?.remoteNodes.replace(reloaded.remoteNodes);
         log.info(`SIGHUP: queues reloaded: ${queues.map(({ name, maxConcurrency }) => `${name}=${maxConcurrency}`).join(', ') || 'no custom queue'}`
           + (troupe ? `; remote nodes: ${troupe.remoteNodes.names().join(', ') || 'none'}; auth mode ${troupe.auth.mode}${troupe.auth.enabled ? '' : ' (no credentials asked)'}` : ''));
       },
@@ -47,7 +47,7 @@ export async function serve(flags: Flags, withApi: boolean): Promise<number> {
   const alive = setInterval(() => {}, 2 ** 30);
   const signal = await stopSignals.received;
   clearInterval(alive);
-  const grace = config.shutdownGraceMs ?? 0;
+  const grace = config.shutdownGraceMs;
   if (grace > 0 && handle.engine.activeRuns().length > 0) {
     log.info(`${signal} received, admitting no runs; active runs have ${grace / 1000} s to finish (a second signal stops them now)`);
     stopSignals.onAgain((again) => {

@@ -137,7 +137,7 @@ async function listDags(request: HttpRequest, deps: ApiDeps, verified = false): 
   const order = ListQuery.order.read(request.query) ?? 'asc';
 
   // Next runs are the scheduler's plan, made as the server starts: asked before it is made, wait.
-  const [entries] = await Promise.all([deps.catalog.catalog.entries(), deps.cron.ready()]);
+  const [entries] = await Promise.all([deps.catalog.listing.entries(), deps.cron.ready()]);
   const matches = (entry: CatalogEntry) =>
     (!nameFilter || entry.lowerName.includes(nameFilter)) && (!tagFilter || entry.lowerTags.includes(tagFilter));
   // One instant for the whole answer; a DAG's next run is computed only when it is needed.
@@ -157,7 +157,7 @@ async function listDags(request: HttpRequest, deps: ApiDeps, verified = false): 
   }
   const shown = matching.slice((page - 1) * perPage, page * perPage);
   // The page's files are checked (a stat each): one edited by hand an instant ago is listed as it now is.
-  if (!verified && !(await deps.catalog.catalog.verify(shown))) return listDags(request, deps, true);
+  if (!verified && !(await deps.catalog.listing.verify(shown))) return listDags(request, deps, true);
   const totalRecords = matching.length;
   const totalPages = Math.max(Math.ceil(totalRecords / perPage), 1);
   const items = shown.map((entry) => listItemJson(deps, entry, nextRun(entry)));
@@ -286,7 +286,7 @@ async function searchDags(request: HttpRequest, deps: ApiDeps) {
 const tagsOf = new WeakMap<readonly CatalogEntry[], string[]>();
 
 async function listTags(_request: HttpRequest, deps: ApiDeps) {
-  const entries = await deps.catalog.catalog.entries();
+  const entries = await deps.catalog.listing.entries();
   let tags = tagsOf.get(entries);
   if (!tags) tagsOf.set(entries, tags = [...new Set(entries.flatMap(({ dag }) => dag?.tags ?? []))].sort());
   return json({ tags, errors: derived(entries).errors });

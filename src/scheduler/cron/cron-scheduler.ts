@@ -3,7 +3,7 @@
 // It keeps the planner in step with the DAG files and stores when ticks were last acted on, so
 // that the ticks that fell while the server was down are logged and listed, never lost silently.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { RunStatus, isoTime, systemClock, systemTimers, type Clock, type Timers, type CronState, type CronStateStore, type MissedTick, type Schedule } from '../../core/index.ts';
+import { RunStatus, isoTime, type Clock, type Timers, type CronState, type CronStateStore, type MissedTick, type Schedule } from '../../core/index.ts';
 import { CronPlanner, type DueTick } from './cron-planner.ts';
 import { CronTicker } from './cron-ticker.ts';
 import { log } from '../../logging/index.ts';
@@ -33,9 +33,9 @@ export interface CronEngine {
 export interface CronSchedulerOptions {
   engine: CronEngine;
   state: CronStateStore;
-  clock?: Clock;
-  /** What ticks and `restartWaitSec` wait on; Node's timers by default (they keep no process alive). */
-  timers?: Timers;
+  clock: Clock;
+  /** What ticks and `restartWaitSec` wait on (the service's: Node's timers, which keep no process alive). */
+  timers: Timers;
   /** The zone of expressions without `CRON_TZ=`; absent: the server's. */
   timeZone?: string;
   /** One line for each thing an operator should hear of (missed, skipped or failed ticks); stderr by default. */
@@ -91,8 +91,8 @@ export class CronScheduler {
 
   constructor(private readonly options: CronSchedulerOptions) {
     this.engine = options.engine;
-    this.clock = options.clock ?? systemClock;
-    this.timers = options.timers ?? systemTimers;
+    this.clock = options.clock;
+    this.timers = options.timers;
     this.log = options.log ?? ((line) => log.warn(line));
     this.planner = new CronPlanner({ clock: this.clock, isSuspended: (fileName) => this.engine.isSuspended(fileName), timeZone: options.timeZone });
     this.ticker = new CronTicker({ planner: this.planner, clock: this.clock, timers: this.timers, onTicks: (ticks) => this.onTicks(ticks) });

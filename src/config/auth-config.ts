@@ -3,6 +3,7 @@
 import { AppError } from '../core/index.ts';
 import { AUTH_MODES, type AuthMode, type AuthSettings } from '../auth/index.ts';
 import { parseDuration } from '../ops/index.ts';
+import { DEFAULTS } from './settings.ts';
 
 type Env = Record<string, string | undefined>;
 type Section = Record<string, unknown>;
@@ -35,7 +36,7 @@ export function resolveAuth(file: AuthFile, env: Env, path: string): { settings:
   };
   const pick = (variable: string, value: unknown, key: string) => defined(env[variable]) ?? text(value, key);
 
-  const mode = pick('TROUPE_AUTH_MODE', auth.mode, 'auth.mode') ?? 'none';
+  const mode = pick('TROUPE_AUTH_MODE', auth.mode, 'auth.mode') ?? DEFAULTS.auth.mode;
   if (!(AUTH_MODES as readonly string[]).includes(mode)) throw new AppError('bad_request', `auth.mode must be one of ${AUTH_MODES.join(', ')}, not "${mode}"`);
   const settings: AuthSettings = { mode: mode as AuthMode };
 

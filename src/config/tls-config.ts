@@ -2,7 +2,7 @@
 // TROUPE_KEY_FILE (Dagu's DAGU_CERT_FILE, DAGU_KEY_FILE) over them, one key at a time.
 import { resolve } from 'node:path';
 import { AppError } from '../core/index.ts';
-import type { TlsConfig } from '../main.ts';
+import type { TlsConfig } from './settings.ts';
 
 export interface TlsKeys {
   certFile?: string;
