@@ -85,7 +85,7 @@ export class Queueing {
       await written;
     } catch (error) {
       // Taken out again while it waits; a run dispatched meanwhile fails as its item is missing.
-      scheduler.dequeue(name, dagRunId);
+      await scheduler.dequeue(name, dagRunId);
       throw error;
     }
     return { dagRunId, queued: true };
@@ -99,7 +99,7 @@ export class Queueing {
   /** Takes a queued run out of its queue; it is recorded aborted. 404 when it is not queued. */
   async dequeue(name: string, dagRunId: string): Promise<void> {
     const { deps, scheduler, clock } = this.host;
-    const run = scheduler.dequeue(name, dagRunId);
+    const run = await scheduler.dequeue(name, dagRunId);
     if (!run?.start) throw new AppError('not_found', `dag-run ${dagRunId} of DAG ${name} is not queued`);
     const aborted = { ...run.start.record, status: RunStatus.Aborted, finishedAt: isoTime(clock.now()) };
     this.host.announce(aborted);

@@ -141,8 +141,8 @@ test('a removed run is never dispatched, and a draining scheduler dispatches not
   const direct = slotOf(scheduler.ask(ask('job', 'direct', { queue: 'batch' })));
   scheduler.ask(ask('job', 'a', { kind: 'enqueue', queue: 'batch' }));
   scheduler.ask(ask('job', 'b', { kind: 'enqueue', queue: 'batch' }));
-  assert.equal(scheduler.dequeue('job', 'a')?.dagRunId, 'a');
-  assert.equal(scheduler.dequeue('job', 'a'), undefined);
+  assert.equal((await scheduler.dequeue('job', 'a'))?.dagRunId, 'a');
+  assert.equal(await scheduler.dequeue('job', 'a'), undefined);
   scheduler.drain();
   scheduler.release(direct);
   await settle();

@@ -78,9 +78,13 @@ export class Scheduler {
     this.actor.send({ type: 'queue.restore', run });
   }
 
-  /** Takes a queued run out of its queue: the run, or undefined when it is not queued. */
-  dequeue(name: string, dagRunId: string): QueuedRun | undefined {
-    return this.answer((reply) => this.actor.send({ type: 'queue.remove', name, dagRunId, reply }));
+  /**
+   * Takes a queued run out of its queue: the run, or undefined when it is not queued. Answered once
+   * the scheduler's step that is under way, if any, has ended: a subscriber may dequeue as it hears
+   * a run begin, which it is told inside that step.
+   */
+  dequeue(name: string, dagRunId: string): Promise<QueuedRun | undefined> {
+    return new Promise((resolve) => this.actor.send({ type: 'queue.remove', name, dagRunId, reply: resolve }));
   }
 
   setQueueLimits(limits: ReadonlyMap<string, number>): void {
@@ -104,7 +108,8 @@ export class Scheduler {
 
   /**
    * Sends a question and returns its answer, given in the same step. Asked from inside the
-   * scheduler's own step, the event would wait for that step to end: no caller does that.
+   * scheduler's own step, the event would wait for that step to end: starts and sub DAG runs ask
+   * after an await (a parse, a dispatched run's microtask), never from inside it.
    */
   private answer<T>(send: (reply: (answer: T) => void) => void): T {
     let answered = false;
