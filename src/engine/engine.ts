@@ -129,7 +129,7 @@ export class Engine {
   /** Takes a queued run out of its queue, recorded aborted; 404 when it is not queued. */
   dequeue(name: string, runId: string): Promise<void> {
     // `latest` names the DAG's newest run, as in every run path.
-    return this.queueing.dequeue(name, this.queueing.holds(name, runId) ? runId : this.findRun(name, runId).dagRunId);
+    return this.queueing.dequeue(name, this.scheduler.view.isQueued(name, runId) ? runId : this.findRun(name, runId).dagRunId);
   }
 
   /** The queues as `GET /queues` lists them; `only` that one (none when it has nothing to show). */

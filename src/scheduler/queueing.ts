@@ -91,11 +91,6 @@ export class Queueing {
     return { dagRunId, queued: true };
   }
 
-  /** Whether the run waits in a queue. */
-  holds(name: string, dagRunId: string): boolean {
-    return this.host.scheduler.view.isQueued(name, dagRunId);
-  }
-
   /** Takes a queued run out of its queue; it is recorded aborted. 404 when it is not queued. */
   async dequeue(name: string, dagRunId: string): Promise<void> {
     const { deps, scheduler, clock } = this.host;

@@ -86,8 +86,8 @@ export class RunStarter {
     try {
       return await this.attempt(seed, attemptId);
     } finally {
-      // Nothing when the run began: its slot is the active run's.
-      this.host.scheduler.release(seed.slot);
+      // A run that began handed its slot over as it began; one given up elsewhere was handed back there.
+      if (!seed.begun && !seed.abandoned) this.host.scheduler.release(seed.slot);
     }
   }
 

@@ -91,10 +91,11 @@ export const schedulerMachine = setup({
     'run.begin': {
       actions: enqueueActions(({ context, event, enqueue }) => {
         const { slot, input } = event;
-        const refusal = !holds(context, slot) ? 'its start was given up'
+        const held = holds(context, slot);
+        const refusal = !held ? 'its start was given up'
           : context.admitting === 'closed' || (context.admitting === 'draining' && !slot.sub) ? 'the server is shutting down' : undefined;
         if (refusal) {
-          if (holds(context, slot)) applyAndDispatch(enqueue, release(context, slot));
+          if (held) applyAndDispatch(enqueue, release(context, slot));
           enqueue(() => event.reply({ begun: false, error: new AppError('internal_error', refusal) }));
           return;
         }

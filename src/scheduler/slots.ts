@@ -2,7 +2,7 @@
 // and per queue, the queued runs, and which of them start now. The scheduler actor applies them;
 // nothing else changes its context.
 import { runKey } from '../core/index.ts';
-import { decideDispatch, waitKey, type DispatchState, type QueuedRun, type WaitReason } from './queue-order.ts';
+import { decideDispatch, type DispatchState, type QueuedRun, type WaitReason } from './queue-order.ts';
 
 /**
  * A run admitted and not yet begun (its start evaluates its params and writes its first record
@@ -98,12 +98,12 @@ export function findQueued(slots: Pick<Slots, 'queued'>, name: string, dagRunId:
 /** The run counts against `queue` (when it has one) from now on. */
 export function joinQueue(slots: Slots, name: string, dagRunId: string, queue: string | undefined): Partial<Slots> {
   if (queue === undefined) return {};
-  return { queueOf: new Map(slots.queueOf).set(waitKey({ name, dagRunId }), queue), byQueue: withCount(slots.byQueue, queue, 1) };
+  return { queueOf: new Map(slots.queueOf).set(runKey(name, dagRunId), queue), byQueue: withCount(slots.byQueue, queue, 1) };
 }
 
 /** The run no longer counts against the queue it counted against, if any. */
 export function leaveQueue(slots: Slots, name: string, dagRunId: string): Partial<Slots> {
-  const key = waitKey({ name, dagRunId });
+  const key = runKey(name, dagRunId);
   const queue = slots.queueOf.get(key);
   if (queue === undefined) return {};
   const queueOf = new Map(slots.queueOf);
