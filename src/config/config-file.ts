@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { AppError, parseRemoteNodes, type RemoteNode } from '../core/index.ts';
 import { parseYamlMap } from '../definition/index.ts';
 import type { AuthFile } from './auth-config.ts';
-import { queueListProblem, type QueueConfig } from './settings.ts';
+import { CORS_PROBLEM, queueListProblem, type QueueConfig } from './settings.ts';
 import { tlsFileKeys, type TlsKeys } from './tls-config.ts';
 
 /** The scalar settings as text, from each layer (flags, variables, the file). */
@@ -97,7 +97,7 @@ function corsConfig(value: unknown, path: string): string[] {
   if (value === null || value === undefined) return [];
   const origins = typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>).allowOrigins ?? (value as Record<string, unknown>).allowedOrigins : undefined;
   if (!Array.isArray(origins) || origins.some((origin) => typeof origin !== 'string' || origin === '')) {
-    throw new AppError('bad_request', `config file ${path}: cors: allowOrigins must be a list of origins (such as https://app.example.com, or "*")`);
+    throw new AppError('bad_request', `config file ${path}: ${CORS_PROBLEM}`);
   }
   return origins as string[];
 }

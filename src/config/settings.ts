@@ -3,6 +3,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { AppError, parseRemoteNodes, queueNameProblem, systemClock, systemTimers, type Clock, type RemoteNode, type Timers } from '../core/index.ts';
+import { isTimeZone } from '../definition/index.ts';
 import { LOG_LEVELS, isLogLevel, type LogLevel } from '../logging/index.ts';
 import { AUTH_MODES, type AuthInForce, type AuthSettings, type OidcSettings } from '../auth/index.ts';
 
@@ -157,7 +158,7 @@ export function completeSettings(input: SettingsInput, written: WrittenAs = {}):
     if (typeof settings[key]?.setTimeout !== 'function' || typeof settings[key]?.clearTimeout !== 'function') throw fail(`${key} must have setTimeout and clearTimeout`);
   }
   if (typeof settings.resourceClock.now !== 'function') throw fail('resourceClock must have now()');
-  if (settings.timeZone !== undefined && !knownZone(settings.timeZone)) throw fail(`timeZone "${settings.timeZone}" is not a time zone this system knows`);
+  if (settings.timeZone !== undefined && !isTimeZone(settings.timeZone)) throw fail(`timeZone "${settings.timeZone}" is not a time zone this system knows`);
   if (!Number.isInteger(settings.maxThreads) || settings.maxThreads < 1) throw fail('workers must be a positive integer');
   if (settings.spawnMode !== 'auto' && settings.spawnMode !== 'child_process') throw fail(`spawnMode must be auto or child_process, not "${settings.spawnMode}"`);
   if (!Number.isFinite(settings.shutdownGraceMs) || settings.shutdownGraceMs < 0) {
@@ -186,7 +187,7 @@ export function completeAuth(given: AuthSettings = {}): AuthInForce {
   return { ...given, mode: given.mode ?? DEFAULTS.auth.mode };
 }
 
-const CORS_PROBLEM = 'cors: allowOrigins must be a list of origins (such as https://app.example.com, or "*")';
+export const CORS_PROBLEM = 'cors: allowOrigins must be a list of origins (such as https://app.example.com, or "*")';
 
 /** The first problem of a list of custom queues (a name, a limit, a queue given twice), or undefined. */
 export function queueListProblem(queues: readonly QueueConfig[]): string | undefined {
@@ -201,15 +202,6 @@ export function queueListProblem(queues: readonly QueueConfig[]): string | undef
     seen.add(name);
   }
   return undefined;
-}
-
-function knownZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 // An embedder's `{ port: undefined }` means "not given", as a key left out does.

@@ -10,4 +10,4 @@ export { parseDotenv } from './dotenv.ts';
 export { backtickCommands, backtickParts, substituteBackticks } from './backticks.ts';
 export { callCycles, callTargets, type ParsedFile } from './call-graph.ts';
 export { DefinitionParser, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition-parser.ts';
-export { compileCron } from './schedule.ts';
+export { compileCron, isTimeZone } from './schedule.ts';

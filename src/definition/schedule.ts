@@ -64,7 +64,7 @@ function cronProblem(expression: string): string | undefined {
   return undefined;
 }
 
-function isTimeZone(zone: string): boolean {
+export function isTimeZone(zone: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });
     return true;
