@@ -1,4 +1,4 @@
-// Issue 18, item 6: CORS is off by default and configurable: an allowed origin's browser may read
+// CORS is off by default and configurable: an allowed origin's browser may read
 // the answers, and its preflights are answered with the methods the path is served with.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

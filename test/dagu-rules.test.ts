@@ -1,4 +1,4 @@
-// Forms and run-time rules of Dagu 1.30.2 that troupe follows (issue 16), each through the API on
+// Forms and run-time rules of Dagu 1.30.2 that troupe follows, each through the API on
 // the real server.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Issue 18, item 8: the embedding example of docs/events.md runs as written, on a fresh home, with
+// the embedding example of docs/events.md runs as written, on a fresh home, with
 // the package as a user imports it (`import ... from 'troupe'`, the built dist/).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Issue 17, item 4: `executor: archive` creates, lists and extracts tar, tar.gz and zip archives
+// `executor: archive` creates, lists and extracts tar, tar.gz and zip archives
 // (node-tar, yazl/yauzl) on real files. Paths resolve against the step's working folder; include
 // globs select entries; verifyIntegrity reads every entry before anything is written; an entry
 // that would land outside the destination (zip-slip, tar-slip, symlinks) is refused, naming it,

@@ -1,4 +1,4 @@
-// The container executor (definition format: container executor) and the DAG-level container (2.3) on a real Docker
+// The container executor (definition format: container executor) and the DAG-level container on a real Docker
 // engine started for this file (test/support/docker-engine.ts), through the real server over HTTP.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Issue 17, item 7: one contract every executor keeps, as the shell executor does. Exit status to
+// one contract every executor keeps, as the shell executor does. Exit status to
 // node status, stdout and stderr to the step's log files, output capture and maxOutputSize, secret
 // masking, timeoutSec, stop and retryPolicy, each checked the same way for every executor, on the
 // real server with the real servers the executors talk to (each case starts its own).

@@ -1,4 +1,4 @@
-// Issue 17, item 3: `executor: http` sends `METHOD URL` with undici to a real HTTP(S) server
+// `executor: http` sends `METHOD URL` with undici to a real HTTP(S) server
 // started here. A 2xx status succeeds; the output is the body (silent) or Dagu's status line,
 // headers and body; any other status, a refused connection, a TLS error or the config timeout
 // fails the step with the reason; a stop aborts the request.

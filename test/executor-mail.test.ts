@@ -1,4 +1,4 @@
-// Issue 17, item 5: the mail executor and the run notifications, against a real SMTP server
+// the mail executor and the run notifications, against a real SMTP server
 // (smtp-server on a loopback port, AUTH LOGIN required), over the real troupe server via HTTP.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Issue 17, item 2: the ssh executor (definition format: ssh settings, 5.2) against a real sshd on a loopback
+// the ssh executor (definition format: ssh settings) against a real sshd on a loopback
 // port (test/sshd.ts): key and password authentication, the standard keys, host key checking, the
 // DAG-level ssh and a step's config replacing it whole, scripts, exit codes, both streams, the env,
 // a stop that ends the remote command, and secrets kept out of logs and responses.

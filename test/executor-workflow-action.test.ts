@@ -1,4 +1,4 @@
-// Issue 17, item 6: a workflow-action step (and its alias types) passes validation, and its run fails
+// a workflow-action step (and its alias types) passes validation, and its run fails
 // at once with an error saying this deployment cannot run marketplace actions.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The fuzz suite (issue 14): thousands of hostile requests over every route, on loopback, from a
+// The fuzz suite: thousands of hostile requests over every route, on loopback, from a
 // fixed seed. Every answer must be below 500, every error the JSON error document, no body may
 // carry a stack trace or a server path, no file may appear outside the home, and /health must
 // answer after each group. TROUPE_FUZZ_SEED=<integer> replays or varies the generated part.

@@ -1,4 +1,4 @@
-// Issue 18, item 6: a wrong method gets 405 with Allow (never a 400 as if the request were bad, nor
+// a wrong method gets 405 with Allow (never a 400 as if the request were bad, nor
 // a 404); HEAD is served wherever GET is; a path that is not served is 404 whatever the method.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

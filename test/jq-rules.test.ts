@@ -1,4 +1,4 @@
-// Issue 16, rule 21: `executor: jq` runs real jq (jq-wasm) on the worker pool. `command` is the
+// `executor: jq` runs real jq (jq-wasm) on the worker pool. `command` is the
 // filter, `script` the input JSON (variables expanded); one result per line, as indented JSON with
 // sorted keys, or raw with `config.raw`; output captured, logs, masking, timeoutSec, continueOn and
 // retryPolicy as for shell steps; an invalid filter or input fails the step with jq's message.

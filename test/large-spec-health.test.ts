@@ -1,4 +1,4 @@
-// A definition near the 1 MiB body limit is parsed on a worker thread (issue 14, item 1): while
+// A definition near the 1 MiB body limit is parsed on a worker thread: while
 // it is validated, created or edited the server answers other requests, and the answer is the one
 // the parse on the main thread gave. Definitions above 16 KiB run as before: stored, inline, as
 // a sub DAG's parent, retried.

@@ -1,4 +1,4 @@
-// Issue 18, item 5: the server's log is JSON lines on stdout (pino): a line per run start and end,
+// the server's log is JSON lines on stdout (pino): a line per run start and end,
 // a line per request only at debug level, a level setting, and never a secret.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

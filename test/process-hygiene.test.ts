@@ -1,4 +1,4 @@
-// Issue 18, item 6: troupe behind a process manager. SIGTERM to `npm start` stops the server cleanly;
+// troupe behind a process manager. SIGTERM to `npm start` stops the server cleanly;
 // a port that cannot be taken gives the reason, exits 1 and leaves nothing behind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Issue 18, item 6: a retry respects maxActiveRuns as a start does; so does a reschedule.
+// a retry respects maxActiveRuns as a start does; so does a reschedule.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sharedServer, waitUntil } from './helpers.ts';

@@ -1,4 +1,4 @@
-// Issue 18, item 6: "valid" means "will run". Validation, creation and a spec edit report what this
+// "valid" means "will run". Validation, creation and a spec edit report what this
 // build cannot carry out (enabled otel, shellPackages) as problems; an empty spec is invalid, saying so.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -37,7 +37,7 @@ export interface Condition {
   negate: boolean;
 }
 
-/** When a failed or skipped step lets its dependents go on (2.7). */
+/** When a failed or skipped step lets its dependents go on. */
 export interface ContinueOn {
   failure: boolean;
   skipped: boolean;
@@ -70,7 +70,7 @@ export interface RepeatPolicy {
   maxIntervalSec?: number;
 }
 
-/** A secret (2.2): exposed to steps as `name`, read from the provider; never stored. */
+/** A secret: exposed to steps as `name`, read from the provider; never stored. */
 export interface SecretRef {
   name: string;
   provider: 'env' | 'file';
@@ -78,7 +78,7 @@ export interface SecretRef {
   options: Record<string, string>;
 }
 
-/** The DAG-level container (2.3). */
+/** The DAG-level container. */
 export interface ContainerSpec {
   image?: string;
   pullPolicy: 'always' | 'missing' | 'never';
@@ -97,7 +97,7 @@ export interface ContainerSpec {
   keepContainer: boolean;
 }
 
-/** SSH settings (2.4). */
+/** SSH settings. */
 export interface SshSpec {
   user?: string;
   host?: string;
@@ -131,7 +131,7 @@ export interface OtelSpec {
   resource: Record<string, string>;
 }
 
-/** Lifecycle handlers (section 6); `cancel` is read as `abort`. */
+/** Lifecycle handlers (handlerOn: init, success, failure, abort, exit); `cancel` is read as `abort`. */
 export interface Handlers {
   init?: Step;
   success?: Step;

@@ -196,7 +196,7 @@ export interface StepTask {
 }
 
 /**
- * The DAG-level settings a step's executor may need (definition format: root fields, 2.3, 2.4), with their
+ * The DAG-level settings a step's executor may need (definition format: root fields), with their
  * variables expanded when the run starts.
  */
 export interface StepServices {

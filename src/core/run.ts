@@ -1,7 +1,7 @@
 // The persisted record of a DAG run. Times are ISO strings, '' while they do not apply.
 import type { NodeStatus, RunStatus } from './status.ts';
 
-/** The step object shown inside a node (API spec 2.3). */
+/** The step object shown inside a node (as the API shows it). */
 export interface StepView {
   name: string;
   id?: string;

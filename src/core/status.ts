@@ -1,4 +1,4 @@
-// Status codes and labels of the API spec (section 3). Codes are the wire format; labels are derived.
+// Run and node status codes and their labels. Codes are the wire format; labels are derived.
 
 export const RunStatus = {
   NotStarted: 0,

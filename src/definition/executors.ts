@@ -52,7 +52,7 @@ export function readExecutor(reader: FieldReader, value: unknown, at: Path, cont
   return executor;
 }
 
-/** The container executor's nested settings (5.1): container, host, network and exec. */
+/** The container executor's nested settings: container, host, network and exec. */
 function checkContainerParts(reader: FieldReader, config: Record<string, unknown>, at: Path): void {
   const container = reader.map(config, 'container', at, 'env, workingDir, exposedPorts');
   if (container) {

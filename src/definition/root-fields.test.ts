@@ -1,4 +1,4 @@
-// Root fields of 2.1 to 2.4 and section 6 in their forms: the normalised model, or the exact errors.
+// Root fields (identity, schedule, params and env, limits, services, handlers) in their forms: the normalised model, or the exact errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseDag } from './dag-parser.ts';

@@ -1,4 +1,4 @@
-// secrets (2.2) and dotenv (2.1): where a run's extra variables come from. Read here; loaded at run time.
+// secrets and dotenv: where a run's extra variables come from. Read here; loaded at run time.
 import type { SecretRef } from '../core/index.ts';
 import { isPlainMap, type FieldReader } from './field-reader.ts';
 import type { Path } from './issues.ts';

@@ -1,4 +1,4 @@
-// Root fields for the services a run may use (definition format: root fields, 2.3, 2.4): container, ssh,
+// Root fields for the services a run may use (definition format: root fields): container, ssh,
 // registry credentials, mail, SMTP and tracing. Read and validated now; their runtimes come later.
 import { setOwn } from '../core/index.ts';
 import type { ContainerSpec, MailSpec, OtelSpec, SmtpSpec, SshSpec } from '../core/index.ts';

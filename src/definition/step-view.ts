@@ -1,4 +1,4 @@
-// The step object shown inside run nodes and DAG details (API spec 2.3).
+// The step object shown inside run nodes and DAG details (as the API shows it).
 import { MASK, type Condition, type ConditionView, type Dag, type RepeatPolicy, type RepeatPolicyView, type Step, type StepView } from '../core/index.ts';
 import { splitWords } from './command.ts';
 

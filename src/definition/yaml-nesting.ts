@@ -7,7 +7,7 @@
 /** Far deeper than a definition needs (flow style rarely passes five levels), far from the stack's limit. */
 export const MAX_NESTING = 100;
 
-/** A quote opens a quoted scalar only where a scalar can start (YAML 1.2, 7.3); elsewhere it is text. */
+/** A quote opens a quoted scalar only where a scalar can start (YAML 1.2); elsewhere it is text. */
 const scalarStart = new Set([undefined, ' ', '\t', '\n', '\r', '[', '{', ',']);
 const blank = (char: string | undefined) => char === undefined || char === ' ' || char === '\t' || char === '\n' || char === '\r';
 

@@ -22,7 +22,7 @@ export function runSummary(record: RunSummaryRow) {
   };
 }
 
-/** A run in a queue listing: only these fields (API 2.1). */
+/** A run in a queue listing: only these fields (as the queue listing shows them). */
 function queueEntry(record: RunRecord) {
   return {
     dagRunId: record.dagRunId, name: record.name, status: record.status, statusLabel: runStatusLabel(record.status),
@@ -30,7 +30,7 @@ function queueEntry(record: RunRecord) {
   };
 }
 
-/** A queue (API 2.8), with what each queued run waits for and the oldest one's wait (docs/api.md, Queues). */
+/** A queue, with what each queued run waits for and the oldest one's wait (docs/api.md, Queues). */
 export function queueView(queue: QueueListing) {
   return {
     name: queue.name,
@@ -106,7 +106,7 @@ function outcomeLabel(status: RunStatus): string {
   return '';
 }
 
-/** The run outputs document (API 2.11). */
+/** The run outputs document. */
 export function outputsDocument(record: RunRecord) {
   return {
     metadata: {
@@ -139,7 +139,7 @@ export function nextRunView(ms: number | undefined): string | null {
   return ms === undefined ? null : isoTime(ms);
 }
 
-/** The `dag` of list items and search results (2.5). */
+/** The `dag` of list items and search results. */
 export function dagSummary(dag: DagListing | undefined, fileName: string) {
   if (!dag) return { name: fileName, group: '', schedule: [], description: '', params: [], defaultParams: '', tags: [] };
   return {
@@ -153,7 +153,7 @@ export function dagSummary(dag: DagListing | undefined, fileName: string) {
   };
 }
 
-/** The `dag` of DAG details and validation results (2.6). */
+/** The `dag` of DAG details and validation results. */
 export function dagDetails(dag: Dag) {
   return {
     ...dagSummary(dag, dag.name),

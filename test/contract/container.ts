@@ -1,5 +1,5 @@
 // The container executor in the contract suite, twice: steps in new containers (`executor: docker`,
-// definition format: container executor), and steps run by exec in the DAG-level container (2.3). Each case starts
+// definition format: container executor), and steps run by exec in the DAG-level container. Each case starts
 // its own Docker engine (test/support/docker-engine.ts) before the server, which reads DOCKER_HOST.
 import { BUSYBOX, startDockerEngine } from '../support/docker-engine.ts';
 import { stepLines, type ContractCase } from './contract-case.ts';

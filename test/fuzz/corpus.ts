@@ -16,11 +16,11 @@ export function registeredRoutes(): Route[] {
   return apiRouter().entries().map(({ method, pattern }) => ({ method, pattern }));
 }
 
-/** HEAD is apart: uWS sends a body with it on main (issue 14, item 11), which breaks the client's framing. */
+/** HEAD is apart: uWS sends a body with it on main, which breaks the client's framing. */
 export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND', 'get', 'X-FUZZ'];
 
 /**
- * Keys every plain object inherits: a name used as a key of `{}` finds these (issue 14, item 5).
+ * Keys every plain object inherits: a name used as a key of `{}` finds these.
  * Kept apart from the other hostile names so that their group can be told apart on main.
  */
 export const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', '__defineGetter__', 'propertyIsEnumerable', 'toLocaleString'];

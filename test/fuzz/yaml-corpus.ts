@@ -1,5 +1,5 @@
 // YAML definitions for the fuzz suite: well-formed documents with values of the wrong kind, YAML's
-// own features turned against the parser, and the known troublemakers of issue 14, apart.
+// own features turned against the parser, and the known troublemakers, apart.
 import fc from 'fast-check';
 import { stringify } from 'yaml';
 
@@ -93,7 +93,7 @@ export function ordinaryAliases(): string[] {
   return [anchors, merges, 'x: &a [1]\nsteps:\n  - *a\n', 'steps: &s\n  - true\nhandlerOn:\n  exit: *s\n'];
 }
 
-/** Billion laughs: expansion far beyond any definition's need must be refused with a message (issue 14, item 6). */
+/** Billion laughs: expansion far beyond any definition's need must be refused with a message. */
 export function aliasBombs(): string[] {
   const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
   for (let i = 1; i < 9; i++) {
@@ -104,7 +104,7 @@ export function aliasBombs(): string[] {
   return [`${levels.join('\n')}\nsteps:\n  - true\n`, `x: &x {a: 1}\nsteps:\n${'  - *x\n'.repeat(400)}`];
 }
 
-/** A NUL byte where a definition names a file or directory (issue 14, item 7). */
+/** A NUL byte where a definition names a file or directory. */
 export function nulPaths(): string[] {
   return [
     'dotenv: "a\\0b.env"\nsteps:\n  - true\n',
@@ -116,5 +116,5 @@ export function nulPaths(): string[] {
   ];
 }
 
-/** Specs with nothing in them (issue 14, item 9): invalid, with a message. */
+/** Specs with nothing in them: invalid, with a message. */
 export const EMPTY_SPECS = ['', ' ', '\n\n', '# nothing\n', '---\n', '~\n', 'null\n'];

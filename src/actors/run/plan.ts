@@ -175,7 +175,7 @@ function planStep(step: Step, dag: Dag, paths: StepLogPaths, depends: string[] |
   };
 }
 
-/** A DAG-level container or ssh runs the steps the shell would run (definition format: DAG-level container, 2.4). */
+/** A DAG-level container or ssh runs the steps the shell would run (definition format: DAG-level container). */
 function executorOf(step: Step, dag: Dag): PlannedStep['executor'] {
   if (step.executor.type !== 'shell' && step.executor.type !== 'command') return step.executor;
   if (dag.container) return { type: 'docker', config: {} };

@@ -1,4 +1,4 @@
-// Variables a run gets from outside its definition: dotenv files (2.1) and secrets (2.2), read when
+// Variables a run gets from outside its definition: dotenv files and secrets, read when
 // the run starts. Secret values are handed to the executor for masking and are never stored.
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';

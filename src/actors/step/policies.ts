@@ -1,4 +1,4 @@
-// Pure decisions of retryPolicy and repeatPolicy (definition format: retryPolicy, 2.9): whether to run a step
+// Pure decisions of retryPolicy and repeatPolicy (definition format: retryPolicy): whether to run a step
 // again, and how long to wait first.
 import type { RepeatPolicy, RetryPolicy, StepResult } from '../../core/index.ts';
 

@@ -1,4 +1,4 @@
-// Sub DAG runs (definition format: step fields call/run, 5.7 dag executor): not pool tasks; the engine starts a
+// Sub DAG runs (definition format: step fields call/run, the dag executor): not pool tasks; the engine starts a
 // child run per call (per distinct item with `parallel`) and the step waits for them. The step's
 // output is the child's result JSON, so that ${VAR.outputs.key} reads the child's outputs.
 import type { ParamDef, RunRecord, StepHandle, StepResult } from '../../core/index.ts';

@@ -1,6 +1,6 @@
 // The container executor (definition format: container executor; types `docker` and `container`): a step runs in a
 // new container made from `image`, or by exec in the running container `containerName` names, or,
-// when the DAG has its own container (2.3), by exec in that one (the step's config is ignored).
+// when the DAG has its own container, by exec in that one (the step's config is ignored).
 import { constants as osConstants } from 'node:os';
 import type Docker from 'dockerode';
 import type { StepResult } from '../../core/index.ts';

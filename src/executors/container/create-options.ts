@@ -1,5 +1,5 @@
-// Pure translation of the definition into Docker API bodies: the step-level config (5.1) and the
-// DAG-level container (2.3) into container create options, a step into the argv it runs.
+// Pure translation of the definition into Docker API bodies: the step-level config and the
+// DAG-level container into container create options, a step into the argv it runs.
 import type Docker from 'dockerode';
 import type { ContainerSpec, StepTask } from '../../core/index.ts';
 import { MANAGED_LABEL } from './docker.ts';
@@ -107,7 +107,7 @@ export function parsePort(item: string): { containerPort: string; hostIp?: strin
   return { containerPort: `${port}${(protocol ?? '/tcp').toLowerCase()}`, ...(hostIp ? { hostIp: hostIp.replace(/^\[|\]$/g, '') } : {}), ...(hostPort ? { hostPort } : {}) };
 }
 
-/** The DAG-level container (2.3): started once per run, each step an exec in it. */
+/** The DAG-level container: started once per run, each step an exec in it. */
 export function dagCreateOptions(spec: ContainerSpec, name: string, env: string[]): { options: Docker.ContainerCreateOptions } | { error: string } {
   const exposed: Record<string, object> = {};
   const bindings: Record<string, Array<{ HostIp?: string; HostPort?: string }>> = {};

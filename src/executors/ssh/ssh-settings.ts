@@ -1,4 +1,4 @@
-// Which ssh settings a step connects with (definition format: ssh settings, 5.2): its own config, or else the
+// Which ssh settings a step connects with (definition format: ssh settings): its own config, or else the
 // DAG's `ssh`, never a mix of the two, with 2.4's defaults filled in. Pure: reads no file.
 import { homedir, userInfo } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -16,7 +16,7 @@ export interface SshSettings {
   knownHostFile: string;
 }
 
-/** The keys tried, in this order, when no key is set: RSA, ECDSA, Ed25519, DSA (2.4). */
+/** The keys tried, in this order, when no key is set: RSA, ECDSA, Ed25519, DSA. */
 export const DEFAULT_KEY_NAMES = ['id_rsa', 'id_ecdsa', 'id_ed25519', 'id_dsa'] as const;
 
 export type SettingsOutcome = { kind: 'ok'; settings: SshSettings } | { kind: 'invalid'; message: string };

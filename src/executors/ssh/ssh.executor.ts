@@ -1,4 +1,4 @@
-// The ssh executor (definition format: ssh settings, 5.2): runs the step's command, commands or script on a
+// The ssh executor (definition format: ssh settings): runs the step's command, commands or script on a
 // remote host through ssh2, its output streamed to the step's logs as a local step's is. A stop
 // sends its signal to the remote command's process group (through the watcher of remote-program.ts),
 // then SIGKILL after the cleanup time, when the connection is closed too.

@@ -118,7 +118,7 @@ async function cleanupRuns(request: HttpRequest, deps: ApiDeps) {
   return json({ dryRun, ...(await deps.retention.cleanup({ name: body.name, retentionDays: body.retentionDays, dryRun })) });
 }
 
-/** The outputs document (API 2.11): `latest` allowed; a run without outputs has `outputs: {}`. */
+/** The outputs document: `latest` allowed; a run without outputs has `outputs: {}`. */
 function getRunOutputs(request: HttpRequest, deps: ApiDeps) {
   return json(outputsDocument(deps.engine.findRun(request.params.name, request.params.dagRunId)));
 }
@@ -145,7 +145,7 @@ export function runOf(request: HttpRequest, deps: ApiDeps): RunRecord {
   return subDagRunId === undefined ? deps.engine.findRun(name, dagRunId) : deps.engine.findSubRun(name, dagRunId, subDagRunId);
 }
 
-/** The sub runs a run started, with their timing (API 4.8). */
+/** The sub runs a run started, with their timing. */
 function listSubRuns(request: HttpRequest, deps: ApiDeps) {
   const parent = deps.engine.findRun(request.params.name, request.params.dagRunId);
   const paramsOf = new Map(parent.nodes.flatMap((node) => [...node.subRuns, ...node.subRunsRepeated]).map((sub) => [sub.dagRunId, sub.params]));
