@@ -1,4 +1,4 @@
-// Fuzz groups for the defects issue 14 lists (items 5 to 11), each expecting the fixed behaviour.
+// Fuzz groups for known defects of the HTTP and definition layers, each expecting the fixed behaviour.
 // They are apart and named "known defect N" (the item's number) so that a failure is read for
 // what it is: the item's fix is missing or incomplete.
 import { describe, test, before } from 'node:test';
@@ -37,7 +37,7 @@ function refusedEverywhere(specs: string[], tag: string): { requests: FuzzReques
 
 /** Registered inside the suite that owns the uWS server, after the groups that pass on main. */
 export function knownDefectTests(server: () => FuzzServer): void {
-  describe('known defects of issue 14 (expected fixed behaviour)', () => {
+  describe('known defects (expected fixed behaviour)', () => {
     let fuzz: FuzzServer;
     before(() => {
       fuzz = server();

@@ -103,7 +103,7 @@ export function uwsProtocolTests(seed: number, server: () => FuzzServer): void {
   });
 }
 
-/** Issue 14, items 10 and 11: what uWS got wrong, expected as fixed. */
+/** What uWS got wrong, expected as fixed. */
 export function uwsProtocolKnownDefects(server: () => FuzzServer): void {
   test('issue 14 items 10-11 (uWS): pipelined requests in order, HEAD without a body, conflicting lengths refused', async () => {
     await httpConformance(server(), { http10: false, answersSmuggling: false });

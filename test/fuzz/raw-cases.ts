@@ -63,7 +63,7 @@ export function malformedCases(seed: number): RawCase[] {
   return cases;
 }
 
-/** Requests every HTTP/1.1 server must answer as specified (issue 14, items 10 and 11). */
+/** Requests every HTTP/1.1 server must answer as specified. */
 export const protocolCases = {
   http10: `GET ${HEALTH} HTTP/1.0\r\n\r\n`,
   pipelined: `${get(HEALTH)}${get('/api/v2/dags/tags')}`,
