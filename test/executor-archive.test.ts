@@ -48,7 +48,7 @@ async function craftedZip(name: string, data: string, store = false): Promise<Bu
   return bytes;
 }
 
-describe('issue 17: the archive executor', () => {
+describe('the archive executor', () => {
   let troupe: TestServer;
   let work: string;
 

@@ -59,7 +59,7 @@ async function listen(server: Server): Promise<string> {
   return `127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-describe('issue 17: the http executor', () => {
+describe('the http executor', () => {
   let troupe: TestServer;
   let plain: Server;
   let tls: Server;

@@ -11,7 +11,7 @@ import { SMTP_PASSWORD, SMTP_USER, selfSignedCertificate, startSilentServer, sta
 
 const node = (dagRun: any, step: string) => dagRun.nodes.find((n: any) => n.step.name === step);
 
-describe('issue 17, item 5: the mail executor', () => {
+describe('the mail executor', () => {
   let server: TestServer;
   let smtp: SmtpFixture;
   let files: string;
@@ -255,7 +255,7 @@ test('with its certificate in NODE_EXTRA_CA_CERTS, a STARTTLS server gets the me
   assert.ok(!JSON.stringify(dagRun).includes(SMTP_PASSWORD));
 });
 
-describe('issue 17, item 5: run notifications (mailOn, errorMail, infoMail, mailOnError)', () => {
+describe('run notifications (mailOn, errorMail, infoMail, mailOnError)', () => {
   let server: TestServer;
   let smtp: SmtpFixture;
   before(async () => {

@@ -1,4 +1,4 @@
-// Issue 16, sub DAG rules: what Dagu 1.30.2 does with `call`/`run` targets, partially succeeded
+// Sub DAG rules: what Dagu 1.30.2 does with `call`/`run` targets, partially succeeded
 // children, fan-out items and the child results a calling step captures (docs/api.md, Sub DAG runs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

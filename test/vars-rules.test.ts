@@ -1,5 +1,4 @@
-// How variables reach params, preconditions and shell code as in Dagu 1.30.2 (issue 16, rules 8 to
-// 11), each through the API on the real server, in steps, handlers, local DAGs and sub DAG runs.
+// How variables reach params, preconditions and shell code as in Dagu 1.30.2, each through the API on the real server, in steps, handlers, local DAGs and sub DAG runs.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';

@@ -105,7 +105,7 @@ export function uwsProtocolTests(seed: number, server: () => FuzzServer): void {
 
 /** What uWS got wrong, expected as fixed. */
 export function uwsProtocolKnownDefects(server: () => FuzzServer): void {
-  test('issue 14 items 10-11 (uWS): pipelined requests in order, HEAD without a body, conflicting lengths refused', async () => {
+  test('uWS: pipelined requests in order, HEAD without a body, conflicting lengths refused', async () => {
     await httpConformance(server(), { http10: false, answersSmuggling: false });
   });
 }
