@@ -1,4 +1,5 @@
-// How variables reach params, preconditions and shell code as in Dagu 1.30.2, each through the API on the real server, in steps, handlers, local DAGs and sub DAG runs.
+// How variables reach params, preconditions and shell code as in Dagu 1.30.2, each through the API
+// on the real server, in steps, handlers, local DAGs and sub DAG runs.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
