@@ -2,7 +2,7 @@
 // waiting runs, and what each waits for (GET /queues, metrics, the command). Read-only: a change
 // is a question to the scheduler (scheduler.ts).
 import type { QueuedRun, WaitReason } from './queue-order.ts';
-import { admittedCount, customQueueBusy, findQueued, isActive, waitReasons, type Admitting, type Slots } from './slots.ts';
+import { admittedCount, findQueued, isActive, waitReasons, type Admitting, type Slots } from './slots.ts';
 
 export class SchedulerView {
   constructor(private readonly read: () => Readonly<Slots>) {}
@@ -37,11 +37,6 @@ export class SchedulerView {
   /** A custom queue's maxConcurrency, by queue name; every other queue is a DAG's. */
   queueLimits(): ReadonlyMap<string, number> {
     return this.read().queueLimits;
-  }
-
-  /** Whether a run enqueued to `queue` now would wait (a custom queue, full or with runs waiting). */
-  queueBusy(queue: string): boolean {
-    return customQueueBusy(this.read(), queue);
   }
 
   /** Each queue's waiting runs, first in first. */
