@@ -20,7 +20,8 @@ test('subscribers see every run and step transition in order', async (t) => {
   assert.deepEqual(events.map((event) => ('stepName' in event ? `${event.type}:${event.stepName}` : event.type)), [
     'run.running', 'step.running:a', 'step.succeeded:a', 'step.running:b', 'step.failed:b', 'run.failed',
   ]);
-  assert.ok(events.every((event) => event.name === 'two' && event.dagRunId === dagRunId && !Number.isNaN(Date.parse(event.at))));
+  assert.ok(events.every((event) => 'dagRunId' in event && event.name === 'two' && event.dagRunId === dagRunId && !Number.isNaN(Date.parse(event.at))));
+  assert.ok(events.every((event, index) => index === 0 || event.seq > events[index - 1].seq), 'numbered in order');
   assert.equal(handle.runs.get('two', dagRunId)?.status, RunStatus.Failed, 'recorded by the time whenFinished resolves');
 });
 
@@ -30,7 +31,7 @@ test('subscribers see a run queued, then run, and a dequeued one aborted', async
   t.after(async () => { await handle.close(); await rm(home, { recursive: true, force: true }); });
   await writeFile(join(home, 'dags', 'one.yaml'), 'steps:\n  - name: a\n    command: sleep 0.2\n');
   const events: string[] = [];
-  const unsubscribe = handle.engine.subscribe((event) => { if (!('stepName' in event)) events.push(`${event.type}:${event.dagRunId}`); });
+  const unsubscribe = handle.engine.subscribe((event) => { if (event.type.startsWith('run.') && 'dagRunId' in event) events.push(`${event.type}:${event.dagRunId}`); });
   await handle.engine.enqueueDag('one', { dagRunId: 'first' });
   await handle.engine.enqueueDag('one', { dagRunId: 'second' });
   await handle.engine.dequeue('one', 'second');

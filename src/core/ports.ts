@@ -1,6 +1,7 @@
 // The interfaces the runtime and the HTTP layer depend on; store/ and executors/ implement them.
 import type { ContainerSpec, SmtpSpec, SshSpec } from './model.ts';
 import type { ListPosition, RunFilter, RunRecord, RunSummaryRow, SummaryPage } from './run.ts';
+import type { EventBody, EventLog } from './events.ts';
 
 export interface RunStore {
   get(name: string, dagRunId: string): RunRecord | undefined;
@@ -28,11 +29,15 @@ export interface RunStore {
    * run (the others are the same objects), so a write of a large run costs what changed; without
    * it every node is compared.
    */
-  save(record: RunRecord, changedNodes?: Iterable<number>): Promise<void>;
+  save(record: RunRecord, changedNodes?: Iterable<number>, events?: readonly EventBody[]): Promise<void>;
+  /** What happened, numbered: each event commits with the record (or flag) it describes. */
+  readonly events: EventLog;
+  /** Events that describe no run record (a DAG file changed, a queue's limit changed). */
+  appendEvents(events: readonly EventBody[]): Promise<void>;
   saveSpec(name: string, dagRunId: string, spec: string): Promise<void>;
   getSpec(name: string, dagRunId: string): string | undefined;
   isSuspended(fileName: string): boolean;
-  setSuspended(fileName: string, suspended: boolean): Promise<void>;
+  setSuspended(fileName: string, suspended: boolean, events?: readonly EventBody[]): Promise<void>;
   /** Writes and reads a probe record; rejects when the store is unusable. */
   check(): Promise<void>;
   close(): Promise<void>;
@@ -70,19 +75,19 @@ export interface QueueStore {
    * at the tail of `queue`. Rejects bad_request on a name or a record that cannot be queued, and
    * already_exists when a run of that name and id is stored.
    */
-  enqueue(record: RunRecord, request: { queue: string; spec: string; params?: string; fileName?: string }): Promise<QueueItem>;
+  enqueue(record: RunRecord, request: { queue: string; spec: string; params?: string; fileName?: string }, events?: readonly EventBody[]): Promise<QueueItem>;
   /**
    * A queued run starts: its first record (running; it keeps the `createdAtMs` and `queuedAt` of
    * its queued record) is stored and its item removed, in one transaction. Decided at the call:
    * the item leaves the reads at once. Rejects not_found when the run is no longer queued
    * (dequeued, or dispatched by an earlier call).
    */
-  dispatch(record: RunRecord): Promise<QueueItem>;
+  dispatch(record: RunRecord, events?: readonly EventBody[]): Promise<QueueItem>;
   /**
    * A queued run leaves its queue without running: its final record (aborted when dequeued,
    * failed when it could not start) is stored and its item removed. Rejects not_found as dispatch.
    */
-  dequeue(record: RunRecord): Promise<QueueItem>;
+  dequeue(record: RunRecord, events?: readonly EventBody[]): Promise<QueueItem>;
   /** First in, first out. */
   items(queue: string): QueueItem[];
   head(queue: string): QueueItem | undefined;

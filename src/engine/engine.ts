@@ -2,7 +2,7 @@
 // dispatches (src/scheduler), the run dispatcher executes (src/actors), the catalog reads
 // definitions (src/catalog); the engine writes what runs report and tells subscribers.
 import {
-  AppError, NodeStatus, RunStatus, type Clock, type RunRecord,
+  AppError, NodeStatus, RunStatus, eventsBetween, isoTime, type Clock, type EventBody, type RunRecord,
 } from '../core/index.ts';
 import { LocalRunDispatcher, type PriorAttempt, type RunDispatcher, type RunReports, type SubDagRunner } from '../actors/index.ts';
 import type { Definitions } from '../catalog/index.ts';
@@ -10,7 +10,7 @@ import {
   ChildRuns, Queueing, RunStarter, Scheduler, rescheduleRun, retryRun, settleInterrupted,
   type EngineDeps, type EnqueueOptions, type InlineOptions, type QueueListing, type RunAgainHost, type StartOptions,
 } from '../scheduler/index.ts';
-import { StatusEvents, type EngineListener } from './engine-events.ts';
+import { RunTransitions, type EngineListener } from './engine-events.ts';
 import { findRun, findSubRun, subRunsOf } from './run-lookup.ts';
 import { RunWrites } from './run-writes.ts';
 import { errorText, log } from '../logging/index.ts';
@@ -26,7 +26,7 @@ export type RunDispatcherFactory = (ports: { reports: RunReports; subDags: SubDa
 export class Engine {
   private readonly scheduler: Scheduler;
   private readonly runs: RunDispatcher;
-  private readonly events = new StatusEvents();
+  private readonly transitions = new RunTransitions();
   private readonly clock: Clock;
   private readonly writes: RunWrites;
   private readonly starter: RunStarter;
@@ -60,10 +60,7 @@ export class Engine {
       stop: (name, dagRunId) => this.scheduler.stopRun(name, dagRunId, clock.now()),
     };
     const reports: RunReports = {
-      record: (record, changed) => {
-        this.writes.persist(record, changed);
-        this.events.observe(record, changed);
-      },
+      record: (record, changed) => this.writes.persist(record, changed, this.transitions.of(record, changed)),
       logLine: (path, line) => deps.logs.appendRunLog(path, line),
       finished: (end) => this.scheduler.finished(end),
     };
@@ -71,7 +68,7 @@ export class Engine {
       ?? new LocalRunDispatcher({ steps: deps.dispatcher, clock, subDags, reports, ...(deps.timers ? { timers: deps.timers } : {}) });
     const host = {
       deps, scheduler: this.scheduler, clock, definitions: this.definitions, onStoreError,
-      announce: (record: RunRecord) => this.events.announce(record),
+      eventsOf: (record: RunRecord): EventBody[] => this.transitions.announced(record),
     };
     this.starter = new RunStarter(host);
     this.childRuns = new ChildRuns({ ...host, starter: this.starter, whenFinished: (name, dagRunId) => this.whenFinished(name, dagRunId) });
@@ -93,8 +90,9 @@ export class Engine {
     await this.queueing.restore();
   }
 
+  /** Every event as it commits, numbered (docs/events.md); the function given back stops it. */
   subscribe(listener: EngineListener): () => void {
-    return this.events.subscribe(listener);
+    return this.deps.runs.events.subscribe(listener);
   }
 
   isActive(name: string, dagRunId: string): boolean {
@@ -182,7 +180,8 @@ export class Engine {
     if (record.status === RunStatus.Queued) throw new AppError('bad_request', `dag-run ${record.dagRunId} is queued`);
     const nodes = record.nodes.slice();
     nodes[index] = { ...nodes[index], status: status as NodeStatus };
-    await this.deps.runs.save({ ...record, nodes });
+    const changed = { ...record, nodes };
+    await this.deps.runs.save(changed, [index], eventsBetween(record, changed, isoTime(this.clock.now())));
   }
 
   /** Stops every active run of a DAG name; resolves once they have all finished. */

@@ -1,7 +1,7 @@
 // The writes of active runs: one write per run per tick, in order, and when a run counts as
 // finished (its final record durable and its log closed). A write that fails (a full disk) is not
 // the end of the run's record: its newest record is written again until it is stored.
-import { isFinalRunStatus, runKey, type LogStore, type RunRecord, type RunStore } from '../core/index.ts';
+import { isFinalRunStatus, runKey, type EventBody, type LogStore, type RunRecord, type RunStore } from '../core/index.ts';
 import { errorText, log } from '../logging/index.ts';
 
 /** How long a run whose record could not be stored waits before it is written again. */
@@ -9,7 +9,12 @@ const RETRY_MS = 1000;
 
 export class RunWrites {
   /** Records waiting for this tick's write, with the nodes they changed: one macrostep's transitions become one write. */
-  private readonly unwritten = new Map<string, { record: RunRecord; changed: Set<number> }>();
+  private readonly unwritten = new Map<string, { record: RunRecord; changed: Set<number>; events: EventBody[] }>();
+  /**
+   * Events whose write failed, per run: the run's next write carries them, ahead of its own (each
+   * transition keeps its event; numbers follow commits).
+   */
+  private readonly lostEvents = new Map<string, EventBody[]>();
   /** The newest write of each active run; a run counts as finished once its final write is durable. */
   private readonly lastWrite = new Map<string, Promise<void>>();
   private readonly finishing = new Map<string, Promise<void>>();
@@ -27,22 +32,23 @@ export class RunWrites {
     private readonly onStoreError: (error: unknown) => void,
   ) {}
 
-  /** A run actor's transition: written with the others of this tick. */
-  persist(record: RunRecord, changed: Iterable<number>): void {
+  /** A run actor's transition and its events: written with the others of this tick. */
+  persist(record: RunRecord, changed: Iterable<number>, events: readonly EventBody[]): void {
     const key = runKey(record.name, record.dagRunId);
     const waiting = this.unwritten.get(key);
     if (waiting) {
       waiting.record = record;
       for (const index of changed) waiting.changed.add(index);
+      for (const event of events) waiting.events.push(event);
       return;
     }
-    this.unwritten.set(key, { record, changed: new Set(changed) });
+    this.unwritten.set(key, { record, changed: new Set(changed), events: [...events] });
     // Issued in the same tick as the transitions it carries, ahead of anything they dispatch
     // coming back; LMDB applies writes in call order.
     queueMicrotask(() => {
       const latest = this.unwritten.get(key)!;
       this.unwritten.delete(key);
-      this.lastWrite.set(key, this.write(key, latest.record, latest.changed));
+      this.lastWrite.set(key, this.write(key, latest.record, latest.changed, latest.events));
     });
   }
 
@@ -51,10 +57,13 @@ export class RunWrites {
    * a failure whole (LmdbRunStore.committing), so one issued after it that commits is the run's
    * whole newest record: the run is stored again.
    */
-  private write(key: string, record: RunRecord, changed?: Iterable<number>): Promise<void> {
+  private write(key: string, record: RunRecord, changed?: Iterable<number>, own: EventBody[] = []): Promise<void> {
     this.newest.set(key, record);
     const issuedAfter = this.failures;
-    return this.runs.save(record, changed).then(() => {
+    const lost = this.lostEvents.get(key);
+    if (lost) this.lostEvents.delete(key);
+    const events = lost ? [...lost, ...own] : own;
+    return this.runs.save(record, changed, events).then(() => {
       const failure = this.unsaved.get(key);
       if (failure !== undefined && failure <= issuedAfter) {
         this.unsaved.delete(key);
@@ -62,6 +71,7 @@ export class RunWrites {
       }
       if (isFinalRunStatus(record.status) && this.newest.get(key) === record && !this.unsaved.has(key)) this.newest.delete(key);
     }, (error: unknown) => {
+      if (events.length > 0) this.lostEvents.set(key, [...(this.lostEvents.get(key) ?? []), ...events]);
       if (!this.unsaved.has(key)) {
         this.onStoreError(error);
         log.warn({ dag: record.name, dagRunId: record.dagRunId, error: errorText(error) }, `the record of the run is written again every ${RETRY_MS / 1000} s until it is stored`);

@@ -5,11 +5,11 @@ import { log } from './logger.ts';
 /** The part of the engine's events (actors/engine-events.ts) these lines read. */
 export interface RunEventLike {
   type: string;
-  name: string;
-  dagRunId: string;
+  name?: string;
+  dagRunId?: string;
   parentDAGRunId?: string;
-  startedAt: string;
-  finishedAt: string;
+  startedAt?: string;
+  finishedAt?: string;
 }
 
 const FINAL = new Set(['run.succeeded', 'run.failed', 'run.aborted', 'run.partially_succeeded']);
@@ -21,7 +21,7 @@ export function logRuns(subscribe: (listener: (event: RunEventLike) => void) => 
     if (event.type === 'run.running') {
       log.info(fields, 'run started');
     } else if (FINAL.has(event.type)) {
-      const durationMs = Date.parse(event.finishedAt) - Date.parse(event.startedAt);
+      const durationMs = Date.parse(event.finishedAt ?? '') - Date.parse(event.startedAt ?? '');
       log.info({ ...fields, status: event.type.slice(4), ...(Number.isFinite(durationMs) ? { durationMs } : {}) }, 'run ended');
     }
   });

@@ -4,6 +4,7 @@
 // and histograms are counted from the engine's events as they happen, never from a scan of the store.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EngineEvent, EngineListener } from '../engine/index.ts';
+import { isRunEvent } from '../core/index.ts';
 
 export interface MetricsSources {
   version: string;
@@ -140,7 +141,7 @@ export class TroupeMetrics {
       if (ended) observeSpan(ended, event.startedAt, event.finishedAt);
       return;
     }
-    if (event.parentDAGRunId !== '') return;
+    if (!isRunEvent(event) || event.parentDAGRunId !== '') return;
     if (event.type === 'run.running') {
       if (event.queuedAt !== '') observeSpan(this.queueWait, event.queuedAt, event.startedAt);
       return;

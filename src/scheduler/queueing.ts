@@ -4,7 +4,7 @@
 // definition waits with it there; this writes their records and starts what it dispatches.
 import {
   AppError, RunStatus, attemptId as newAttemptId, isFinalRunStatus, isoTime, queueNameProblem, runKey, systemTimers,
-  type Clock, type Dag, type RunRecord,
+  type Clock, type Dag, type EventBody, type RunRecord,
 } from '../core/index.ts';
 import { mergeParams, paramsFromRequest } from '../definition/index.ts';
 import { logLine, queuedRecord, startingParams } from '../actors/index.ts';
@@ -38,7 +38,8 @@ export interface QueueingHost {
   definitions: Definitions;
   onStoreError: (error: unknown) => void;
   /** Tells subscribers of a status change no run actor makes (engine-events.ts). */
-  announce: (record: RunRecord) => void;
+  /** The events of a run's status change outside its actor, to store with its record. */
+  eventsOf: (record: RunRecord) => EventBody[];
 }
 
 export class Queueing {
@@ -76,11 +77,10 @@ export class Queueing {
     // once starts on a microtask, and its first record is written after its queued one.
     let written: Promise<unknown>;
     try {
-      written = deps.queue.enqueue(record, { queue, spec: specText, params: options.params, fileName });
+      written = deps.queue.enqueue(record, { queue, spec: specText, params: options.params, fileName }, this.host.eventsOf(record));
     } catch (error) {
       written = Promise.reject(error);
     }
-    this.host.announce(record);
     try {
       await written;
     } catch (error) {
@@ -97,8 +97,7 @@ export class Queueing {
     const run = await scheduler.dequeue(name, dagRunId);
     if (!run?.start) throw new AppError('not_found', `dag-run ${dagRunId} of DAG ${name} is not queued`);
     const aborted = { ...run.start.record, status: RunStatus.Aborted, finishedAt: isoTime(clock.now()) };
-    this.host.announce(aborted);
-    await deps.queue.dequeue(aborted);
+    await deps.queue.dequeue(aborted, this.host.eventsOf(aborted));
   }
 
   /**
@@ -148,8 +147,7 @@ export class Queueing {
       this.host.onStoreError(logError);
     }
     const failed = { ...record, status: RunStatus.Failed, finishedAt: isoTime(now), error };
-    this.host.announce(failed);
-    return deps.queue.dequeue(failed).then(() => undefined, this.host.onStoreError);
+    return deps.queue.dequeue(failed, this.host.eventsOf(failed)).then(() => undefined, this.host.onStoreError);
   }
 
   /** The queues a previous process left, back in the scheduler in their order. */
@@ -161,7 +159,7 @@ export class Queueing {
         // A run whose dispatch could not be stored (a full disk) was stopped as it started, and its
         // end stored later without its item: it has run, and its item goes.
         if (record && isFinalRunStatus(record.status)) {
-          await deps.queue.dequeue(record).catch(this.host.onStoreError);
+          await deps.queue.dequeue(record, this.host.eventsOf(record)).catch(this.host.onStoreError);
           continue;
         }
         const specText = deps.runs.getSpec(item.name, item.dagRunId);

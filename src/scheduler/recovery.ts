@@ -2,7 +2,7 @@
 // killed) are settled before the API opens, so every run is accounted for. A run whose interrupted
 // step may retry goes on as a new attempt (resumption.ts); the others are recorded failed. The
 // step processes such a process left running were ended before (executors/orphans.ts).
-import { NodeStatus, RunStatus, isoTime, type LogStore, type RunRecord, type RunStore } from '../core/index.ts';
+import { NodeStatus, RunStatus, eventsBetween, isoTime, type LogStore, type RunRecord, type RunStore } from '../core/index.ts';
 import type { Definitions } from '../catalog/index.ts';
 import type { PriorAttempt } from '../actors/index.ts';
 import { logLine } from '../actors/index.ts';
@@ -57,14 +57,15 @@ async function settle(deps: RecoveryDeps, record: RunRecord): Promise<void> {
   if (notResumed !== undefined) deps.logs.appendRunLog(record.log, logLine(deps.now, 'ERROR', 'DAG run not resumed', { ...fields, error: notResumed }));
   void deps.logs.closeRunLog(record.log);
   const handlers = record.handlers && Object.fromEntries(Object.entries(record.handlers).map(([name, node]) => [name, node && interruptedNode(node, at)]));
-  await deps.runs.save({
+  const settled: RunRecord = {
     ...record,
     status: RunStatus.Failed,
     finishedAt: at,
     error: notResumed === undefined ? INTERRUPTED : `${INTERRUPTED} (not resumed: ${notResumed})`,
     nodes: record.nodes.map((node) => interruptedNode(node, at)),
     ...(handlers ? { handlers } : {}),
-  });
+  };
+  await deps.runs.save(settled, undefined, eventsBetween(record, settled, at));
 }
 
 /** The attempt that resumes the run, when one of its interrupted steps may retry; throws when its definition cannot run. */

@@ -3,7 +3,7 @@
 // retries, queued runs and sub DAG runs all end here.
 import {
   AppError, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, uuidv7,
-  type Clock, type Dag, type RunRecord,
+  type Clock, type Dag, type EventBody, type RunRecord,
 } from '../core/index.ts';
 import { fieldsNotRunYet, paramsFromRequest } from '../definition/index.ts';
 import {
@@ -42,7 +42,8 @@ export interface StarterHost {
   scheduler: Scheduler;
   clock: Clock;
   /** Tells subscribers of a run's status as it is admitted (engine-events.ts). */
-  announce(record: RunRecord): void;
+  /** The events of a run's status change outside its actor, to store with its record. */
+  eventsOf(record: RunRecord): EventBody[];
 }
 
 export class RunStarter {
@@ -127,14 +128,13 @@ export class RunStarter {
       try {
         // The first record is durable before the caller hears the id; the actor's writes follow in order.
         // A queued run's replaces its queued one as its item leaves the queue, in one transaction.
-        saved = seed.queued ? deps.queue.dispatch(record).then(() => undefined) : deps.runs.save(record);
+        const events = this.host.eventsOf(record);
+        saved = seed.queued ? deps.queue.dispatch(record, events).then(() => undefined) : deps.runs.save(record, undefined, events);
         // Committed with the first record (writes of a tick share a transaction): its failure is the record's.
         if (!seed.queued) deps.runs.saveSpec(name, dagRunId, seed.specText).catch(() => undefined);
       } catch (error) {
         saved = Promise.reject(error);
       }
-      // Subscribers hear the run start as it begins (its actor writes when its first step starts).
-      this.host.announce(record);
     });
     if (!beginning.begun) throw beginning.error;
     try {

@@ -33,6 +33,8 @@ export const keys = {
   queueItemOf: (name: string, dagRunId: string) => [name, dagRunId],
   queueSequence: () => ['sequence'],
   probe: () => ['probe'],
+  /** The newest event number retention removed. */
+  eventsPrunedThrough: () => ['events-pruned-through'],
   user: (id: string) => [id],
   username: (username: string) => [username],
   apiKey: (id: string) => [id],

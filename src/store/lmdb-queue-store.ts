@@ -3,7 +3,7 @@
 import type { Database } from 'lmdb';
 import {
   AppError, NodeStatus, RunStatus, dagRunIdProblem, dagNameProblem, isFinalRunStatus, queueNameProblem,
-  type QueueItem, type QueueStore, type QueueSummary, type RunRecord,
+  type EventBody, type QueueItem, type QueueStore, type QueueSummary, type RunRecord,
 } from '../core/index.ts';
 import { keys } from './keys.ts';
 import { alongside } from './storage-full.ts';
@@ -36,7 +36,7 @@ export class LmdbQueueStore implements QueueStore {
     this.lastSeq = this.meta.get(keys.queueSequence()) ?? 0;
   }
 
-  enqueue(record: RunRecord, request: { queue: string; spec: string; params?: string; fileName?: string }): Promise<QueueItem> {
+  enqueue(record: RunRecord, request: { queue: string; spec: string; params?: string; fileName?: string }, events: readonly EventBody[] = []): Promise<QueueItem> {
     const problem = queueNameProblem(request.queue) ?? dagNameProblem(record.name) ?? dagRunIdProblem(record.dagRunId) ?? notQueueable(record);
     if (problem) return Promise.reject(new AppError('bad_request', problem));
     const { queue, params, fileName } = request;
@@ -64,20 +64,20 @@ export class LmdbQueueStore implements QueueStore {
       alongside(this.meta.put(keys.queueSequence(), seq));
       alongside(this.stored.put(keys.queueItem(queue, seq), item));
       alongside(this.itemOf.put(keys.queueItemOf(name, dagRunId), [queue, seq]));
-    }, request.spec).then(() => item, (error: unknown) => {
+    }, request.spec, events).then(() => item, (error: unknown) => {
       this.drop(item);
       throw error;
     });
   }
 
-  dispatch(record: RunRecord): Promise<QueueItem> {
+  dispatch(record: RunRecord, events: readonly EventBody[] = []): Promise<QueueItem> {
     if (record.status !== RunStatus.Running) return Promise.reject(new AppError('bad_request', 'a dispatched run is recorded running'));
-    return this.leave(record);
+    return this.leave(record, events);
   }
 
-  dequeue(record: RunRecord): Promise<QueueItem> {
+  dequeue(record: RunRecord, events: readonly EventBody[] = []): Promise<QueueItem> {
     if (!isFinalRunStatus(record.status)) return Promise.reject(new AppError('bad_request', 'a run that leaves its queue without running is recorded finished'));
-    return this.leave(record);
+    return this.leave(record, events);
   }
 
   /**
@@ -86,7 +86,7 @@ export class LmdbQueueStore implements QueueStore {
    * not_found at once, and the writes go in call order with every other write (no child
    * transaction, whose callback could run after writes issued later: see docs/architecture.md).
    */
-  private leave(record: RunRecord): Promise<QueueItem> {
+  private leave(record: RunRecord, events: readonly EventBody[]): Promise<QueueItem> {
     const { name, dagRunId } = record;
     const notQueued = () => new AppError('not_found', `dag-run ${dagRunId} of DAG ${name} is not queued`);
     const item = this.byRun.get(runKey(name, dagRunId));
@@ -100,7 +100,7 @@ export class LmdbQueueStore implements QueueStore {
     return this.runs.saveAlongside(record, () => {
       alongside(this.stored.remove(keys.queueItem(item.queue, item.seq)));
       alongside(this.itemOf.remove(keys.queueItemOf(name, dagRunId)));
-    }).then(() => item, (error: unknown) => {
+    }, undefined, events).then(() => item, (error: unknown) => {
       this.add(item);
       throw error;
     });

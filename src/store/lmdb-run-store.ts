@@ -3,8 +3,9 @@
 // writes the summary and the nodes it changed, not the whole run, and looks only at those.
 // The queue store shares the environment (its databases change with a run's record: saveAlongside).
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { RunStatus, dagRunIdProblem, isFinalRunStatus, isValidDagName, type NodeRecord, type ListPosition, type RunFilter, type RunRecord, type RunStore, type RunSummaryRow, type StepView, type SummaryPage } from '../core/index.ts';
+import { RunStatus, dagRunIdProblem, type EngineEvent, type EventBody, isFinalRunStatus, isValidDagName, type NodeRecord, type ListPosition, type RunFilter, type RunRecord, type RunStore, type RunSummaryRow, type StepView, type SummaryPage } from '../core/index.ts';
 import { keys } from './keys.ts';
+import { LmdbEventLog } from './lmdb-event-log.ts';
 import { listSummaries } from './run-listing.ts';
 import { alongside, letCommitFailuresPass, lmdbWrite, storageError } from './storage-full.ts';
 import { errorText, log } from '../logging/index.ts';
@@ -90,6 +91,8 @@ export class LmdbRunStore implements RunStore {
   /** How the newest probe ended, and when: checks answer from it while it is fresh. */
   private lastProbe: { at: number; error?: Error } | undefined;
   private readonly probeTimer: NodeJS.Timeout;
+  /** What happened, numbered in the commits of the records it describes. */
+  readonly events: LmdbEventLog;
 
   constructor(private readonly path: string) {
     letCommitFailuresPass(path, (error) => log.error({ error: errorText(error) }, 'a write could not be stored: the disk is full'));
@@ -102,6 +105,7 @@ export class LmdbRunStore implements RunStore {
     this.byStatus = this.root.openDB({ name: 'runs-by-status' });
     this.flags = this.root.openDB({ name: 'flags' });
     this.stepViews = this.root.openDB({ name: 'run-steps' });
+    this.events = new LmdbEventLog(this.root, this.flags);
     this.buildStatusIndex();
     void this.probeNow().catch(() => undefined);
     this.probeTimer = setInterval(() => { this.probeNow().catch(() => undefined); }, PROBE_EVERY_MS).unref();
@@ -182,7 +186,7 @@ export class LmdbRunStore implements RunStore {
     });
   }
 
-  save(record: RunRecord, changedNodes?: Iterable<number>): Promise<void> {
+  save(record: RunRecord, changedNodes?: Iterable<number>, events: readonly EventBody[] = []): Promise<void> {
     const id = runKey(record.name, record.dagRunId);
     const previous = this.issued.get(id);
     setNewest(this.issued, id, record, ISSUED_CACHE_SIZE);
@@ -193,17 +197,22 @@ export class LmdbRunStore implements RunStore {
     // records go to the writer thread, so that their commits overlap the steps they start (a run's
     // first record commits while its first steps spawn).
     if (isFinalRunStatus(record.status) && this.writesInFlight === 0 && Date.now() >= this.mainThreadCommitsPausedUntil) {
-      return this.commitOnMainThread(id, record, previous, changedNodes);
+      return this.commitOnMainThread(id, record, previous, changedNodes, events);
     }
     // Puts issued in the same tick commit in one transaction, in call order: a reader never sees
     // half a transition, and the index never names a missing run.
-    return this.committing(this.putRecord(record, previous, changedNodes), recordOf(record)).then(() => this.remember(id, record));
+    const staged = this.events.stage(events);
+    return this.committing(this.putRecord(record, previous, changedNodes), recordOf(record)).then(() => this.remember(id, record, staged));
   }
 
-  private commitOnMainThread(id: string, record: RunRecord, previous: RunRecord | undefined, changedNodes: Iterable<number> | undefined): Promise<void> {
+  private commitOnMainThread(id: string, record: RunRecord, previous: RunRecord | undefined, changedNodes: Iterable<number> | undefined, events: readonly EventBody[]): Promise<void> {
     const started = performance.now();
+    let staged: EngineEvent[] = [];
     try {
-      this.root.transactionSync(() => void this.putRecord(record, previous, changedNodes));
+      this.root.transactionSync(() => {
+        staged = this.events.stage(events);
+        void this.putRecord(record, previous, changedNodes);
+      });
     } catch (error) {
       this.issued.clear();
       return Promise.reject(storageError(error, recordOf(record), this.path));
@@ -214,7 +223,7 @@ export class LmdbRunStore implements RunStore {
       this.mainThreadCommitsPausedUntil = Date.now() + MAIN_THREAD_COMMIT_PAUSE_MS;
       this.mainThreadCommitMs = 0;
     }
-    this.remember(id, record);
+    this.remember(id, record, staged);
     return Promise.resolve();
   }
 
@@ -265,10 +274,18 @@ export class LmdbRunStore implements RunStore {
     return write;
   }
 
-  private remember(id: string, record: RunRecord): void {
+  private remember(id: string, record: RunRecord, events: readonly EngineEvent[]): void {
     // Commits resolve in write order, so the entry always ends at the newest record.
     setNewest(this.committed, id, record, COMMITTED_CACHE_SIZE);
     this.generation++;
+    this.events.committed(events);
+  }
+
+  /** Events that describe no run record (a DAG file changed, a queue's limit), committed on their own. */
+  appendEvents(bodies: readonly EventBody[]): Promise<void> {
+    const staged = this.events.stage(bodies);
+    const last = staged.length > 0 ? this.events.lastWrite : Promise.resolve(true);
+    return this.committing(last, 'events').then(() => this.events.committed(staged));
   }
 
   /**
@@ -290,14 +307,15 @@ export class LmdbRunStore implements RunStore {
    * write (never on the main thread ahead of earlier writes). The caller has decided and made sure
    * the record encodes: nothing is checked here.
    */
-  saveAlongside(record: RunRecord, writeAlongside: () => void, spec?: string): Promise<void> {
+  saveAlongside(record: RunRecord, writeAlongside: () => void, spec?: string, events: readonly EventBody[] = []): Promise<void> {
     const id = runKey(record.name, record.dagRunId);
     const previous = this.issued.get(id);
     setNewest(this.issued, id, record, ISSUED_CACHE_SIZE);
+    const staged = this.events.stage(events);
     const written = this.putRecord(record, previous, undefined);
     writeAlongside();
     if (spec !== undefined) alongside(this.specs.put(keys.spec(record.name, record.dagRunId), spec));
-    return this.committing(written, recordOf(record)).then(() => this.remember(id, record));
+    return this.committing(written, recordOf(record)).then(() => this.remember(id, record, staged));
   }
 
   saveSpec(name: string, dagRunId: string, spec: string): Promise<void> {
@@ -384,10 +402,12 @@ export class LmdbRunStore implements RunStore {
     return this.flags.get(keys.suspended(fileName)) === true;
   }
 
-  async setSuspended(fileName: string, suspended: boolean): Promise<void> {
+  /** `events`: what the change tells subscribers, committed with it. */
+  async setSuspended(fileName: string, suspended: boolean, events: readonly EventBody[] = []): Promise<void> {
     const what = `whether DAG ${fileName} is suspended`;
-    if (suspended) await this.committing(this.flags.put(keys.suspended(fileName), true), what);
-    else await this.committing(this.flags.remove(keys.suspended(fileName)), what);
+    const staged = this.events.stage(events);
+    await this.committing(suspended ? this.flags.put(keys.suspended(fileName), true) : this.flags.remove(keys.suspended(fileName)), what);
+    this.events.committed(staged);
   }
 
   /**

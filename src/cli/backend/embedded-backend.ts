@@ -1,7 +1,7 @@
 // The verbs with no server on the home: this process takes the home's lock and runs a command's
 // engine on it (no schedules, no retention sweep, queued runs stay queued for a server), so that
 // what it starts is the same run, in the same store, as a server would start.
-import { AppError, isFinalRunStatus, nodeStatusLabel, runStatusLabel, RunStatus, type RunRecord } from '../../core/index.ts';
+import { AppError, isFinalRunStatus, isRunEvent, nodeStatusLabel, runStatusLabel, RunStatus, type RunRecord } from '../../core/index.ts';
 import { logToStderr } from '../../logging/index.ts';
 import { openEngine, type EngineHandle, type TroupeConfig } from '../../main.ts';
 import type { EngineEvent } from '../../index.ts';
@@ -110,7 +110,7 @@ export class EmbeddedBackend implements Backend {
   async watch(name: string, dagRunId: string, onChange: (run: RunView) => void): Promise<RunView> {
     const { engine } = await this.handle();
     let current = storedRun(engine, name, dagRunId) ?? emptyRun(name, dagRunId);
-    const ours = (event: EngineEvent) => event.name === name && event.dagRunId === dagRunId;
+    const ours = (event: EngineEvent) => 'dagRunId' in event && event.name === name && event.dagRunId === dagRunId;
     for (const event of this.events.filter(ours)) current = applyEvent(current, event);
     const listener = (event: EngineEvent) => {
       if (!ours(event)) return;
@@ -158,7 +158,7 @@ function emptyRun(name: string, dagRunId: string): RunView {
 }
 
 function applyEvent(run: RunView, event: EngineEvent): RunView {
-  if (event.type.startsWith('run.')) {
+  if (isRunEvent(event)) {
     return { ...run, status: event.status, statusLabel: runStatusLabel(event.status as 0), startedAt: startedOf(event) ?? run.startedAt, finishedAt: finishedOf(event) ?? run.finishedAt };
   }
   if (!('stepName' in event)) return run;
