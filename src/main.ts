@@ -11,7 +11,7 @@ import { log, logRuns, setLogLevel } from './logging/index.ts';
 import { RemoteNodes, loadTls, startServer, type ApiDeps, type RunningServer } from './http/index.ts';
 import { ResourceHistory, TroupeMetrics, engineSources } from './ops/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
-import { CronStateFile, DagFiles, LmdbQueueStore, LmdbRunStore, LmdbUserStore, LogFiles, RunHistory } from './store/index.ts';
+import { CronStateFile, DagFiles, EventRetention, LmdbQueueStore, LmdbRunStore, LmdbUserStore, LogFiles, RunHistory } from './store/index.ts';
 import { Auth, openOidcSignIn, type AuthSettings, type OidcSettings } from './auth/index.ts';
 import { completeAuth, completeSettings, homePaths, type QueueConfig, type Settings, type SettingsInput, type TlsConfig } from './config/index.ts';
 
@@ -103,6 +103,8 @@ async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock): Pro
   await engine.start();
   const retention = new RetentionSweeper({ store: new RunHistory(runs), definitions: catalog, clock: config.clock });
   if (!config.commandOnly) retention.start();
+  const eventRetention = new EventRetention(runs, { maxAgeMs: config.eventRetentionMs, maxCount: config.eventMaxCount, clock: config.clock });
+  if (!config.commandOnly) eventRetention.start();
   const cron = new CronScheduler({
     engine: cronEngineOf(engine, catalog, dags, runs), state: new CronStateFile(config.dataDir),
     clock: config.clock, timers: config.cronTimers, timeZone: config.timeZone,
@@ -129,6 +131,7 @@ async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock): Pro
     watcher.close();
     await cron.close();
     await retention.close();
+    await eventRetention.close();
     await engine.close();
     await dispatcher.close();
     await parsePool.close();

@@ -38,6 +38,10 @@ export const SETTING_SOURCES: Record<keyof Settings, SettingSource> = {
   auth: { default: 'mode `none` (docs/auth.md)', yaml: 'auth, permissions', env: 'TROUPE_AUTH_*, TROUPE_PERMISSIONS_*' },
   oidc: { default: 'off', yaml: 'auth.oidc', env: 'TROUPE_AUTH_OIDC_*' },
   tls: { default: 'off (HTTP)', yaml: 'tls.certFile, tls.keyFile', env: 'TROUPE_CERT_FILE, TROUPE_KEY_FILE' },
+  eventRetentionMs: { default: '24 h' },
+  eventMaxCount: { default: '`0` (no limit)' },
+  eventHeartbeatMs: { default: '15 s' },
+  eventBacklogBytes: { default: '4 MiB' },
 };
 
 /** The table as docs/configuration.md holds it. */

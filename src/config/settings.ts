@@ -84,6 +84,14 @@ export interface Settings {
   oidc?: OidcSettings;
   /** Serve HTTPS with this certificate and key; checked before the home is opened. Unset: HTTP. */
   tls?: TlsConfig;
+  /** How long the event log keeps an event. Default 24 h. */
+  eventRetentionMs: number;
+  /** The most events the log keeps (the oldest go first); 0: no limit. Default 0. */
+  eventMaxCount: number;
+  /** How often an idle event stream gets a comment line, so that proxies keep it open. Default 15 s. */
+  eventHeartbeatMs: number;
+  /** How much an event stream's client may fall behind before it is disconnected. Default 4 MiB. */
+  eventBacklogBytes: number;
 }
 
 /** What a caller may give: any setting, the auth settings without their mode too. */
@@ -123,6 +131,10 @@ export const DEFAULTS: Readonly<Omit<Settings, Unset | FromHome>> = Object.freez
   corsOrigins: [],
   commandOnly: false,
   auth: Object.freeze({ mode: 'none' }),
+  eventRetentionMs: 24 * 3600_000,
+  eventMaxCount: 0,
+  eventHeartbeatMs: 15_000,
+  eventBacklogBytes: 4 * 1024 * 1024,
 });
 
 /**
@@ -164,9 +176,10 @@ export function completeSettings(input: SettingsInput, written: WrittenAs = {}):
   if (!Number.isFinite(settings.shutdownGraceMs) || settings.shutdownGraceMs < 0) {
     throw fail(`shutdown grace must be a number of seconds, 0 or more, not "${shown('shutdownGraceMs', settings.shutdownGraceMs / 1000)}"`);
   }
-  for (const key of ['headersTimeoutMs', 'queuedStartDeadlineMs', 'remoteNodeTimeoutMs'] as const) {
+  for (const key of ['headersTimeoutMs', 'queuedStartDeadlineMs', 'remoteNodeTimeoutMs', 'eventRetentionMs', 'eventHeartbeatMs', 'eventBacklogBytes'] as const) {
     if (!Number.isFinite(settings[key]) || settings[key] <= 0) throw fail(`${key} must be a number of milliseconds above 0, not ${settings[key]}`);
   }
+  if (!Number.isInteger(settings.eventMaxCount) || settings.eventMaxCount < 0) throw fail(`eventMaxCount must be an integer, 0 (no limit) or more, not ${settings.eventMaxCount}`);
   if (settings.logLevel !== undefined && !isLogLevel(settings.logLevel)) {
     throw fail(`log level must be one of ${LOG_LEVELS.join(', ')}, not "${shown('logLevel', settings.logLevel)}"`);
   }

@@ -281,6 +281,20 @@ export class LmdbRunStore implements RunStore {
     this.events.committed(events);
   }
 
+  /**
+   * Removes events older than `beforeMs`, and the oldest past `maxCount` (0: no count limit), a
+   * batch per write so that no commit holds the writer long; resolves with how many went.
+   */
+  async pruneEvents(beforeMs: number, maxCount: number): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const batch = this.events.pruneBatch(beforeMs, maxCount);
+      if (!batch.written) return removed;
+      await this.committing(batch.written, 'the removal of old events');
+      removed += batch.removed;
+    }
+  }
+
   /** Events that describe no run record (a DAG file changed, a queue's limit), committed on their own. */
   appendEvents(bodies: readonly EventBody[]): Promise<void> {
     const staged = this.events.stage(bodies);
