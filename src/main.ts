@@ -8,7 +8,7 @@ import { DagsWatcher, Definitions } from './catalog/index.ts';
 import { PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { HomeLock } from './home-lock.ts';
 import { log, logRuns, setLogLevel } from './logging/index.ts';
-import { RemoteNodes, loadTls, startServer, type ApiDeps, type RunningServer } from './http/index.ts';
+import { EventHub, RemoteNodes, loadTls, startServer, type ApiDeps, type RunningServer } from './http/index.ts';
 import { ResourceHistory, TroupeMetrics, engineSources } from './ops/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
 import { CronStateFile, DagFiles, EventRetention, LmdbQueueStore, LmdbRunStore, LmdbUserStore, LogFiles, RunHistory } from './store/index.ts';
@@ -152,6 +152,7 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
   const version = await readVersion();
   const startedAtMs = Date.now();
   const metrics = new TroupeMetrics(engineSources({ ...handle, version, buildDate: await buildDate(), startedAtMs }));
+  const eventHub = new EventHub(handle.runs.events, { heartbeatMs: config.eventHeartbeatMs, backlogBytes: config.eventBacklogBytes });
   const resources = new ResourceHistory({ dir: config.dataDir, clock: config.resourceClock, timers: config.resourceClock });
   resources.start();
   const stopRunLines = logRuns((listener) => handle.engine.subscribe(listener));
@@ -168,7 +169,7 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
   try {
     const auth = await Auth.open(config.auth, users, config.clock);
     deps = { engine: handle.engine, catalog: handle.catalog, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, retention: handle.retention, version, startedAtMs,
-      clock: config.clock, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc: openOidcSignIn(config.oidc, auth) };
+      clock: config.clock, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc: openOidcSignIn(config.oidc, auth), eventHub };
     server = await startServer(deps, { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs, tls });
   } catch (error) {
     closeOps();

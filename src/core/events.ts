@@ -1,7 +1,7 @@
 // What happens, as events: the run and step transitions a run's records show, and the changes of
 // definitions and queues an operator's screen follows. Each is numbered in the event log (its
 // `seq`) in the commit of the record it describes. Pure: the shapes, the filter and the diff.
-import { isFinalRunStatus, nodeStatusLabel, runStatusLabel, type NodeStatusLabel, type RunStatusLabel } from './status.ts';
+import { NODE_STATUS_LABELS, RUN_STATUS_LABELS, isFinalRunStatus, nodeStatusLabel, runStatusLabel, type NodeStatusLabel, type RunStatusLabel } from './status.ts';
 import type { RunRecord } from './run.ts';
 
 export interface RunEventBody {
@@ -50,6 +50,13 @@ export interface QueueEventBody {
 }
 
 export type EventBody = RunEventBody | StepEventBody | DagEventBody | QueueEventBody;
+
+/** Every event type, and the wildcard of each kind. */
+export const EVENT_TYPES: readonly string[] = [
+  ...RUN_STATUS_LABELS.map((label) => `run.${label}`), ...NODE_STATUS_LABELS.map((label) => `step.${label}`),
+  ...DAG_CHANGES.map((change) => `dag.${change}`), 'queue.limit_changed',
+];
+export const EVENT_KINDS = ['run.*', 'step.*', 'dag.*', 'queue.*'] as const;
 
 /** An event as the log holds it: `seq` only grows, and a client resumes after the last one it saw. */
 export type EngineEvent = EventBody & { seq: number };

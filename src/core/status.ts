@@ -26,6 +26,9 @@ export type NodeStatus = (typeof NodeStatus)[keyof typeof NodeStatus];
 const runLabels = ['not_started', 'running', 'failed', 'aborted', 'succeeded', 'queued', 'partially_succeeded'] as const;
 const nodeLabels = ['not_started', 'running', 'failed', 'aborted', 'succeeded', 'skipped', 'partially_succeeded'] as const;
 
+export const RUN_STATUS_LABELS: readonly RunStatusLabel[] = runLabels;
+export const NODE_STATUS_LABELS: readonly NodeStatusLabel[] = nodeLabels;
+
 export type RunStatusLabel = (typeof runLabels)[number];
 export type NodeStatusLabel = (typeof nodeLabels)[number];
 

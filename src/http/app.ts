@@ -11,6 +11,7 @@ import { apiKeyRoutes } from './routes/api-keys.ts';
 import { authRoutes } from './routes/auth.ts';
 import { dagRunRoutes } from './routes/dag-runs.ts';
 import { dagRoutes } from './routes/dags.ts';
+import { eventRoutes } from './routes/events.ts';
 import { logRoutes } from './routes/logs.ts';
 import { openApiRoutes } from './routes/openapi.ts';
 import { oidcRoutes } from './routes/oidc.ts';
@@ -30,6 +31,7 @@ export function apiRouter(): Router {
   dagRoutes(router);
   dagRunRoutes(router);
   logRoutes(router);
+  eventRoutes(router);
   queueRoutes(router);
   opsRoutes(router);
   openApiRoutes(router);
@@ -116,9 +118,16 @@ async function admit(auth: Auth | undefined, raw: RawRequest, apiPath: string, m
   const reads = raw.method === 'GET' || raw.method === 'HEAD';
   const permission = match?.permission ?? (reads ? 'read' : 'write');
   // Authentication off: the permission switches still apply; no credential is read.
-  const identity = auth.enabled ? await auth.authenticate(raw.headers, raw.remoteAddress) : OPEN;
+  const identity = auth.enabled ? await auth.authenticate(match?.tokenInQuery ? withQueryToken(raw) : raw.headers, raw.remoteAddress) : OPEN;
   auth.authorize(identity, permission);
   return identity;
+}
+
+/** The headers, with a `token` query parameter as the Bearer token when no Authorization header is sent. */
+function withQueryToken(raw: RawRequest): Record<string, string> {
+  if (raw.headers.authorization !== undefined) return raw.headers;
+  const token = new URLSearchParams(raw.query).get('token');
+  return token ? { ...raw.headers, authorization: `Bearer ${token}` } : raw.headers;
 }
 
 /** The OIDC clientUrl is where browsers reach the server, whatever Host a proxy in front sends on. */

@@ -6,3 +6,4 @@ export { buildOpenApiDocument, openApiPath } from './openapi.ts';
 export type { ApiDeps, HttpResponse } from './types.ts';
 export { RemoteNodes, takesRemoteNode } from './remote-nodes.ts';
 export { loadTls, TlsError, type TlsConfig, type TlsFiles } from './tls.ts';
+export { EventHub, type EventStreamCounts } from './events/hub.ts';

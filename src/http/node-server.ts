@@ -3,13 +3,13 @@
 // (node:http queues the responses), HTTP/1.0 is answered and the connection closed, and protocol
 // errors (bad request line, oversized headers, conflicting Content-Length, timeouts) get the JSON
 // error document instead of node's empty answers.
-import { STATUS_CODES, createServer, type IncomingMessage, type RequestListener } from 'node:http';
+import { STATUS_CODES, createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { AppError } from '../core/index.ts';
 import { bodyLength, encodeResponse, hasNoBody, tooLarge } from './app.ts';
 import { errorResponse } from './errors.ts';
-import { MAX_BODY_BYTES, type Api, type HttpResponse } from './types.ts';
+import { MAX_BODY_BYTES, type Api, type HttpResponse, type StreamSink } from './types.ts';
 import type { RunningServer } from './running-server.ts';
 import { listenError } from './listen-error.ts';
 import type { TlsFiles } from './tls.ts';
@@ -38,7 +38,8 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
   /** Per connection, the request whose body is being read: a malformed body is its to answer. */
   const readingBody = new WeakMap<Socket, IncomingMessage>();
   const handle: RequestListener = (req, res) => {
-    res.once('close', inFlight.begin());
+    const answered = inFlight.begin();
+    res.once('close', answered);
     const refusal = refuse(req);
     if (refusal) {
       res.shouldKeepAlive = false;
@@ -71,6 +72,14 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
     });
 
     function respond(response: HttpResponse): void {
+      if (response.stream && req.method !== 'HEAD') {
+        // Answered as far as a stopping server is concerned: closing the connections ends it.
+        res.writeHead(response.status, response.headers);
+        res.flushHeaders();
+        answered();
+        response.stream(nodeSink(res));
+        return;
+      }
       const encoded = encodeResponse(response);
       if (inFlight.stopping) res.shouldKeepAlive = false;
       if (!hasNoBody(encoded.status)) encoded.headers['content-length'] = String(bodyLength(encoded.body));
@@ -103,6 +112,22 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
       });
     });
   });
+}
+
+function nodeSink(res: ServerResponse): StreamSink {
+  const sink = {
+    closed: false,
+    write: (chunk: string): boolean => !sink.closed && res.write(chunk),
+    onDrained: (listener: () => void): void => { res.on('drain', listener); },
+    onClosed: (listener: () => void): void => { res.once('close', listener); },
+    end: (): void => {
+      if (sink.closed) return;
+      sink.closed = true;
+      res.end();
+    },
+  };
+  res.once('close', () => { sink.closed = true; });
+  return sink;
 }
 
 /** Requests node's parser lets through that troupe does not serve. */

@@ -20,6 +20,11 @@ export interface RouteOptions {
    * other methods are (cross-site.ts).
    */
   writes?: boolean;
+  /**
+   * A `token` query parameter is taken as a Bearer token when no Authorization header is sent:
+   * a browser's EventSource cannot send headers. It is never logged.
+   */
+  tokenInQuery?: boolean;
 }
 
 interface Route extends RouteOptions {
@@ -50,6 +55,7 @@ export interface Match {
   public: boolean;
   permission: Permission;
   writes: boolean;
+  tokenInQuery: boolean;
 }
 
 export class Router {
@@ -64,6 +70,7 @@ export class Router {
     if (options.public) route.public = true;
     if (options.permission) route.permission = options.permission;
     if (options.writes) route.writes = true;
+    if (options.tokenInQuery) route.tokenInQuery = true;
     if ('operationId' in options) route.doc = options;
     this.routes.push(route);
     return this;
@@ -117,7 +124,7 @@ export class Router {
       const { route } = best;
       return {
         handler: route.handler, params: best.params, pattern: route.pattern, public: route.public === true,
-        permission: route.permission ?? 'admin', writes: route.writes === true,
+        permission: route.permission ?? 'admin', writes: route.writes === true, tokenInQuery: route.tokenInQuery === true,
       };
     }
     if (allowed.size > 0) {

@@ -5,6 +5,7 @@ import type { Engine } from '../engine/index.ts';
 import type { CronScheduler, RetentionSweeper } from '../scheduler/index.ts';
 import type { ResourceHistory, TroupeMetrics } from '../ops/index.ts';
 import type { Auth, Identity, OidcSignIn } from '../auth/index.ts';
+import type { EventHub } from './events/hub.ts';
 
 /** A request as a carrier hands it over, before routing. */
 export interface RawRequest {
@@ -45,6 +46,28 @@ export interface HttpResponse {
   headers?: Record<string, string>;
   /** JSON-serialised unless it is a string (sent as text/plain), a Buffer (sent as it is) or undefined. */
   body?: unknown;
+  /**
+   * A body written as it comes (an event stream): the carrier sends the status and headers, then
+   * hands the connection's sink to this. Without a Content-Length; the connection stays open until
+   * either side ends it.
+   */
+  stream?: (sink: StreamSink) => void;
+}
+
+/** An open response a stream writes to, whichever carrier holds the connection. */
+export interface StreamSink {
+  /**
+   * Sends a chunk. False once the client is behind: the carrier holds what it could not send, and
+   * the writer waits for `onDrained` before writing more.
+   */
+  write(chunk: string): boolean;
+  /** The client caught up after a write answered false. */
+  onDrained(listener: () => void): void;
+  /** The connection closed (the client left, or the server stops); nothing more may be written. */
+  onClosed(listener: () => void): void;
+  /** Ends the response (and with it the connection's stream). */
+  end(): void;
+  readonly closed: boolean;
 }
 
 export interface ApiDeps {
@@ -72,6 +95,8 @@ export interface ApiDeps {
   corsOrigins: readonly string[];
   /** Who may do what (docs/auth.md); without it every request is served, as with auth mode none. */
   auth?: Auth;
+  /** The event stream's subscriptions (`GET /events`, `/events/ws`). */
+  eventHub: EventHub;
   /** Sign-in with an OIDC provider (config.yaml `auth.oidc`); the OIDC routes answer 404 without it. */
   oidc?: OidcSignIn;
 }

@@ -21,7 +21,7 @@ import { AppError } from '../core/index.ts';
 import { bodyLength, encodeResponse, hasNoBody, tooLarge } from './app.ts';
 import { errorResponse } from './errors.ts';
 import { MAX_BODY_BYTES } from './types.ts';
-import type { Api, HttpResponse, RawRequest } from './types.ts';
+import type { Api, HttpResponse, RawRequest, StreamSink } from './types.ts';
 import type { RunningServer } from './running-server.ts';
 import { listenError, probeListen } from './listen-error.ts';
 import { errorText, log } from '../logging/index.ts';
@@ -40,6 +40,8 @@ interface RequestState {
   done: () => void;
   /** The server is stopping: the answer closes the connection. */
   stopping: () => boolean;
+  /** A streamed answer's end, when the connection goes first. */
+  closed?: () => void;
 }
 
 /** `tls`: serve HTTPS with this pair (already checked by loadTls; uWS reads the files again itself). */
@@ -51,6 +53,7 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number, tls?: 
     res.onAborted(() => {
       state.aborted = true;
       state.done();
+      state.closed?.();
     });
     const method = req.getMethod().toUpperCase();
     // No prototype: a header named __proto__ is a header like any other.
@@ -153,6 +156,10 @@ function smuggling(res: UwsResponse, state: RequestState): void {
 
 function send(res: UwsResponse, state: RequestState, response: HttpResponse, close = false, head = false): void {
   if (state.aborted) return;
+  if (response.stream && !head) {
+    openStream(res, state, response.status, response.headers ?? {}, response.stream);
+    return;
+  }
   const encoded = encodeResponse(response);
   // A HEAD, 204 or 304 answer while stopping keeps its connection until the server closes them all.
   const closing = close || state.stopping();
@@ -174,4 +181,51 @@ function send(res: UwsResponse, state: RequestState, response: HttpResponse, clo
   });
   state.aborted = true; // answered: nothing more may be written
   state.done();
+}
+
+/**
+ * A streamed answer: the status and headers now, then what the stream writes (chunked). It counts
+ * as answered at once, so that a server that stops does not wait for it: closing the connections
+ * ends it.
+ */
+function openStream(res: UwsResponse, state: RequestState, status: number, headers: Record<string, string>, stream: (sink: StreamSink) => void): void {
+  const closers: Array<() => void> = [];
+  let drained: (() => void) | undefined;
+  const sink = {
+    closed: false,
+    write(chunk: string): boolean {
+      if (sink.closed) return false;
+      let sent = false;
+      res.cork(() => { sent = res.write(chunk); });
+      return sent;
+    },
+    onDrained(listener: () => void): void {
+      drained = listener;
+    },
+    onClosed(listener: () => void): void {
+      closers.push(listener);
+    },
+    end(): void {
+      if (sink.closed) return;
+      res.cork(() => res.end());
+      ended();
+    },
+  };
+  const ended = () => {
+    if (sink.closed) return;
+    sink.closed = true;
+    state.aborted = true;
+    for (const close of closers.splice(0)) close();
+  };
+  state.closed = ended;
+  res.onWritable(() => {
+    drained?.();
+    return true;
+  });
+  res.cork(() => {
+    res.writeStatus(`${status} ${STATUS_CODES[status] ?? ''}`);
+    for (const [key, value] of Object.entries(headers)) res.writeHeader(key, value);
+  });
+  state.done();
+  stream(sink);
 }
