@@ -33,6 +33,8 @@ export interface EngineHandle {
   logs: LogFiles;
   /** Removes runs older than their DAG's `histRetentionDays`: at start, then hourly. */
   retention: RetentionSweeper;
+  /** Keeps the event log to eventRetentionMs and eventMaxCount: at start, then every minute. */
+  eventRetention: EventRetention;
   /** Runs the DAGs on their `schedule`; lists the ticks missed while the server was down. Its nextRun and missedRuns are complete once `cron.ready()` settles. */
   cron: CronScheduler;
   /** How step processes start: posix_spawn (the addon) or child_process (the fallback). */
@@ -42,6 +44,8 @@ export interface EngineHandle {
 
 export interface Troupe extends EngineHandle {
   server: RunningServer;
+  /** The event streams' subscriptions (`GET /events`): how many, events sent, clients dropped. */
+  eventHub: EventHub;
   /** Where requests with `remoteNode` go; `replace` takes a reloaded list. */
   remoteNodes: RemoteNodes;
   /** Who may call the API: users, API keys, sessions (docs/auth.md); the one in force, after a reload too. */
@@ -138,7 +142,7 @@ async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock): Pro
     await runs.close();
     lock.release();
   })());
-  return { engine, catalog, runs, dags, logs, retention, cron, spawnMethod: spawnMode, close };
+  return { engine, catalog, runs, dags, logs, retention, eventRetention, cron, spawnMethod: spawnMode, close };
 }
 
 /** The whole service: engine, scheduler and API server in this process (`troupe start-all`). */
@@ -181,6 +185,7 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
   return {
     ...handle,
     server,
+    eventHub,
     remoteNodes,
     // Requests read deps.auth and deps.oidc as they come: a reload takes effect at the next one.
     get auth() {

@@ -1,0 +1,176 @@
+// GET /events: the event log as Server-Sent Events, on the real server over HTTP, both carriers.
+import { describe, test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { describeOnCarriers, startTestServer, type TestServer } from './helpers.ts';
+import { SseClient, type SseMessage } from './support/sse-client.ts';
+
+const TWO = 'steps:\n  - name: a\n    command: echo a\n  - name: b\n    command: "false"\n    depends: [a]\n';
+const ONE = 'steps:\n  - name: only\n    command: echo one\n';
+
+const ended = (dagRunId: string) => (messages: SseMessage[]) => messages.some((message) => /^run\.(succeeded|failed|aborted|partially_succeeded)$/.test(message.event) && JSON.parse(message.data).dagRunId === dagRunId);
+const typesOf = (messages: SseMessage[]) => messages.filter((message) => message.event !== 'message').map((message) => {
+  const event = JSON.parse(message.data);
+  return event.stepName ? `${event.type}:${event.stepName}` : event.type;
+});
+
+describeOnCarriers('the event stream', (server) => {
+  const open = (query = '', headers: Record<string, string> = {}) => SseClient.open(`${server.base}/events${query}`, headers);
+  const start = async (name: string, dagRunId?: string) => {
+    const started = await server.call('POST', `/dags/${name}/start`, dagRunId ? { dagRunId } : {});
+    assert.equal(started.status, 200, started.text);
+    return started.body.dagRunId as string;
+  };
+
+  test('every transition of a run, numbered in order, told once its state is stored', async () => {
+    await server.writeDag('ev-two', TWO);
+    const stream = await open('?dagName=ev-two');
+    after(() => stream.close());
+    assert.equal(stream.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+    const dagRunId = await start('ev-two');
+    const messages = await stream.until(ended(dagRunId));
+    assert.equal(messages[0].retry! > 0, true, 'the first message tells the browser how soon to reconnect');
+    const events = messages.slice(1);
+    assert.deepEqual(typesOf(events), ['run.running', 'step.running:a', 'step.succeeded:a', 'step.running:b', 'step.failed:b', 'run.failed']);
+    for (const [index, message] of events.entries()) {
+      const event = JSON.parse(message.data);
+      assert.equal(message.id, String(event.seq), 'id: is the event number');
+      assert.equal(event.dagRunId, dagRunId);
+      if (index > 0) assert.ok(event.seq > JSON.parse(events[index - 1].data).seq, 'numbers only grow');
+    }
+    // The run's end was stored before it was told.
+    const run = await server.call('GET', `/dag-runs/ev-two/${dagRunId}`);
+    assert.equal(run.body.dagRun.status, 2);
+  });
+
+  test('filters: DAG names, one run, types and kinds', async () => {
+    await server.writeDag('ev-f1', ONE);
+    await server.writeDag('ev-f2', ONE);
+    await server.writeDag('ev-f3', ONE);
+    const byNames = await open('?dagName=ev-f1,ev-f2');
+    const byRun = await open('?dagRunId=ev-chosen-run');
+    const byTypes = await open('?dagName=ev-f1,ev-f2,ev-f3&types=run.*,step.succeeded');
+    after(() => { byNames.close(); byRun.close(); byTypes.close(); });
+    const first = await start('ev-f1');
+    const chosen = await start('ev-f2', 'ev-chosen-run');
+    const third = await start('ev-f3');
+    await byNames.until((messages) => ended(first)(messages) && ended(chosen)(messages));
+    await byRun.until(ended(chosen));
+    await byTypes.until((messages) => [first, chosen, third].every((id) => ended(id)(messages)));
+    assert.deepEqual(new Set(byNames.events().map((event) => event.name)), new Set(['ev-f1', 'ev-f2']));
+    assert.ok(byRun.events().every((event) => event.dagRunId === 'ev-chosen-run'));
+    assert.deepEqual(typesOf(byRun.messages), ['run.running', 'step.running:only', 'step.succeeded:only', 'run.succeeded']);
+    for (const id of [first, chosen, third]) {
+      assert.deepEqual(byTypes.events().filter((event) => event.dagRunId === id).map((event) => event.type), ['run.running', 'step.succeeded', 'run.succeeded']);
+    }
+  });
+
+  test('a client resumes after the last event it saw: Last-Event-ID, or since; no gap, no repeat', async () => {
+    await server.writeDag('ev-resume', TWO);
+    const first = await open('?dagName=ev-resume');
+    after(() => first.close());
+    const dagRunId = await start('ev-resume');
+    const all = (await first.until(ended(dagRunId))).slice(1);
+    const cut = all[1].id!;
+    const byHeader = await open('?dagName=ev-resume', { 'last-event-id': cut });
+    const byQuery = await open(`?dagName=ev-resume&since=${cut}`);
+    // A browser reconnects with the URL it opened: the header it adds is where it stopped.
+    const both = await open(`?dagName=ev-resume&since=0`, { 'last-event-id': cut });
+    after(() => { byHeader.close(); byQuery.close(); both.close(); });
+    for (const stream of [byHeader, byQuery, both]) {
+      const resumed = (await stream.until(ended(dagRunId))).slice(1);
+      assert.deepEqual(resumed.map((message) => message.id), all.slice(2).map((message) => message.id));
+    }
+  });
+
+  test('what cannot be followed is refused with the error document', async () => {
+    for (const query of ['?types=run.bogus', '?since=-1', '?since=abc', '?dagName=../x', '?dagName=a,,b', '?dagRunId=%20bad%20id%20']) {
+      const stream = await open(query);
+      assert.equal(stream.status, 400, query);
+      assert.equal(JSON.parse(stream.errorBody!).code, 'bad_request', query);
+    }
+    const badHeader = await open('', { 'last-event-id': 'x1' });
+    assert.equal(badHeader.status, 400);
+  });
+});
+
+describe('the event stream past what is kept', () => {
+  let server: TestServer;
+  after(() => server?.close());
+
+  test('a resume point older than the kept events gets one reset, then the kept events, then the live ones', async () => {
+    server = await startTestServer('uws', { eventMaxCount: 2 });
+    await server.writeDag('ev-kept', ONE);
+    const done = await server.startAndWait('ev-kept');
+    await server.troupe.eventRetention.sweep();
+    const stream = await SseClient.open(`${server.base}/events?since=0`);
+    after(() => stream.close());
+    const messages = await stream.until((list) => list.length >= 4);
+    assert.equal(messages[1].event, 'reset');
+    const reset = JSON.parse(messages[1].data);
+    assert.equal(reset.oldestSeq, 3, 'two of four kept');
+    assert.equal(reset.head, 4);
+    assert.equal(messages[1].id, '2', 'a reconnect resumes where the kept events begin');
+    assert.deepEqual(messages.slice(2).map((message) => message.event), ['step.succeeded', 'run.succeeded']);
+    assert.equal(JSON.parse(messages[3].data).dagRunId, done.dagRunId);
+    const next = await server.call('POST', '/dags/ev-kept/start', {});
+    await stream.until(ended(next.body.dagRunId));
+    assert.equal(stream.messages.filter((message) => message.event === 'reset').length, 1);
+    // A resume point past anything the server numbered (another server's) is a reset too.
+    const future = await SseClient.open(`${server.base}/events?since=999999`);
+    after(() => future.close());
+    const [, first] = await future.until((list) => list.length >= 2);
+    assert.equal(first.event, 'reset');
+  });
+});
+
+describe('event stream heartbeats and slow clients', () => {
+  let server: TestServer;
+  after(() => server?.close());
+
+  test('an idle stream gets comment lines', async () => {
+    server = await startTestServer('uws', { eventHeartbeatMs: 100, eventBacklogBytes: 4096 });
+    const idle = await SseClient.open(`${server.base}/events?dagName=ev-never`);
+    after(() => idle.close());
+    const deadline = Date.now() + 10_000;
+    while (idle.comments < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(idle.comments >= 2, `comments: ${idle.comments}`);
+  });
+
+  test('a client that stops reading is dropped with a message saying why; the others and the API go on', async () => {
+    // Long step names make large events: the connection's buffers fill with a few runs.
+    const name = (index: number) => `s${index}_${'x'.repeat(9000)}`;
+    const steps = Array.from({ length: 60 }, (_, index) => `  - name: ${name(index)}\n    command: "true"\n`).join('');
+    await server.writeDag('ev-wide', `maxActiveSteps: 8\nsteps:\n${steps}`);
+    const reader = await SseClient.open(`${server.base}/events?dagName=ev-wide`);
+    after(() => reader.close());
+    const url = new URL(`${server.base}/events?dagName=ev-wide`);
+    const stalled = connect(Number(url.port), url.hostname);
+    let received = '';
+    let closed = false;
+    stalled.on('data', (chunk) => { received += chunk.toString(); });
+    stalled.on('close', () => { closed = true; });
+    stalled.on('error', () => undefined);
+    stalled.write(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`);
+    await new Promise((resolve) => stalled.once('data', resolve));
+    stalled.pause();
+    const runs: string[] = [];
+    for (let round = 0; round < 12 && server.troupe.eventHub.counts.dropped === 0; round++) {
+      runs.push((await server.startAndWait('ev-wide')).dagRunId);
+      assert.equal((await server.call('GET', '/health')).status, 200);
+    }
+    await reader.until((messages) => runs.every((id) => ended(id)(messages)), 60_000);
+    assert.equal(reader.events().filter((event) => event.type === 'step.succeeded').length, runs.length * 60, 'the reading client got every event');
+    assert.equal(server.troupe.eventHub.counts.dropped, 1, 'the stalled client was dropped');
+    // Read at once: uWS closes a connection that takes nothing for 10 s, whatever it still holds.
+    stalled.resume();
+    const deadline = Date.now() + 15_000;
+    while (!closed && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(closed, 'the stalled client was disconnected');
+    const dropped = /event: dropped\r?\ndata: (.*)\r?\n/.exec(received.replace(/\r\n[0-9a-f]+\r\n/g, ''));
+    assert.ok(dropped, 'its last message says why');
+    const why = JSON.parse(dropped[1]);
+    assert.match(why.reason, /fell more than 4096 bytes behind/);
+    assert.ok(why.lastSeq > 0);
+  });
+});
