@@ -11,3 +11,4 @@ export * from './masking.ts';
 export * from './manual-clock.ts';
 export * from './remote-node.ts';
 export * from './users.ts';
+export * from './idempotency.ts';

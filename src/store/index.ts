@@ -6,3 +6,4 @@ export { LmdbQueueStore } from './lmdb-queue-store.ts';
 export { CronStateFile } from './cron-state-file.ts';
 export { LmdbUserStore } from './lmdb-user-store.ts';
 export { isStorageFull, storageError } from './storage-full.ts';
+export { LmdbIdempotencyStore } from './lmdb-idempotency-store.ts';
