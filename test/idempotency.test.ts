@@ -179,6 +179,34 @@ describe('idempotent answers over time', () => {
     }
   });
 
+  test('a server-side failure (5xx) is not kept: the key acts again', { timeout: 60_000 }, async (t) => {
+    const home = await mkdtemp(join(tmpdir(), 'troupe-idem-home-'));
+    const gate = join(home, 'gate');
+    // Without idempotency both wait at the gate until the timeout: it opens then, so the server can stop.
+    t.after(() => writeFile(gate, '').catch(() => undefined));
+    const first = await startTestServer('uws', { home });
+    let second: TestServer | undefined;
+    try {
+      await first.writeDag('idem-fail', `params:\n  - GATE: "\`while [ ! -e ${gate} ]; do sleep 0.02; done; echo open\`"\n${QUICK}`);
+      // One of the two is held at the gate (the other is 409) while the server starts to stop: the
+      // start is then refused with the documented 500.
+      const sent = [0, 1].map(() => submit(first, '/dags/idem-fail/start', 'k-fail', {}));
+      assert.equal((await Promise.race(sent)).status, 409);
+      await first.troupe.engine.drain(0);
+      await writeFile(gate, '');
+      const statuses = (await Promise.all(sent)).map((answer) => [answer.status, answer.body.code]).sort();
+      assert.deepEqual(statuses, [[409, 'idempotency_in_progress'], [500, 'internal_error']]);
+      await first.troupe.close();
+      second = await startTestServer('uws', { home });
+      const again = await submit(second, '/dags/idem-fail/start', 'k-fail', {});
+      assert.equal(again.status, 200, again.text);
+      assert.deepEqual(await runIds(second, 'idem-fail'), [again.body.dagRunId]);
+    } finally {
+      await (second ?? first).close();
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+
   test('a key used again after 24 hours acts again', async () => {
     const clock = new ManualClock(Date.now());
     const server = await startTestServer('uws', { clock });

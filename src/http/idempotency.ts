@@ -31,15 +31,16 @@ export function idempotent(method: string, pattern: string, handler: Handler): H
     let inFlight = answering.get(store);
     if (!inFlight) answering.set(store, inFlight = new Map());
     const id = `${scope}\u0000${key}`;
-    const first = inFlight.get(id);
-    if (first !== undefined) {
-      if (first !== fingerprint) throw mismatch();
-      throw new AppError('idempotency_in_progress', `the first request with this ${IDEMPOTENCY_HEADER} is still being answered; repeat it once it has been`);
-    }
+    // An answer whose write is still committing is repeated already: the store returns it from the put on.
     const stored = store.get(scope, key, deps.clock.now() - IDEMPOTENCY_WINDOW_MS);
     if (stored) {
       if (stored.fingerprint !== fingerprint) throw mismatch();
       return { status: stored.status, ...(stored.body !== undefined ? { body: stored.body } : {}) };
+    }
+    const first = inFlight.get(id);
+    if (first !== undefined) {
+      if (first !== fingerprint) throw mismatch();
+      throw new AppError('idempotency_in_progress', `the first request with this ${IDEMPOTENCY_HEADER} is still being answered; repeat it once it has been`);
     }
     inFlight.set(id, fingerprint);
     try {
@@ -101,7 +102,11 @@ function keptBody(response: HttpResponse): { body?: unknown } | undefined {
   if (typeof body === 'string') return undefined;
   if (Buffer.isBuffer(body)) {
     if (!response.headers?.['content-type']?.startsWith('application/json')) return undefined;
-    return { body: JSON.parse(body.toString('utf8')) };
+    try {
+      return { body: JSON.parse(body.toString('utf8')) };
+    } catch {
+      return undefined;
+    }
   }
   return { body };
 }
