@@ -11,7 +11,7 @@ import { log, logRuns, setLogLevel } from './logging/index.ts';
 import { EventHub, RemoteNodes, loadTls, startServer, type ApiDeps, type RunningServer } from './http/index.ts';
 import { ResourceHistory, TroupeMetrics, engineSources } from './ops/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
-import { CronStateFile, DagFiles, EventRetention, LmdbQueueStore, LmdbRunStore, LmdbUserStore, LogFiles, RunHistory } from './store/index.ts';
+import { CronStateFile, DagFiles, EventRetention, LmdbIdempotencyStore, LmdbQueueStore, LmdbRunStore, LmdbUserStore, LogFiles, RunHistory } from './store/index.ts';
 import { Auth, openOidcSignIn, type AuthSettings, type OidcSettings } from './auth/index.ts';
 import { completeAuth, completeSettings, homePaths, type QueueConfig, type Settings, type SettingsInput, type TlsConfig } from './config/index.ts';
 
@@ -170,13 +170,17 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
   let deps: ApiDeps & { auth: Auth };
   // Users and keys live beside the runs, in the same LMDB environment.
   const users = new LmdbUserStore(handle.runs.environment, config.dataDir);
+  // So are the answers of idempotent submits; closed before the environment is.
+  const idempotency = new LmdbIdempotencyStore(handle.runs.environment, config.dataDir, config.clock);
+  idempotency.start();
   try {
     const auth = await Auth.open(config.auth, users, config.clock);
     deps = { engine: handle.engine, catalog: handle.catalog, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, retention: handle.retention, version, startedAtMs,
-      clock: config.clock, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc: openOidcSignIn(config.oidc, auth), eventHub };
+      clock: config.clock, idempotency, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc: openOidcSignIn(config.oidc, auth), eventHub };
     server = await startServer(deps, { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs, tls });
   } catch (error) {
     closeOps();
+    await idempotency.close();
     await handle.close();
     throw error;
   }
@@ -205,6 +209,7 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
       await handle.engine.drain(config.shutdownGraceMs);
       await server.close();
       closeOps();
+      await idempotency.close();
       await handle.close();
     })()),
   };

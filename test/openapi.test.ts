@@ -71,11 +71,16 @@ describe('the OpenAPI document', () => {
       const remoteNode = takesRemoteNode(route.pattern) ? ['remoteNode'] : [];
       assert.deepEqual(operation.parameters?.filter((p: any) => p.in === 'query').map((p: any) => p.name) ?? [], [...route.doc!.query?.map((q) => q.name) ?? [], ...remoteNode]);
       assert.equal(operation.requestBody !== undefined, route.doc!.body !== undefined);
+      const headers = operation.parameters?.filter((p: any) => p.in === 'header').map((p: any) => p.name) ?? [];
+      assert.deepEqual(headers, route.idempotent ? ['Idempotency-Key'] : [], `${route.method} ${route.pattern} header parameters`);
       const statuses = Object.keys(operation.responses).map(Number);
       // A redirect is the success of a route that redirects (the OIDC login).
       assert.ok(statuses.some((status) => status >= 200 && status < 400), `${route.method} ${route.pattern} has a success response`);
       assert.ok(statuses.includes(500), `${route.method} ${route.pattern} lists 500`);
     }
+    assert.deepEqual(routes.filter((route) => route.idempotent).map((route) => `${route.method} ${route.pattern}`).sort(), [
+      'POST /dag-runs', 'POST /dag-runs/enqueue', 'POST /dags/:fileName/enqueue', 'POST /dags/:fileName/start',
+    ], 'the submits that honour Idempotency-Key');
     const documented = Object.values<any>(served.paths).flatMap((item) => Object.keys(item).filter((key) => METHODS.includes(key)));
     assert.equal(documented.length, routes.length, 'the document has no operation the router lacks');
   });

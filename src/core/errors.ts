@@ -22,7 +22,11 @@ export type ErrorCode =
   /** Not of the specification: a request body that is not JSON (415): a form or text a browser may send from another site. */
   | 'unsupported_media_type'
   /** Not of the specification: a write the home's file system has no room for (507); `message` says which. */
-  | 'insufficient_storage';
+  | 'insufficient_storage'
+  /** Not of the specification: an Idempotency-Key used again with another route or body (422). */
+  | 'idempotency_mismatch'
+  /** Not of the specification: an Idempotency-Key used again while its first request is being answered (409). */
+  | 'idempotency_in_progress';
 
 export class AppError extends Error {
   override readonly name = 'AppError';

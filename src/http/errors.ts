@@ -24,6 +24,8 @@ const statusOf: Record<ErrorCode, number> = {
   too_many_requests: 429,
   unsupported_media_type: 415,
   insufficient_storage: 507,
+  idempotency_mismatch: 422,
+  idempotency_in_progress: 409,
 };
 
 /** Both challenges: a client may answer either with Basic credentials or with a Bearer token or key. */

@@ -2,9 +2,10 @@
 // parameters), its RouteDoc (query parameters, body, success responses, error codes) and the TypeBox
 // schemas those name. Nothing in it is written by hand, so it cannot say other than what is served.
 import type { TSchema } from 'typebox';
-import type { ErrorCode } from '../core/index.ts';
+import { IDEMPOTENCY_KEY_MAX_LENGTH, type ErrorCode } from '../core/index.ts';
 import { SAFE_METHODS } from './cross-site.ts';
 import { statusOfCode } from './errors.ts';
+import { IDEMPOTENCY_HEADER } from './idempotency.ts';
 import { takesRemoteNode } from './remote-nodes.ts';
 import { allComponents, ErrorDocument, ref } from './response-schemas.ts';
 import { PATH_PARAMETERS, type RouteDoc } from './route-doc.ts';
@@ -49,6 +50,8 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
   too_many_requests: 'too many failed sign-ins for the username or from the address; Retry-After says when to try again',
   unsupported_media_type: 'a request signed in by the session cookie has a Content-Type other than JSON (application/json or */*+json)',
   insufficient_storage: 'the file system the write goes to is full (the message names it); nothing was changed, and the same request succeeds once space is freed',
+  idempotency_mismatch: 'the Idempotency-Key was used, within a day, by the same caller with another route, DAG or body',
+  idempotency_in_progress: 'the first request with this Idempotency-Key is still being answered; repeat it once it has been',
 };
 
 /**
@@ -69,6 +72,7 @@ function commonErrors(entry: RouteEntry, doc: RouteDoc): ErrorCode[] {
   if (doc.body) codes.push('payload_too_large');
   // An unknown node is 400; a node that fails, 502 (remote-nodes.ts).
   if (takesRemoteNode(entry.pattern)) codes.push('remote_node_error', 'bad_gateway');
+  if (entry.idempotent) codes.push('idempotency_mismatch', 'idempotency_in_progress');
   return codes;
 }
 
@@ -112,7 +116,7 @@ function operation(Type: TypeBuilder, entry: RouteEntry, doc: RouteDoc, shared: 
   const pathParameters = [...entry.pattern.matchAll(/:([A-Za-z]+)/g)].map(([, name]) => ({
     name, in: 'path', required: true, description: PATH_PARAMETERS[name] ?? name, schema: Type.String({ minLength: 1 }),
   }));
-  const queryParameters = (doc.query ?? []).map((param) => ({
+  const queryParameters: Json[] = (doc.query ?? []).map((param) => ({
     name: param.name, in: 'query', required: param.required === true, description: param.description, schema: param.schema(Type),
   }));
   if (takesRemoteNode(entry.pattern)) {
@@ -121,6 +125,13 @@ function operation(Type: TypeBuilder, entry: RouteEntry, doc: RouteDoc, shared: 
       description: 'A node of config.yaml `remoteNodes` that answers the request instead (its answer is returned as it is); `local` or empty: this server',
     });
   }
+  const headerParameters = entry.idempotent ? [{
+    name: IDEMPOTENCY_HEADER, in: 'header', required: false, schema: Type.String({ minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH }),
+    description: 'Makes the request act once: a repeat by the same caller with the same key, route and body within 24 hours ' +
+      'starts nothing and gets the first answer again (its status and body); with another route or body it is 422 ' +
+      '`idempotency_mismatch`, while the first is being answered 409 `idempotency_in_progress`. 1 to 255 printable ASCII ' +
+      'characters; anything else is 400.',
+  }] : [];
   const responses: Json = {};
   for (const [status, response] of Object.entries(doc.responses)) {
     const content = response.body
@@ -137,7 +148,7 @@ function operation(Type: TypeBuilder, entry: RouteEntry, doc: RouteDoc, shared: 
     ...(doc.description ? { description: doc.description } : {}),
     tags: [doc.tag],
     ...(entry.public ? { security: [] } : { security: [{ basicAuth: [] }, { bearerAuth: [] }] }),
-    ...(pathParameters.length + queryParameters.length > 0 ? { parameters: [...pathParameters, ...queryParameters] } : {}),
+    ...(pathParameters.length + queryParameters.length + headerParameters.length > 0 ? { parameters: [...pathParameters, ...queryParameters, ...headerParameters] } : {}),
     ...(body ? {
       requestBody: {
         // A body with no required field may be left out: it reads as `{}`.

@@ -2,6 +2,7 @@
 import { AppError } from '../core/index.ts';
 import type { Permission } from '../auth/index.ts';
 import type { RouteDoc } from './route-doc.ts';
+import { idempotent } from './idempotency.ts';
 import type { Handler } from './types.ts';
 
 export interface RouteOptions {
@@ -25,6 +26,11 @@ export interface RouteOptions {
    * a browser's EventSource cannot send headers. It is never logged.
    */
   tokenInQuery?: boolean;
+  /**
+   * Honours the Idempotency-Key header (idempotency.ts): a submit that starts something acts once
+   * per caller and key.
+   */
+  idempotent?: boolean;
 }
 
 interface Route extends RouteOptions {
@@ -45,6 +51,7 @@ export interface RouteEntry {
   /** As declared: undefined when the route declares none. */
   permission?: Permission;
   writes: boolean;
+  idempotent: boolean;
   doc?: RouteDoc;
 }
 
@@ -66,7 +73,9 @@ export class Router {
    * without one fails test/openapi.test.ts.
    */
   add(method: string, pattern: string, handler: Handler, options: RouteOptions | (RouteOptions & RouteDoc) = {}): this {
-    const route: Route = { method, pattern, segments: pattern.split('/').filter(Boolean), handler };
+    const served = options.idempotent ? idempotent(method, pattern, handler) : handler;
+    const route: Route = { method, pattern, segments: pattern.split('/').filter(Boolean), handler: served };
+    if (options.idempotent) route.idempotent = true;
     if (options.public) route.public = true;
     if (options.permission) route.permission = options.permission;
     if (options.writes) route.writes = true;
@@ -78,7 +87,7 @@ export class Router {
 
   entries(): RouteEntry[] {
     return this.routes.map((route) => ({
-      method: route.method, pattern: route.pattern, public: route.public === true, writes: route.writes === true,
+      method: route.method, pattern: route.pattern, public: route.public === true, writes: route.writes === true, idempotent: route.idempotent === true,
       ...(route.permission ? { permission: route.permission } : {}), ...(route.doc ? { doc: route.doc } : {}),
     }));
   }

@@ -1,5 +1,5 @@
 // The small request/response interface every handler is written against, whichever server carries it.
-import type { Clock, DagStore, LogStore, RunStore } from '../core/index.ts';
+import type { Clock, DagStore, IdempotencyStore, LogStore, RunStore } from '../core/index.ts';
 import type { Definitions } from '../catalog/index.ts';
 import type { Engine } from '../engine/index.ts';
 import type { CronScheduler, RetentionSweeper } from '../scheduler/index.ts';
@@ -83,8 +83,10 @@ export interface ApiDeps {
   retention: Pick<RetentionSweeper, 'cleanup'>;
   /** Runs DAGs on their schedules: each DAG's next run and missed ticks; told of changes made through the API. */
   cron: CronScheduler;
-  /** The time DAGs' next runs are computed from. */
+  /** The time DAGs' next runs are computed from, and idempotent answers are stamped with. */
   clock: Clock;
+  /** The answers of idempotent submits (Idempotency-Key), kept for a day per caller. */
+  idempotency: IdempotencyStore;
   /** `GET /metrics`; every request's duration is observed into it. */
   metrics: TroupeMetrics;
   /** `GET /services/resources/history`. */

@@ -7,3 +7,4 @@ export { CronStateFile } from './cron-state-file.ts';
 export { LmdbUserStore } from './lmdb-user-store.ts';
 export { isStorageFull, storageError } from './storage-full.ts';
 export { EventRetention } from './event-retention.ts';
+export { LmdbIdempotencyStore } from './lmdb-idempotency-store.ts';

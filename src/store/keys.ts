@@ -40,4 +40,9 @@ export const keys = {
   apiKey: (id: string) => [id],
   apiKeyHash: (keyHash: string) => [keyHash],
   authSecret: (name: string) => ['secret', name],
+  /** An idempotent submit's answer: by the caller's scope, then the key the client gave. */
+  idempotentAnswer: (scope: string, key: string) => [scope, key],
+  idempotentByTime: (storedAtMs: number, scope: string, key: string) => [storedAtMs, scope, key],
+  /** Answers stored before `beforeMs`, oldest first. */
+  idempotentStoredBefore: (beforeMs: number) => ({ start: [0], end: [beforeMs] }),
 };

@@ -173,7 +173,7 @@ function getRunSpec(request: HttpRequest, deps: ApiDeps) {
 export function dagRunRoutes(router: Router): void {
   const empty200 = { 200: { description: 'Done; no body' } };
   router
-    .add('POST', '/dags/:fileName/start', startDag, { permission: 'run',
+    .add('POST', '/dags/:fileName/start', startDag, { permission: 'run', idempotent: true,
       operationId: 'executeDAG', summary: 'Start a run of a stored DAG', tag: 'dag-runs',
       body: StartBody,
       responses: { 200: { description: 'Started', body: DagRunIdResponse } },
@@ -185,7 +185,7 @@ export function dagRunRoutes(router: Router): void {
       responses: { 200: { description: 'The runs', body: RunListResponse } },
       errors: ['bad_request'],
     })
-    .add('POST', '/dag-runs', startInline, { permission: 'write',
+    .add('POST', '/dag-runs', startInline, { permission: 'write', idempotent: true,
       operationId: 'executeDAGRunFromSpec', summary: 'Run an inline spec', tag: 'dag-runs',
       body: InlineRunBody,
       responses: { 200: { description: 'Started', body: DagRunIdResponse } },

@@ -41,14 +41,14 @@ async function setQueueLimit(request: HttpRequest, deps: ApiDeps) {
 
 export function queueRoutes(router: Router): void {
   router
-    .add('POST', '/dags/:fileName/enqueue', enqueueDag, { permission: 'run',
+    .add('POST', '/dags/:fileName/enqueue', enqueueDag, { permission: 'run', idempotent: true,
       operationId: 'enqueueDAGDAGRun', summary: 'Queue a run of a stored DAG', tag: 'queues',
       description: 'The run waits in the request\'s queue, else the DAG\'s `queue`, else the DAG\'s own queue.',
       body: EnqueueBody,
       responses: { 200: { description: 'Queued', body: DagRunIdResponse } },
       errors: ['bad_request', 'not_found', 'max_run_reached', 'already_exists', 'insufficient_storage'],
     })
-    .add('POST', '/dag-runs/enqueue', enqueueInline, { permission: 'write',
+    .add('POST', '/dag-runs/enqueue', enqueueInline, { permission: 'write', idempotent: true,
       operationId: 'enqueueDAGRunFromSpec', summary: 'Queue a run of an inline spec', tag: 'queues',
       body: InlineEnqueueBody,
       responses: { 200: { description: 'Queued', body: DagRunIdResponse } },
