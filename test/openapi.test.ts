@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { apiRouter, buildOpenApiDocument, openApiPath, takesRemoteNode } from '../src/http/index.ts';
 import { HELLO, startTestServer, type TestServer } from './helpers.ts';
-import { assertDocumented, checkedFetch, checkedResponses, OpenApiChecker, openApiChecker } from './openapi-check.ts';
+import { assertDocumented, assertDocumentedAt, checkedFetch, checkedResponses, OpenApiChecker, openApiChecker } from './openapi-check.ts';
 import { browse, CookieJar, documented, freePort, signInAtProvider, startTestProvider } from './support/oidc-provider.ts';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
@@ -239,6 +239,13 @@ describe('every operation answers as the document says', () => {
     assert.match(metrics.text, /troupe_info/);
     assert.ok(Array.isArray((await call('GET', '/services/resources/history?duration=30m')).body.cpu));
     assert.equal((await call('GET', '/services/resources/history?duration=soon')).status, 400);
+    // A stream never ends by itself: its first chunk is what is checked.
+    const abort = new AbortController();
+    const stream = await fetch(`${server.base}/events?since=0`, { signal: abort.signal });
+    const first = await stream.body!.getReader().read();
+    abort.abort();
+    await assertDocumentedAt('GET', `${server.base}/events`, { status: stream.status, contentType: stream.headers.get('content-type'), text: Buffer.from(first.value!).toString() });
+    assert.equal((await call('GET', '/events?types=nothing')).status, 400);
   });
 
   test('accounts: users, sign-in, the caller, API keys (authentication off: everything is served)', async () => {
