@@ -103,12 +103,13 @@ export class Engine {
     return this.scheduler.view.activeRuns();
   }
 
-  async startDag(fileName: string, options: StartOptions): Promise<{ dagRunId: string }> {
+  /** Starts a run of a stored DAG; gives back its id and the name it runs under (`dagName`, or the DAG's). */
+  async startDag(fileName: string, options: StartOptions): Promise<{ dagRunId: string; name: string }> {
     const { dag, text } = await this.definitions.runnable(fileName);
     return this.starter.launch(dag, text, options, 'start', fileName);
   }
 
-  async startInline(options: InlineOptions): Promise<{ dagRunId: string }> {
+  async startInline(options: InlineOptions): Promise<{ dagRunId: string; name: string }> {
     const dag = await this.definitions.runnableInline(options.spec, options.name);
     return this.starter.launch(dag, options.spec, { ...options, dagName: undefined }, 'inline');
   }

@@ -12,6 +12,7 @@ import { authRoutes } from './routes/auth.ts';
 import { dagRunRoutes } from './routes/dag-runs.ts';
 import { dagRoutes } from './routes/dags.ts';
 import { eventRoutes } from './routes/events.ts';
+import { startSyncRoutes } from './routes/start-sync.ts';
 import { logRoutes } from './routes/logs.ts';
 import { openApiRoutes } from './routes/openapi.ts';
 import { oidcRoutes } from './routes/oidc.ts';
@@ -32,6 +33,7 @@ export function apiRouter(): Router {
   dagRunRoutes(router);
   logRoutes(router);
   eventRoutes(router);
+  startSyncRoutes(router);
   queueRoutes(router);
   opsRoutes(router);
   openApiRoutes(router);

@@ -39,6 +39,15 @@ export const StartBody = bodySchema((Type) => Type.Object({
   dagName: Type.Optional(Type.String(NAME)),
   singleton: Type.Optional(Type.Boolean()),
 }));
+/** The longest a start-sync request waits, in seconds: a day. */
+export const MAX_SYNC_TIMEOUT_SEC = 86_400;
+export const StartSyncBody = bodySchema((Type) => Type.Object({
+  params: Type.Optional(Type.String(LONG)),
+  dagRunId: Type.Optional(Type.String(RUN_ID)),
+  dagName: Type.Optional(Type.String(NAME)),
+  singleton: Type.Optional(Type.Boolean()),
+  timeout: Type.Integer({ minimum: 1, maximum: MAX_SYNC_TIMEOUT_SEC, description: 'How many seconds to wait for the run to end (1 to 86400); the run goes on after it' }),
+}));
 export const EnqueueBody = bodySchema((Type) => Type.Object({
   params: Type.Optional(Type.String(LONG)),
   dagRunId: Type.Optional(Type.String(RUN_ID)),

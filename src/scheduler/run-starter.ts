@@ -70,12 +70,14 @@ export class RunStarter {
     return admission.slot;
   }
 
-  async launch(dag: Dag, specText: string, options: StartOptions, kind: 'start' | 'inline', fileName?: string): Promise<{ dagRunId: string }> {
+  /** Starts a run; gives back its id and the DAG name it runs under. */
+  async launch(dag: Dag, specText: string, options: StartOptions, kind: 'start' | 'inline', fileName?: string): Promise<{ dagRunId: string; name: string }> {
     const { name, dagRunId } = this.identity(dag, options);
     const requested = paramsFromRequest(options.params ?? '');
     const slot = this.admit({ kind, name, dagRunId, queue: dag.queue ?? name, maxActiveRuns: dag.maxActiveRuns, singleton: options.singleton === true });
     // Admitted first: a refused start runs none of the definition's commands.
-    return this.startAttempt({ dag, name, dagRunId, specText, fileName, slot, params: startingParams(dag.params, requested) });
+    await this.startAttempt({ dag, name, dagRunId, specText, fileName, slot, params: startingParams(dag.params, requested) });
+    return { dagRunId, name };
   }
 
   /**

@@ -2,6 +2,7 @@
 // out once per turn of the event loop. Each event's frame is made once per transport, not once per
 // client: a hundred clients following everything cost a hundred writes of the same string.
 import type { EngineEvent, EventLog } from '../../core/index.ts';
+import { RunEnds } from './run-ends.ts';
 import { Subscription, type SubscriptionOptions } from './subscription.ts';
 
 /** What the metrics read. */
@@ -25,8 +26,12 @@ export class EventHub {
   private stopListening: (() => void) | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   readonly counts: EventStreamCounts = { subscribers: 0, sent: 0, dropped: 0 };
+  /** Requests waiting for runs to end (start-sync). */
+  readonly runEnds: RunEnds;
 
-  constructor(readonly log: EventLog, private readonly limits: EventStreamLimits) {}
+  constructor(readonly log: EventLog, private readonly limits: EventStreamLimits) {
+    this.runEnds = new RunEnds(log);
+  }
 
   /**
    * A client's subscription; it takes live events once it has caught up. `heartbeat`: what it

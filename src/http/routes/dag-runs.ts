@@ -17,13 +17,15 @@ const MAX_RUNS_PER_PAGE = 500;
 
 async function startDag(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(StartBody, request.body);
-  return json(await deps.engine.startDag(request.params.fileName, body));
+  const { dagRunId } = await deps.engine.startDag(request.params.fileName, body);
+  return json({ dagRunId });
 }
 
 async function startInline(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(InlineRunBody, request.body);
   if (body.spec === undefined || body.spec.trim() === '') throw new AppError('bad_request', 'spec is required');
-  return json(await deps.engine.startInline({ ...body, spec: body.spec }));
+  const { dagRunId } = await deps.engine.startInline({ ...body, spec: body.spec });
+  return json({ dagRunId });
 }
 
 const FilterQuery = {
