@@ -174,3 +174,29 @@ describe('event stream heartbeats and slow clients', () => {
     assert.ok(why.lastSeq > 0);
   });
 });
+
+describe('definition and queue changes on the event stream', () => {
+  let server: TestServer;
+  after(() => server?.close());
+
+  test('a DAG created, edited, suspended, resumed, renamed and deleted; a queue limit changed', async () => {
+    server = await startTestServer('node', { queues: [{ name: 'ev-lane', maxConcurrency: 1 }] });
+    const stream = await SseClient.open(`${server.base}/events?types=dag.*,queue.*`);
+    after(() => stream.close());
+    const { call } = server;
+    assert.equal((await call('POST', '/dags', { name: 'ev-life', spec: ONE })).status, 201);
+    assert.equal((await call('PUT', '/dags/ev-life/spec', { spec: TWO })).status, 200);
+    assert.equal((await call('POST', '/dags/ev-life/suspend', { suspend: true })).status, 200);
+    assert.equal((await call('POST', '/dags/ev-life/suspend', { suspend: false })).status, 200);
+    assert.equal((await call('POST', '/dags/ev-life/rename', { newFileName: 'ev-life2' })).status, 200);
+    assert.equal((await call('DELETE', '/dags/ev-life2')).status, 204);
+    assert.equal((await call('PATCH', '/queues/ev-lane', { maxConcurrency: 3 })).status, 200);
+    const messages = await stream.until((list) => list.some((message) => message.event === 'queue.limit_changed'));
+    const told = stream.events().map((event) => [event.type, event.name ?? event.queue, event.newName ?? event.maxConcurrency ?? '']);
+    assert.deepEqual(told, [
+      ['dag.created', 'ev-life', ''], ['dag.updated', 'ev-life', ''], ['dag.suspended', 'ev-life', ''], ['dag.resumed', 'ev-life', ''],
+      ['dag.renamed', 'ev-life', 'ev-life2'], ['dag.deleted', 'ev-life2', ''], ['queue.limit_changed', 'ev-lane', 3],
+    ]);
+    assert.ok(messages.slice(1).every((message, index, list) => index === 0 || Number(message.id) > Number(list[index - 1].id)));
+  });
+});

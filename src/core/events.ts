@@ -140,6 +140,11 @@ function runEvent(record: RunRecord, at: string): RunEventBody {
   };
 }
 
+/** A DAG file's change, as the event log tells it. */
+export function dagEvent(change: DagChange, name: string, newName?: string): DagEventBody {
+  return { type: `dag.${change}`, name, at: new Date().toISOString(), ...(newName !== undefined ? { newName } : {}) };
+}
+
 export function isRunEvent<T extends EventBody>(event: T): event is T & RunEventBody {
   return event.type.startsWith('run.');
 }

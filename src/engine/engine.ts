@@ -147,6 +147,8 @@ export class Engine {
     if (!limits.has(queue)) throw new AppError('not_found', `queue ${queue} is not a custom queue`);
     if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) throw new AppError('bad_request', 'maxConcurrency must be an integer of at least 1');
     this.scheduler.setQueueLimits(new Map(limits).set(queue, maxConcurrency));
+    // The limit lives in the configuration, not the store: its event stands alone.
+    this.deps.runs.appendEvents([{ type: 'queue.limit_changed', queue, maxConcurrency, at: isoTime(this.clock.now()) }]).catch((error: unknown) => log.warn({ error: errorText(error) }, 'the event of a queue limit change could not be stored'));
   }
 
   /** Replaces every custom queue's limit (a reloaded configuration); queues left out become DAG queues. */

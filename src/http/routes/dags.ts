@@ -1,5 +1,5 @@
 // /dags: definitions (list, create, read, edit, validate, rename, delete, suspend, search, tags).
-import { AppError, dagNameProblem, type DagFile, type RunSummaryRow } from '../../core/index.ts';
+import { AppError, dagEvent, dagNameProblem, type DagFile, type RunSummaryRow } from '../../core/index.ts';
 import { minimalSpec, type ParseResult } from '../../definition/index.ts';
 import { dagDetails, dagSummary, emptyRunDetails, emptyRunSummary, localDagsOf, nextRunView, runDetails, runSummary } from '../present.ts';
 import { enumQuery, intQuery, stringQuery } from '../query.ts';
@@ -181,6 +181,7 @@ async function createDag(request: HttpRequest, deps: ApiDeps) {
     if (errors.length > 0) throw new AppError('bad_request', errors.join('; '), { errors });
   }
   await deps.dags.write(body.name, spec, 'create');
+  await deps.runs.appendEvents([dagEvent('created', body.name)]);
   await deps.cron.dagChanged(body.name);
   return json({ name: body.name }, 201);
 }
@@ -221,6 +222,7 @@ async function putSpec(request: HttpRequest, deps: ApiDeps) {
   // Problems are answered with 200 and the file is left as it was (docs/api.md).
   if (errors.length === 0) {
     await deps.dags.write(fileName, body.spec, 'replace');
+    await deps.runs.appendEvents([dagEvent('updated', fileName)]);
     await deps.cron.dagChanged(fileName);
   }
   return json({ errors });
@@ -229,6 +231,7 @@ async function putSpec(request: HttpRequest, deps: ApiDeps) {
 async function deleteDag(request: HttpRequest, deps: ApiDeps) {
   const { fileName } = request.params;
   if (dagNameProblem(fileName) || !(await deps.dags.remove(fileName))) throw new AppError('not_found', `DAG ${fileName} not found`);
+  await deps.runs.appendEvents([dagEvent('deleted', fileName)]);
   await deps.cron.dagChanged(fileName);
   return empty(204);
 }
@@ -250,9 +253,12 @@ async function renameDag(request: HttpRequest, deps: ApiDeps) {
   await requireDag(deps, fileName);
   await deps.dags.rename(fileName, body.newFileName);
   // Run history stays under the old name (as in Dagu since 1.25.0); the flag moves.
+  const renamed = [dagEvent('renamed', fileName, body.newFileName)];
   if (deps.runs.isSuspended(fileName)) {
     await deps.runs.setSuspended(body.newFileName, true);
-    await deps.runs.setSuspended(fileName, false);
+    await deps.runs.setSuspended(fileName, false, renamed);
+  } else {
+    await deps.runs.appendEvents(renamed);
   }
   await deps.cron.dagRenamed(fileName, body.newFileName);
   return empty(200);
@@ -262,7 +268,7 @@ async function suspendDag(request: HttpRequest, deps: ApiDeps) {
   const { fileName } = request.params;
   const body = await parseBody(SuspendBody, request.body);
   await requireDag(deps, fileName);
-  await deps.runs.setSuspended(fileName, body.suspend);
+  await deps.runs.setSuspended(fileName, body.suspend, [dagEvent(body.suspend ? 'suspended' : 'resumed', fileName)]);
   deps.cron.suspendChanged(fileName, body.suspend);
   // A resumed DAG's queued runs may start now.
   if (!body.suspend) deps.engine.queuesChanged();
