@@ -155,8 +155,8 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
   const { handle, lock } = await openHome(config);
   const version = await readVersion();
   const startedAtMs = Date.now();
-  const metrics = new TroupeMetrics(engineSources({ ...handle, version, buildDate: await buildDate(), startedAtMs }));
   const eventHub = new EventHub(handle.runs.events, { heartbeatMs: config.eventHeartbeatMs, backlogBytes: config.eventBacklogBytes });
+  const metrics = new TroupeMetrics(engineSources({ ...handle, version, buildDate: await buildDate(), startedAtMs, eventStreams: () => eventHub.counts }));
   const resources = new ResourceHistory({ dir: config.dataDir, clock: config.resourceClock, timers: config.resourceClock });
   resources.start();
   const stopRunLines = logRuns((listener) => handle.engine.subscribe(listener));

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Router } from '../src/http/router.ts';
 import { opsRoutes } from '../src/http/routes/ops.ts';
-import { checkedFetch, startTestServer, type TestServer } from './helpers.ts';
+import { checkedFetch, startTestServer, waitUntil, type TestServer } from './helpers.ts';
+import { SseClient } from './support/sse-client.ts';
 
 interface Sample {
   name: string;
@@ -227,4 +228,30 @@ test('the node:http carrier serves the metrics the same way', async () => {
   } finally {
     await server.close();
   }
+});
+
+describe('metrics of the event streams', () => {
+  let server: TestServer;
+  before(async () => { server = await startTestServer('node'); });
+  after(() => server.close());
+
+  test('clients following, events sent, the events kept', async () => {
+    await server.writeDag('m-ev', 'steps:\n  - name: a\n    command: echo a\n');
+    const before = await scrape(server);
+    assert.equal(before.types.get('troupe_event_subscribers'), 'gauge');
+    assert.equal(before.types.get('troupe_events_sent_total'), 'counter');
+    assert.equal(before.types.get('troupe_event_subscribers_dropped_total'), 'counter');
+    assert.equal(before.types.get('troupe_event_log_events'), 'gauge');
+    assert.equal(before.value('troupe_event_subscribers'), 0);
+    const stream = await SseClient.open(`${server.base}/events?dagName=m-ev`);
+    const { dagRunId } = await server.startAndWait('m-ev');
+    await stream.until((messages) => messages.some((message) => message.event === 'run.succeeded' && message.data.includes(dagRunId)));
+    const during = await scrape(server);
+    assert.equal(during.value('troupe_event_subscribers'), 1);
+    assert.equal(during.value('troupe_events_sent_total'), 4);
+    assert.equal(during.value('troupe_event_log_events'), 4);
+    assert.equal(during.value('troupe_event_subscribers_dropped_total'), 0);
+    stream.close();
+    assert.ok(await waitUntil(async () => (await scrape(server)).value('troupe_event_subscribers') === 0));
+  });
 });

@@ -78,6 +78,8 @@ export interface EventLog {
   readonly head: number;
   /** Events up to this number were removed by retention: a resume point before it missed some. */
   readonly prunedThrough: number;
+  /** How many events are kept. */
+  readonly size: number;
   /** Up to `limit` committed events after `after`, in order. */
   read(after: number, limit: number): EngineEvent[];
   /** Every event as it commits, in order; the function given back stops it. */

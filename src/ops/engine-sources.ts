@@ -2,7 +2,7 @@
 import { RunStatus, type DagStore, type RunStore } from '../core/index.ts';
 import type { Engine } from '../engine/index.ts';
 import type { CronScheduler } from '../scheduler/index.ts';
-import type { MetricsSources } from './metrics.ts';
+import type { EventCounts, MetricsSources } from './metrics.ts';
 
 export interface EngineParts {
   engine: Engine;
@@ -12,6 +12,8 @@ export interface EngineParts {
   version: string;
   buildDate: string;
   startedAtMs: number;
+  /** The server's event streams: their clients, events sent, clients dropped. */
+  eventStreams?: () => Omit<EventCounts, 'kept'>;
 }
 
 export function engineSources(parts: EngineParts): MetricsSources {
@@ -34,5 +36,6 @@ export function engineSources(parts: EngineParts): MetricsSources {
     queuedRuns: () => engine.queues().reduce((sum, queue) => sum + queue.queued.length, 0),
     dagCount: async () => (await dags.fileNames()).length,
     schedulerRunning: () => cron.running,
+    ...(parts.eventStreams ? { events: () => ({ ...parts.eventStreams!(), kept: runs.events.size }) } : {}),
   };
 }

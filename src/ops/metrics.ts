@@ -18,6 +18,19 @@ export interface MetricsSources {
   queuedRuns(): number;
   dagCount(): Promise<number>;
   schedulerRunning(): boolean;
+  /** The event streams (a server's; none for an engine alone) and the event log. */
+  events?(): EventCounts;
+}
+
+export interface EventCounts {
+  /** Clients following the event stream now. */
+  subscribers: number;
+  /** Events written to clients since the server started. */
+  sent: number;
+  /** Clients disconnected for falling too far behind, since the server started. */
+  dropped: number;
+  /** Events the log keeps. */
+  kept: number;
 }
 
 const PREFIX = 'troupe_';
@@ -112,6 +125,7 @@ export class TroupeMetrics {
       name: `${PREFIX}http_request_duration_seconds`, help: 'API requests from arrival to response, by method, route template and status code',
       labelNames: ['method', 'route', 'status_code'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers,
     });
+    if (sources.events) eventMetrics(sources.events, registers);
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
     this.unsubscribe = sources.subscribe(this.onEvent);
   }
@@ -157,4 +171,30 @@ export class TroupeMetrics {
 function observeSpan(into: { observe(value: number): void }, from: string, to: string): void {
   const seconds = (Date.parse(to) - Date.parse(from)) / 1000;
   if (seconds >= 0) into.observe(seconds);
+}
+
+/** The event streams' gauges and totals, read when scraped. */
+function eventMetrics(read: () => EventCounts, registers: Registry[]): void {
+  new Gauge({
+    name: `${PREFIX}event_subscribers`, help: 'Clients following the event stream (Server-Sent Events and WebSocket)', registers,
+    collect() { this.set(read().subscribers); },
+  });
+  new Gauge({
+    name: `${PREFIX}event_log_events`, help: 'Events the event log keeps', registers,
+    collect() { this.set(read().kept); },
+  });
+  // Totals kept by the streams themselves: each scrape adds what came since the last.
+  const total = (name: string, help: string, of: (counts: EventCounts) => number) => {
+    let told = 0;
+    new Counter({
+      name: `${PREFIX}${name}`, help, registers,
+      collect() {
+        const now = of(read());
+        this.inc(now - told);
+        told = now;
+      },
+    });
+  };
+  total('events_sent_total', 'Events written to event stream clients since the server started', (counts) => counts.sent);
+  total('event_subscribers_dropped_total', 'Event stream clients disconnected for falling too far behind', (counts) => counts.dropped);
 }
