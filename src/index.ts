@@ -1,7 +1,8 @@
 // The embedding API: run the engine (and optionally the API server) inside another Node program.
 import { openEngine, startTroupe, type EngineHandle, type QueueConfig, type TlsConfig, type Troupe, type TroupeConfig } from './main.ts';
 
-export type { Engine, EngineEvent, EngineListener, StartOptions, InlineOptions } from './engine/index.ts';
+export type { Engine, EngineEvent, EngineListener, FollowOptions, StartOptions, InlineOptions } from './engine/index.ts';
+export type { EventFilter } from './core/index.ts';
 export type { EnqueueOptions, QueueListing } from './scheduler/index.ts';
 export type { RunRecord, NodeRecord, Dag, Step } from './core/index.ts';
 export { RunStatus, NodeStatus, AppError } from './core/index.ts';

@@ -93,3 +93,26 @@ test('a subscriber that comes after every other one left still hears a later run
   assert.deepEqual(first, expected);
   assert.deepEqual(second, expected, 'nothing of the run nobody watched, all of the next one');
 });
+
+test('embedders follow the event log as an async iterator: from a resume point, filtered, then live', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'troupe-embed-follow-'));
+  const handle = await createEngine({ home });
+  t.after(async () => { await handle.close(); await rm(home, { recursive: true, force: true }); });
+  await writeFile(join(home, 'dags', 'f.yaml'), 'steps:\n  - name: a\n    command: echo a\n');
+  const first = await handle.engine.startDag('f', {});
+  await handle.engine.whenFinished('f', first.dagRunId);
+  const abort = new AbortController();
+  const seen: string[] = [];
+  const following = (async () => {
+    for await (const event of handle.engine.events({ since: 0, filter: { types: ['run.*'] }, signal: abort.signal })) {
+      seen.push(`${event.type}:${'dagRunId' in event ? event.dagRunId : ''}:${event.seq}`);
+      if (seen.length === 4) abort.abort();
+    }
+  })();
+  const second = await handle.engine.startDag('f', {});
+  await following;
+  assert.deepEqual(seen.map((line) => line.split(':').slice(0, 2).join(':')), [
+    `run.running:${first.dagRunId}`, `run.succeeded:${first.dagRunId}`, `run.running:${second.dagRunId}`, `run.succeeded:${second.dagRunId}`,
+  ]);
+  assert.equal(seen[0].split(':')[2], '1', 'the first event of the log');
+});

@@ -2,7 +2,7 @@
 // dispatches (src/scheduler), the run dispatcher executes (src/actors), the catalog reads
 // definitions (src/catalog); the engine writes what runs report and tells subscribers.
 import {
-  AppError, NodeStatus, RunStatus, eventsBetween, isoTime, type Clock, type EventBody, type RunRecord,
+  AppError, NodeStatus, RunStatus, eventsBetween, isoTime, type Clock, type EngineEvent, type EventBody, type RunRecord,
 } from '../core/index.ts';
 import { LocalRunDispatcher, type PriorAttempt, type RunDispatcher, type RunReports, type SubDagRunner } from '../actors/index.ts';
 import type { Definitions } from '../catalog/index.ts';
@@ -11,6 +11,7 @@ import {
   type EngineDeps, type EnqueueOptions, type InlineOptions, type QueueListing, type RunAgainHost, type StartOptions,
 } from '../scheduler/index.ts';
 import { RunTransitions, type EngineListener } from './engine-events.ts';
+import { followEvents, type FollowOptions } from './event-feed.ts';
 import { findRun, findSubRun, subRunsOf } from './run-lookup.ts';
 import { RunWrites } from './run-writes.ts';
 import { errorText, log } from '../logging/index.ts';
@@ -93,6 +94,15 @@ export class Engine {
   /** Every event as it commits, numbered (docs/events.md); the function given back stops it. */
   subscribe(listener: EngineListener): () => void {
     return this.deps.runs.events.subscribe(listener);
+  }
+
+  /**
+   * The events after `options.since` (or from now) that match `options.filter`, then each as it
+   * commits, until `options.signal` aborts or the loop breaks: the same events and numbers as
+   * `GET /events`.
+   */
+  events(options: FollowOptions = {}): AsyncGenerator<EngineEvent> {
+    return followEvents(this.deps.runs.events, options);
   }
 
   isActive(name: string, dagRunId: string): boolean {

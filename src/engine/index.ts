@@ -3,3 +3,4 @@ export type { EngineDeps, StartOptions, InlineOptions } from '../scheduler/index
 export type { EngineEvent, EngineListener } from './engine-events.ts';
 export { cronEngineOf } from './cron-port.ts';
 export { findRun } from './run-lookup.ts';
+export type { FollowOptions } from './event-feed.ts';
