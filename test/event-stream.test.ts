@@ -200,3 +200,36 @@ describe('definition and queue changes on the event stream', () => {
     assert.ok(messages.slice(1).every((message, index, list) => index === 0 || Number(message.id) > Number(list[index - 1].id)));
   });
 });
+
+describe('the event stream with authentication on', () => {
+  let server: TestServer;
+  after(() => server?.close());
+  const PASSWORD = 'stream-password-1';
+
+  test('401 without credentials; a viewer follows with a Bearer token, a ?token= API key, or the session cookie', async () => {
+    server = await startTestServer('uws', { auth: { mode: 'builtin', admin: { username: 'ev-admin', password: PASSWORD } } });
+    const login = async (username: string) => (await (await fetch(`${server.base}/auth/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password: PASSWORD }),
+    })).json() as { token: string }).token;
+    const admin = { authorization: `Bearer ${await login('ev-admin')}` };
+    const made = await fetch(`${server.base}/users`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ username: 'ev-viewer', password: PASSWORD, role: 'viewer' }) });
+    assert.equal(made.status, 201);
+    const viewer = await login('ev-viewer');
+    const key = await (await fetch(`${server.base}/api-keys`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'ev-key', role: 'viewer' }) })).json() as { key: string };
+    const none = await SseClient.open(`${server.base}/events`);
+    assert.equal(none.status, 401);
+    assert.equal(JSON.parse(none.errorBody!).code, 'unauthorized');
+    assert.equal((await SseClient.open(`${server.base}/events?token=not-a-token`)).status, 401);
+    const streams = [
+      await SseClient.open(`${server.base}/events?dagName=ev-auth`, { authorization: `Bearer ${viewer}` }),
+      await SseClient.open(`${server.base}/events?dagName=ev-auth&token=${encodeURIComponent(key.key)}`),
+      await SseClient.open(`${server.base}/events?dagName=ev-auth`, { cookie: `troupe_session=${viewer}` }),
+    ];
+    after(() => { for (const stream of streams) stream.close(); });
+    for (const stream of streams) assert.equal(stream.status, 200);
+    await server.writeDag('ev-auth', ONE);
+    const started = await fetch(`${server.base}/dags/ev-auth/start`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{}' });
+    const { dagRunId } = await started.json() as { dagRunId: string };
+    for (const stream of streams) await stream.until(ended(dagRunId));
+  });
+});
