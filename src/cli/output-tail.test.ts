@@ -46,11 +46,13 @@ test('a line still being written is shown once it has stayed the same, then its 
   const log = await stepLog(t);
   await appendFile(log.path, 'first\nContinue? ');
   await log.tail.poll(false);
+  await log.tail.poll(false);
   assert.deepEqual(log.shown, ['first'], 'held while it may still change');
   await log.tail.poll(false);
   assert.deepEqual(log.shown, ['first', 'Continue? '], 'shown once it stayed the same');
   await log.tail.poll(false);
   await appendFile(log.path, 'yes\nfirst');
+  await log.tail.poll(false);
   await log.tail.poll(false);
   // A new line being written ("first" again, without newline): held.
   assert.deepEqual(log.shown, ['first', 'Continue? ', 'yes']);

@@ -28,6 +28,7 @@ export class OutputTail {
 
   /** Shows what was written since the last poll. `ended`: the step has ended, so its last line is whole (and read with the rest). */
   async poll(ended: boolean): Promise<void> {
+    let read = false;
     for (;;) {
       const page = await this.read({ byteOffset: this.next });
       if (page.lineCount > 0) {
@@ -39,13 +40,16 @@ export class OutputTail {
         const shown = lines[0] === '' && this.shownOfNext !== '' ? lines.slice(1) : lines;
         if (shown.length > 0) this.show(shown.join('\n'));
         this.next = page.nextOffset;
+        read = true;
         this.shownOfNext = '';
         this.held = '';
         this.heldPolls = 0;
       }
       if (!page.hasMore) break;
     }
-    if (!ended) await this.lookAtOpenLine();
+    // Looked at only when no whole line came: while lines come, what follows them is not a prompt
+    // yet, and the look reads the end of the log (all of a log up to 4 MiB, counted exactly).
+    if (!ended && !read) await this.lookAtOpenLine();
   }
 
   /**
