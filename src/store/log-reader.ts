@@ -128,7 +128,7 @@ async function scanLines(blocks: Iterable<Buffer> | AsyncIterable<Buffer>, from:
           more = true;
           break scan;
         }
-        lines.push(Buffer.concat([...pending, block.subarray(cursor, at)]).toString('utf8'));
+        lines.push(pending.length === 0 ? block.toString('utf8', cursor, at) : Buffer.concat([...pending, block.subarray(cursor, at)]).toString('utf8'));
         ends.push(position + at + 1);
       }
       pending = [];
