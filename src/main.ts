@@ -7,7 +7,7 @@ import { CronScheduler, RetentionSweeper } from './scheduler/index.ts';
 import { DagsWatcher, Definitions } from './catalog/index.ts';
 import { PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { HomeLock } from './home-lock.ts';
-import { log, logRuns, setLogLevel } from './logging/index.ts';
+import { log, logRuns, setLogFormat, setLogLevel } from './logging/index.ts';
 import { EventHub, RemoteNodes, loadTls, startServer, type ApiDeps, type RunningServer } from './http/index.ts';
 import { ResourceHistory, TroupeMetrics, engineSources } from './ops/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
@@ -69,6 +69,8 @@ export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): P
 
 /** The engine on the home, and the home's lock (the server records in it where it listens). */
 async function openHome(config: Settings): Promise<{ handle: EngineHandle; lock: HomeLock }> {
+  // Before the pool starts: its workers write their lines in the same format.
+  setLogFormat(config.logFormat);
   const firstStart = !(await exists(config.dataDir));
   const looser = await makeHomePrivate(config);
   // Once per start of the service: a command's every verb would repeat it.

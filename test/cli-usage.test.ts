@@ -42,11 +42,16 @@ test('help <verb> and <verb> --help print the verb\'s arguments and flags, exit 
   assert.match((await troupe(['help', 'enqueue'])).stdout, /-u, --queue/);
   assert.match((await troupe(['help', 'cleanup'])).stdout, /--retention-days[\s\S]*--dry-run[\s\S]*-y, --yes/);
   assert.match((await troupe(['help', 'retry'])).stdout, /--step <name>/);
+  const helpOfHelp = await troupe(['help', 'help']);
+  assert.equal(helpOfHelp.code, 0);
+  assert.match(helpOfHelp.stdout, /^Usage: troupe <verb>/);
 });
 
 test('a wrong command line is one line on stderr naming the problem and where help is, exit code 2', async () => {
   const cases: Array<[string[], RegExp]> = [
     [['strat'], /^troupe: there is no verb "strat"; did you mean start\? \(see `troupe help`\)\n$/],
+    [['help', 'bogus'], /^troupe: there is no verb "bogus" \(see `troupe help`\)\n$/],
+    [['help', 'strat', '--json'], /^troupe: there is no verb "strat"; did you mean start\? \(see `troupe help`\)\n$/],
     [['start'], /^troupe: start needs its <dag> argument \(see `troupe help start`\)\n$/],
     [['start', 'x', '--bogus'], /^troupe: start has no flag --bogus \(see `troupe help start`\)\n$/],
     [['retry', 'x'], /^troupe: retry needs --run-id \(see `troupe help retry`\)\n$/],

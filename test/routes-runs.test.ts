@@ -98,7 +98,7 @@ describeOnCarriers('API', (server, carrier) => {
     assert.equal(await readFile(run.nodes[1].stdout, 'utf8'), 'second hello api\n');
 
     const stdout = await call('GET', '/dag-runs/hello/run1/steps/s2/log');
-    assert.deepEqual(stdout.body, { content: 'second hello api', lineCount: 1, totalLines: 1, hasMore: false, isEstimate: false });
+    assert.deepEqual(stdout.body, { content: 'second hello api', lineCount: 1, totalLines: 1, hasMore: false, isEstimate: false, nextOffset: 17 });
     const stderr = await call('GET', '/dag-runs/hello/run1/steps/s2/log?stream=stderr');
     assert.equal(stderr.body.content, 'oops');
     const runLog = await call('GET', '/dag-runs/hello/run1/log');
@@ -245,10 +245,10 @@ describeOnCarriers('API', (server, carrier) => {
     await call('POST', '/dags/manylines/start', { dagRunId: 'ml1' });
     await server.waitForRun('manylines', 'ml1');
     const log = (query: string) => call('GET', `/dag-runs/manylines/ml1/steps/gen/log?${query}`).then((r) => r.body);
-    assert.deepEqual(await log('tail=3'), { content: '23\n24\n25', lineCount: 3, totalLines: 25, hasMore: true, isEstimate: false });
-    assert.deepEqual(await log('head=3'), { content: '1\n2\n3', lineCount: 3, totalLines: 25, hasMore: true, isEstimate: false });
-    assert.deepEqual(await log('offset=10&limit=3'), { content: '10\n11\n12', lineCount: 3, totalLines: 25, hasMore: true, isEstimate: false });
-    assert.deepEqual(await log('offset=24'), { content: '24\n25', lineCount: 2, totalLines: 25, hasMore: false, isEstimate: false });
+    assert.deepEqual(await log('tail=3'), { content: '23\n24\n25', lineCount: 3, totalLines: 25, hasMore: true, isEstimate: false, nextOffset: 66 });
+    assert.deepEqual(await log('head=3'), { content: '1\n2\n3', lineCount: 3, totalLines: 25, hasMore: true, isEstimate: false, nextOffset: 6 });
+    assert.deepEqual(await log('offset=10&limit=3'), { content: '10\n11\n12', lineCount: 3, totalLines: 25, hasMore: true, isEstimate: false, nextOffset: 27 });
+    assert.deepEqual(await log('offset=24'), { content: '24\n25', lineCount: 2, totalLines: 25, hasMore: false, isEstimate: false, nextOffset: 66 });
     assert.equal((await log('limit=20000')).lineCount, 25);
     assert.equal((await log('tail=0')).lineCount, 25);
     assert.equal((await log('tail=2&head=5')).content, '24\n25');

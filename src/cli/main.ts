@@ -21,12 +21,16 @@ async function main(argv: string[]): Promise<number> {
     program.outputHelp();
     return 0;
   }
+  // Commander answers `help <word>` for a word that is no verb with its help on stderr, which we
+  // silence: the word is said to be unknown, as `troupe <word>` says it (exit 2, a close verb).
+  const verbs = program.commands.map((command) => command.name());
+  if (argv[0] === 'help' && argv.length > 1 && !argv[1].startsWith('-') && !verbs.includes(argv[1])) argv = argv.slice(1);
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.help' || error.code === 'commander.version') return 0;
-      throw usageError(error, verbOf(argv, program.commands.map((command) => command.name())));
+      throw usageError(error, verbOf(argv, verbs));
     }
     throw error;
   }

@@ -8,11 +8,11 @@ import { CORS_PROBLEM, queueListProblem, type QueueConfig } from './settings.ts'
 import { tlsFileKeys, type TlsKeys } from './tls-config.ts';
 
 /** The scalar settings as text, from each layer (flags, variables, the file). */
-export type Layer = Partial<Record<'host' | 'port' | 'home' | 'dags' | 'data' | 'logs' | 'http' | 'workers' | 'grace' | 'logLevel', string>>;
+export type Layer = Partial<Record<'host' | 'port' | 'home' | 'dags' | 'data' | 'logs' | 'http' | 'workers' | 'grace' | 'logLevel' | 'logFormat', string>>;
 
 const FILE_KEYS: Record<string, keyof Layer> = {
   host: 'host', port: 'port', home: 'home', dags: 'dags', dagsDir: 'dags', dataDir: 'data', logDir: 'logs', logsDir: 'logs', http: 'http', workers: 'workers', shutdownGraceSec: 'grace',
-  logLevel: 'logLevel',
+  logLevel: 'logLevel', logFormat: 'logFormat',
 };
 
 const PATH_KEYS: Record<string, keyof Layer> = { dagsDir: 'dags', dags_dir: 'dags', dataDir: 'data', data_dir: 'data', logDir: 'logs', log_dir: 'logs' };

@@ -2,7 +2,7 @@
 // flags, each setting taken from the first that gives it; completeSettings applies the defaults.
 import { join, resolve } from 'node:path';
 import { readOidcSettings } from '../auth/index.ts';
-import type { LogLevel } from '../logging/index.ts';
+import type { LogFormat, LogLevel } from '../logging/index.ts';
 import { resolveAuth } from './auth-config.ts';
 import { readConfigFile, type Layer } from './config-file.ts';
 import { completeSettings, defaultHome, type CarrierChoice, type Settings, type SettingsInput, type WrittenAs } from './settings.ts';
@@ -25,16 +25,17 @@ export interface Flags {
   http?: string;
   shutdownGrace?: string;
   logLevel?: string;
+  logFormat?: string;
 }
 
 export async function resolveConfig(flags: Flags, env: Record<string, string | undefined>): Promise<ResolvedConfig> {
   const fromEnv: Layer = {
     host: env.TROUPE_HOST, port: env.TROUPE_PORT, home: env.TROUPE_HOME, dags: env.TROUPE_DAGS,
     data: env.TROUPE_DATA, logs: env.TROUPE_LOGS, http: env.TROUPE_HTTP, workers: env.TROUPE_WORKERS, grace: env.TROUPE_SHUTDOWN_GRACE_SEC,
-    logLevel: env.TROUPE_LOG_LEVEL,
+    logLevel: env.TROUPE_LOG_LEVEL, logFormat: env.TROUPE_LOG_FORMAT,
   };
   const corsFromEnv = defined(env.TROUPE_CORS_ORIGINS)?.split(',').map((origin) => origin.trim()).filter(Boolean);
-  const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags.shutdownGrace, logLevel: flags.logLevel };
+  const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags.shutdownGrace, logLevel: flags.logLevel, logFormat: flags.logFormat };
   // The home is known before the file is read, since it holds the file: config.yaml's `home` cannot move it.
   const home = resolve(fromFlags.home ?? fromEnv.home ?? defaultHome());
   const configFile = flags.config ?? env.TROUPE_CONFIG;
@@ -64,6 +65,7 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     maxThreads: number(pick('workers')),
     shutdownGraceMs: grace === undefined ? undefined : grace * 1000,
     logLevel: pick('logLevel') as LogLevel | undefined,
+    logFormat: pick('logFormat') as LogFormat | undefined,
     queues: file.queues,
     remoteNodes: file.remoteNodes,
     corsOrigins: corsFromEnv ?? file.corsOrigins,
@@ -71,7 +73,7 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     oidc,
     tls: resolveTls(file.tls, env),
   };
-  const written: WrittenAs = { port: pick('port'), carrier: pick('http'), shutdownGraceMs: pick('grace'), logLevel: pick('logLevel') };
+  const written: WrittenAs = { port: pick('port'), carrier: pick('http'), shutdownGraceMs: pick('grace'), logLevel: pick('logLevel'), logFormat: pick('logFormat') };
   return {
     ...completeSettings(input, written),
     configFile,

@@ -31,6 +31,7 @@ export const SETTING_SOURCES: Record<keyof Settings, SettingSource> = {
   queuedStartDeadlineMs: { default: '10 s' },
   resourceClock: { default: "the system clock and Node's timers" },
   logLevel: { default: '`info`', yaml: 'logLevel', env: 'TROUPE_LOG_LEVEL', flag: '--log-level' },
+  logFormat: { default: '`auto`', yaml: 'logFormat', env: 'TROUPE_LOG_FORMAT', flag: '--log-format' },
   remoteNodes: { default: 'none', yaml: 'remoteNodes' },
   remoteNodeTimeoutMs: { default: '30 s' },
   corsOrigins: { default: 'none', yaml: 'cors.allowOrigins', env: 'TROUPE_CORS_ORIGINS' },

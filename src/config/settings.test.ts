@@ -48,6 +48,7 @@ test('a value that cannot be used is refused, naming the setting', () => {
     [{ headersTimeoutMs: 0 }, /^headersTimeoutMs must be a number of milliseconds above 0, not 0$/],
     [{ remoteNodeTimeoutMs: Number.NaN }, /^remoteNodeTimeoutMs must be/],
     [{ logLevel: 'chatty' as never }, /^log level must be one of debug, info, warn, error, silent, not "chatty"$/],
+    [{ logFormat: 'pretty' as never }, /^log format must be one of auto, json, text, not "pretty"$/],
     [{ spawnMode: 'fork' as never }, /^spawnMode must be auto or child_process, not "fork"$/],
     [{ queues: [{ name: 'a', maxConcurrency: 1 }, { name: 'a', maxConcurrency: 2 }] }, /^queues: queue a is configured twice$/],
     [{ queues: [{ name: 'a', maxConcurrency: 0 }] }, /^queues: config\[0\]: maxConcurrency must be an integer of at least 1$/],

@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { AppError, parseRemoteNodes, queueNameProblem, systemClock, systemTimers, type Clock, type RemoteNode, type Timers } from '../core/index.ts';
 import { isTimeZone } from '../definition/index.ts';
-import { LOG_LEVELS, isLogLevel, type LogLevel } from '../logging/index.ts';
+import { LOG_FORMATS, LOG_LEVELS, isLogFormat, isLogLevel, type LogFormat, type LogLevel } from '../logging/index.ts';
 import { AUTH_MODES, type AuthInForce, type AuthSettings, type OidcSettings } from '../auth/index.ts';
 
 export interface QueueConfig {
@@ -62,6 +62,8 @@ export interface Settings {
   resourceClock: Clock & Timers;
   /** The server log's level (debug adds a line per request). Unset: the log keeps its level, info unless an embedder set another. */
   logLevel?: LogLevel;
+  /** The server log's lines: JSON, text, or auto (text when the log goes to a terminal). Default auto. */
+  logFormat: LogFormat;
   /** Nodes a request's remoteNode may name (Dagu's keys). Default none. */
   remoteNodes: RemoteNode[];
   /** The longest a request forwarded to a remote node may take. Default 30 s. */
@@ -126,6 +128,7 @@ export const DEFAULTS: Readonly<Omit<Settings, Unset | FromHome>> = Object.freez
   queues: [],
   queuedStartDeadlineMs: 10_000,
   resourceClock: { ...systemClock, ...systemTimers },
+  logFormat: 'auto',
   remoteNodes: [],
   remoteNodeTimeoutMs: 30_000,
   corsOrigins: [],
@@ -182,6 +185,9 @@ export function completeSettings(input: SettingsInput, written: WrittenAs = {}):
   if (!Number.isInteger(settings.eventMaxCount) || settings.eventMaxCount < 0) throw fail(`eventMaxCount must be an integer, 0 (no limit) or more, not ${settings.eventMaxCount}`);
   if (settings.logLevel !== undefined && !isLogLevel(settings.logLevel)) {
     throw fail(`log level must be one of ${LOG_LEVELS.join(', ')}, not "${shown('logLevel', settings.logLevel)}"`);
+  }
+  if (typeof settings.logFormat !== 'string' || !isLogFormat(settings.logFormat)) {
+    throw fail(`log format must be one of ${LOG_FORMATS.join(', ')}, not "${shown('logFormat', settings.logFormat)}"`);
   }
   if (!(AUTH_MODES as readonly string[]).includes(settings.auth.mode)) throw fail(`auth.mode must be one of ${AUTH_MODES.join(', ')}, not "${settings.auth.mode}"`);
   const queueProblem = queueListProblem(settings.queues);

@@ -143,8 +143,17 @@ export const MAX_LOG_LINES = 10_000;
 export interface LogQuery {
   tail?: number;
   head?: number;
+  /** 1-based line. */
   offset?: number;
   limit?: number;
+  /** The whole lines that start at or after this byte of the file; wins over tail, head and offset. */
+  byteOffset?: number;
+  /**
+   * Whether the file will not grow (its step or run has ended; default true). Until then a last
+   * line without its newline may be half written: nextOffset stays before it, and a byteOffset
+   * read leaves it out.
+   */
+  ended?: boolean;
 }
 
 export interface LogChunk {
@@ -153,6 +162,8 @@ export interface LogChunk {
   totalLines: number;
   hasMore: boolean;
   isEstimate: boolean;
+  /** The byte of the file just after the last whole line returned: where a follower reads next. */
+  nextOffset: number;
 }
 
 export interface StepLogPaths {

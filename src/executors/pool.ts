@@ -5,7 +5,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { StepDispatcher, StepHandle, StepResult, StepTask } from '../core/index.ts';
 import type { ControlMessage, SpawnMode } from './protocol.ts';
-import { logDescriptor } from '../logging/index.ts';
+import { logDescriptor, logIsText } from '../logging/index.ts';
 
 export interface PoolOptions {
   minThreads?: number;
@@ -38,7 +38,7 @@ export class PiscinaDispatcher implements StepDispatcher {
       // 'sync' blocks a worker's event loop while it waits for the next task, which delays the
       // process events of the steps it already holds.
       atomics: 'disabled',
-      workerData: { spawnMode: options.spawnMode, stepRegistryDir: options.stepRegistryDir, logDescriptor: logDescriptor() },
+      workerData: { spawnMode: options.spawnMode, stepRegistryDir: options.stepRegistryDir, logDescriptor: logDescriptor(), logText: logIsText() },
     });
   }
 

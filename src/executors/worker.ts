@@ -19,8 +19,8 @@ import { runSsh } from './ssh/ssh.executor.ts';
 import { spawnMethod } from './shell/spawner.ts';
 import { runWorkflowAction } from './workflow-action/workflow-action.executor.ts';
 
-const data = workerData as { spawnMode?: SpawnMode; stepRegistryDir?: string; logDescriptor?: 1 | 2 } | undefined;
-if (data?.logDescriptor) setWorkerLogDescriptor(data.logDescriptor);
+const data = workerData as { spawnMode?: SpawnMode; stepRegistryDir?: string; logDescriptor?: 1 | 2; logText?: boolean } | undefined;
+if (data?.logDescriptor) setWorkerLogDescriptor(data.logDescriptor, data.logText === true);
 const mode: SpawnMode = data?.spawnMode ?? spawnMethod;
 const host = new HostClient(mode === 'child_process', data?.stepRegistryDir);
 

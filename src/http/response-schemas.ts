@@ -226,7 +226,8 @@ export const LogChunk = component('Log', (Type) => closed(Type, {
   lineCount: Type.Integer({ minimum: 0, description: 'Lines returned' }),
   totalLines: Type.Integer({ minimum: 0 }),
   hasMore: Type.Boolean({ description: 'Whether lines follow' }),
-  isEstimate: Type.Boolean({ description: 'Whether totalLines was estimated for a large file rather than counted' }),
+  isEstimate: Type.Boolean({ description: 'Whether totalLines was estimated (a large file, or a read from byteOffset) rather than counted' }),
+  nextOffset: Type.Integer({ minimum: 0, description: 'The byte of the log file just after the last whole line returned: the byteOffset to read on from' }),
 }));
 
 const queueEntryFields = (Type: TypeBuilder) => ({

@@ -132,10 +132,10 @@ test('log chunks follow tail > head > offset+limit, exact for small files', asyn
   t.after(() => rm(dir, { recursive: true, force: true }));
   const path = join(dir, 'x.out');
   await writeFile(path, Array.from({ length: 25 }, (_, i) => String(i + 1)).join('\n') + '\n');
-  assert.deepEqual(await readLogChunk(path, { tail: 3, head: 5 }), { content: '23\n24\n25', lineCount: 3, totalLines: 25, hasMore: true, isEstimate: false });
-  assert.deepEqual(await readLogChunk(path, { head: 3 }), { content: '1\n2\n3', lineCount: 3, totalLines: 25, hasMore: true, isEstimate: false });
-  assert.deepEqual(await readLogChunk(path, { offset: 10, limit: 3 }), { content: '10\n11\n12', lineCount: 3, totalLines: 25, hasMore: true, isEstimate: false });
-  assert.deepEqual(await readLogChunk(path, { offset: 24 }), { content: '24\n25', lineCount: 2, totalLines: 25, hasMore: false, isEstimate: false });
+  assert.deepEqual(await readLogChunk(path, { tail: 3, head: 5 }), { content: '23\n24\n25', lineCount: 3, totalLines: 25, hasMore: true, isEstimate: false, nextOffset: 66 });
+  assert.deepEqual(await readLogChunk(path, { head: 3 }), { content: '1\n2\n3', lineCount: 3, totalLines: 25, hasMore: true, isEstimate: false, nextOffset: 6 });
+  assert.deepEqual(await readLogChunk(path, { offset: 10, limit: 3 }), { content: '10\n11\n12', lineCount: 3, totalLines: 25, hasMore: true, isEstimate: false, nextOffset: 27 });
+  assert.deepEqual(await readLogChunk(path, { offset: 24 }), { content: '24\n25', lineCount: 2, totalLines: 25, hasMore: false, isEstimate: false, nextOffset: 66 });
   assert.equal((await readLogChunk(path, {}))?.lineCount, 25);
   assert.equal(await readLogChunk(join(dir, 'missing'), {}), undefined);
 });

@@ -1,12 +1,12 @@
 // The verbs with no server on the home: this process takes the home's lock and runs a command's
 // engine on it (no schedules, no retention sweep, queued runs stay queued for a server), so that
 // what it starts is the same run, in the same store, as a server would start.
-import { AppError, isFinalRunStatus, isRunEvent, nodeStatusLabel, runStatusLabel, RunStatus, type RunRecord } from '../../core/index.ts';
+import { AppError, isFinalRunStatus, isRunEvent, NodeStatus, nodeStatusLabel, runStatusLabel, RunStatus, type RunRecord } from '../../core/index.ts';
 import { logToStderr } from '../../logging/index.ts';
 import { openEngine, type EngineHandle, type TroupeConfig } from '../../main.ts';
 import type { EngineEvent } from '../../index.ts';
 import { CliError } from '../errors.ts';
-import { LOG_PAGE_LINES, type Backend, type CleanupView, type DagRef, type LogPage, type NodeView, type RunOptions, type RunView } from './types.ts';
+import { LOG_PAGE_LINES, type Backend, type CleanupView, type DagRef, type LogPage, type LogPageQuery, type NodeView, type RunOptions, type RunView } from './types.ts';
 
 export class EmbeddedBackend implements Backend {
   readonly kind = 'embedded';
@@ -91,13 +91,16 @@ export class EmbeddedBackend implements Backend {
     return (await this.handle()).engine.reschedule(name, dagRunId, options);
   }
 
-  async stepLogPage(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', offset: number): Promise<LogPage> {
+  async stepLogPage(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', query: LogPageQuery): Promise<LogPage> {
     const { engine, logs } = await this.handle();
-    const node = engine.findRun(name, dagRunId).nodes.find((candidate) => candidate.step.name === stepName);
+    const run = engine.findRun(name, dagRunId);
+    const node = run.nodes.find((candidate) => candidate.step.name === stepName);
     if (!node) throw new AppError('not_found', `step ${stepName} not found in DAG ${name}`);
     const path = stream === 'stdout' ? node.stdout : node.stderr;
-    const none = { content: '', lineCount: 0, hasMore: false };
-    return path === '' ? none : (await logs.read(path, { offset, limit: LOG_PAGE_LINES })) ?? none;
+    const none = { content: '', lineCount: 0, hasMore: false, totalLines: 0, isEstimate: false, nextOffset: 0 };
+    // As the step log endpoint: a running step's last line may be half written.
+    const ended = node.status !== NodeStatus.Running || isFinalRunStatus(run.status);
+    return path === '' ? none : (await logs.read(path, { ...query, limit: LOG_PAGE_LINES, ended })) ?? none;
   }
 
   /** Through the retention sweeper, as the server's `POST /dag-runs/cleanup`. */

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { AppError, isFinalRunStatus, type ErrorCode } from '../../core/index.ts';
 import { CliError } from '../errors.ts';
-import { LOG_PAGE_LINES, type Backend, type CleanupView, type DagRef, type LogPage, type RunOptions, type RunView } from './types.ts';
+import { LOG_PAGE_LINES, type Backend, type CleanupView, type DagRef, type LogPage, type LogPageQuery, type RunOptions, type RunView } from './types.ts';
 
 /** How often a watched run's details are read; a run's record changes at most this often on screen. */
 const POLL_MS = 200;
@@ -60,9 +60,12 @@ export class HttpBackend implements Backend {
     return this.call('POST', `${runPath(name, dagRunId)}/reschedule`, { dagRunId: options.dagRunId });
   }
 
-  stepLogPage(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', offset: number): Promise<LogPage> {
-    const query = new URLSearchParams({ stream, offset: String(offset), limit: String(LOG_PAGE_LINES) });
-    return this.call('GET', `${runPath(name, dagRunId)}/steps/${encodeURIComponent(stepName)}/log?${query}`);
+  async stepLogPage(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', which: LogPageQuery): Promise<LogPage> {
+    const query = new URLSearchParams({ stream, limit: String(LOG_PAGE_LINES), ...('tail' in which ? { tail: String(which.tail) } : { byteOffset: String(which.byteOffset) }) });
+    const page = await this.call<LogPage>('GET', `${runPath(name, dagRunId)}/steps/${encodeURIComponent(stepName)}/log?${query}`);
+    // A server older than the byte offsets answers the first lines again and again, without saying where they end.
+    if (typeof page.nextOffset !== 'number') throw new CliError(`the server at ${this.url} cannot follow a step's output by bytes`, 'upgrade the server to this troupe\'s version');
+    return page;
   }
 
   cleanup(name: string, options: { retentionDays: number; dryRun: boolean }): Promise<CleanupView> {

@@ -53,8 +53,11 @@ export interface CleanupView {
 /** The lines of a log read in one request, as the API's log routes allow at most (MAX_LOG_LINES). */
 export const LOG_PAGE_LINES = 10_000;
 
-/** Lines of a log from a 1-based line on, as the API's log routes answer them. */
-export type LogPage = Pick<LogChunk, 'content' | 'lineCount' | 'hasMore'>;
+/** Lines of a log, as the API's log routes answer them. */
+export type LogPage = Pick<LogChunk, 'content' | 'lineCount' | 'hasMore' | 'totalLines' | 'isEstimate' | 'nextOffset'>;
+
+/** The whole lines from a byte of the log on (LOG_PAGE_LINES at most), or its last line as it stands. */
+export type LogPageQuery = { byteOffset: number } | { tail: 1 };
 
 export interface Backend {
   /** `server` (HTTP, `url` set) or `embedded` (this process holds the home). */
@@ -72,8 +75,8 @@ export interface Backend {
   stop(name: string, dagRunId: string): Promise<void>;
   retry(name: string, dagRunId: string, options: { stepName?: string }): Promise<void>;
   reschedule(name: string, dagRunId: string, options: { dagRunId?: string }): Promise<{ dagRunId: string; queued: boolean }>;
-  /** Lines a step of the run wrote to stdout or stderr from line `offset` on (LOG_PAGE_LINES at most), as the step log endpoint reads them (none before it wrote). */
-  stepLogPage(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', offset: number): Promise<LogPage>;
+  /** Lines a step of the run wrote to stdout or stderr, as the step log endpoint reads them (none before it wrote). */
+  stepLogPage(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', query: LogPageQuery): Promise<LogPage>;
   /** A DAG's finished runs older than `retentionDays` (0: all) removed, with their logs; `dryRun`: only listed. */
   cleanup(name: string, options: { retentionDays: number; dryRun: boolean }): Promise<CleanupView>;
   /**

@@ -64,7 +64,7 @@ export async function exec(command: string[], options: CommonOptions & { runId?:
     const { dagRunId } = await backend.startSpec(spec, { name, dagRunId: options.runId });
     // What the command writes is shown as it writes it, between the step's start and its end.
     const output = (progress: Progress) => (['stdout', 'stderr'] as const).map((stream) => new OutputTail(
-      (offset) => backend.stepLogPage(name, dagRunId, 'run', stream, offset),
+      (query) => backend.stepLogPage(name, dagRunId, 'run', stream, query),
       (text) => progress.output({ name, dagRunId }, 'run', stream, text)));
     return follow(backend, name, dagRunId, options, interrupt, undefined, output);
   });

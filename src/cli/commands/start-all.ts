@@ -3,7 +3,7 @@
 // `troupe scheduler`: the same without the API (schedules and queues only).
 import { openEngine, startTroupe, type EngineHandle } from '../../main.ts';
 import { resolveConfig, type Flags } from '../../config/index.ts';
-import { flushLog, log, logRuns } from '../../logging/index.ts';
+import { flushLog, log, logRuns, setLogFormat } from '../../logging/index.ts';
 import { StopSignals } from '../stop-signals.ts';
 
 /** `flags`: the server flags as the parser hands them. */
@@ -16,6 +16,7 @@ export async function serve(flags: Flags, withApi: boolean): Promise<number> {
   const ignoreHangup = () => {};
   process.on('SIGHUP', ignoreHangup);
   const config = await resolveConfig(flags, process.env);
+  setLogFormat(config.logFormat);
   for (const warning of config.warnings) log.warn(warning);
   const troupe = withApi ? await startTroupe({ ...config, writeExample: true }) : undefined;
   const handle: EngineHandle = troupe ?? await openEngine({ ...config, writeExample: true });

@@ -1,5 +1,5 @@
-// Run and step logs as chunks of lines (tail > head > offset+limit, docs/api.md).
-import { AppError, HANDLER_NODE_NAMES, MAX_LOG_LINES, type HandlerNodeName, type LogQuery } from '../../core/index.ts';
+// Run and step logs as chunks of lines (byteOffset > tail > head > offset+limit, docs/api.md).
+import { AppError, HANDLER_NODE_NAMES, MAX_LOG_LINES, NodeStatus, isFinalRunStatus, type HandlerNodeName, type LogChunk, type LogQuery } from '../../core/index.ts';
 import type { Router } from '../router.ts';
 import { enumQuery, intQuery } from '../query.ts';
 import { LogResponse } from '../response-schemas.ts';
@@ -12,28 +12,32 @@ const LinesQuery = {
   tail: intQuery('tail', 'The last lines (0: not given); wins over head and offset', 0),
   head: intQuery('head', 'The first lines (0: not given); wins over offset', 0),
   offset: intQuery('offset', '1-based line to start from', 1),
-  limit: intQuery('limit', `Lines from offset, default 1000; more than ${MAX_LOG_LINES} reads ${MAX_LOG_LINES}`, 1),
+  limit: intQuery('limit', `Lines from offset or byteOffset, default 1000; more than ${MAX_LOG_LINES} reads ${MAX_LOG_LINES}`, 1),
+  byteOffset: intQuery('byteOffset', 'The whole lines that start at or after this byte of the log file (a previous answer\'s nextOffset); wins over tail, head and offset', 0),
 };
 const StreamQuery = enumQuery('stream', 'stdout (the default) or stderr', ['stdout', 'stderr']);
 
-function logQuery(request: HttpRequest): LogQuery {
+/** `ended`: the file will not grow, so a last line without its newline is whole. */
+function logQuery(request: HttpRequest, ended: boolean): LogQuery {
   // tail=0 and head=0 mean "not given", as Dagu treats them; limits above the maximum are capped.
   return {
     tail: LinesQuery.tail.read(request.query) || undefined,
     head: LinesQuery.head.read(request.query) || undefined,
     offset: LinesQuery.offset.read(request.query),
     limit: Math.min(LinesQuery.limit.read(request.query) ?? 1000, MAX_LOG_LINES),
+    byteOffset: LinesQuery.byteOffset.read(request.query),
+    ended,
   };
 }
 
-async function chunk(deps: ApiDeps, path: string, query: LogQuery) {
+async function chunk(deps: ApiDeps, path: string, query: LogQuery): Promise<LogChunk> {
   const read = await deps.logs.read(path, query);
-  return read ?? { content: '', lineCount: 0, totalLines: 0, hasMore: false, isEstimate: false };
+  return read ?? { content: '', lineCount: 0, totalLines: 0, hasMore: false, isEstimate: false, nextOffset: 0 };
 }
 
 async function runLog(request: HttpRequest, deps: ApiDeps) {
   const record = runOf(request, deps);
-  return json(await chunk(deps, record.log, logQuery(request)));
+  return json(await chunk(deps, record.log, logQuery(request, isFinalRunStatus(record.status))));
 }
 
 async function stepLog(request: HttpRequest, deps: ApiDeps) {
@@ -45,7 +49,9 @@ async function stepLog(request: HttpRequest, deps: ApiDeps) {
   if (!node) throw new AppError('not_found', `step ${stepName} not found in DAG ${record.name}`);
   const stream = StreamQuery.read(request.query) ?? 'stdout';
   // The path comes from the run record, never from the request.
-  return json(await chunk(deps, stream === 'stdout' ? node.stdout : node.stderr, logQuery(request)));
+  // A node that is not running (ended, or never started: no file) writes no more; retries and repeats keep it running.
+  const ended = node.status !== NodeStatus.Running || isFinalRunStatus(record.status);
+  return json(await chunk(deps, stream === 'stdout' ? node.stdout : node.stderr, logQuery(request, ended)));
 }
 
 export function logRoutes(router: Router): void {
