@@ -8,9 +8,10 @@ import { largeDag } from './large-dag.ts';
 import { latency } from './latency.ts';
 import { idleMemory, memory } from './memory.ts';
 import { throughput } from './throughput.ts';
+import { events } from './events.ts';
 import { queueDrain } from './queue-drain.ts';
 
-const all = ['latency', 'chain', 'fanout', 'throughput', 'queue-drain', 'memory', 'large-dag'];
+const all = ['latency', 'chain', 'fanout', 'throughput', 'events', 'queue-drain', 'memory', 'large-dag'];
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : all;
 const server = await startBenchServer();
 try {
@@ -25,7 +26,7 @@ try {
   }));
   const idleMb = await idleMemory(server);
   for (const name of chosen) {
-    const workload = { latency, chain, fanout, throughput, 'queue-drain': queueDrain, 'large-dag': largeDag } as Record<string, typeof latency>;
+    const workload = { latency, chain, fanout, throughput, events, 'queue-drain': queueDrain, 'large-dag': largeDag } as Record<string, typeof latency>;
     if (name !== 'memory' && !workload[name]) throw new Error(`unknown workload ${name}; choose from ${all.join(', ')}`);
     const result = name === 'memory' ? await memory(server, idleMb) : await workload[name](server);
     console.log(JSON.stringify(result));

@@ -2,8 +2,8 @@
 // until the listing shows all 200 final.
 import { round, sleep, type BenchServer } from './harness.ts';
 
-export async function throughput(server: BenchServer, total = 200, inFlight = 16): Promise<Record<string, unknown>> {
-  const name = 'bench-throughput';
+/** `name`: the DAG's, a new one for each measurement on the same server (run ids repeat per DAG). */
+export async function throughput(server: BenchServer, total = 200, inFlight = 16, name = 'bench-throughput'): Promise<Record<string, unknown>> {
   await server.writeDag(name, 'maxActiveRuns: -1\nsteps:\n  - name: one\n    command: "true"\n');
   // Warm-up outside the measurement.
   await server.post(`/dags/${name}/start`, { dagRunId: 'warmup' });
