@@ -8,7 +8,13 @@ import { CORS_PROBLEM, queueListProblem, type QueueConfig } from './settings.ts'
 import { tlsFileKeys, type TlsKeys } from './tls-config.ts';
 
 /** The scalar settings as text, from each layer (flags, variables, the file). */
-export type Layer = Partial<Record<'host' | 'port' | 'home' | 'dags' | 'data' | 'logs' | 'http' | 'workers' | 'grace' | 'logLevel' | 'logFormat', string>>;
+export type Layer = Partial<Record<'host' | 'port' | 'home' | 'dags' | 'data' | 'logs' | 'http' | 'workers' | 'grace' | 'logLevel' | 'logFormat'
+  | 'eventRetentionHours' | 'eventMaxCount' | 'eventHeartbeatSec' | 'eventBacklogBytes', string>>;
+
+/** `events: {retentionHours, maxCount, heartbeatSec, backlogBytes}`: the event log and its streams. */
+const EVENT_KEYS: Record<string, keyof Layer> = {
+  retentionHours: 'eventRetentionHours', maxCount: 'eventMaxCount', heartbeatSec: 'eventHeartbeatSec', backlogBytes: 'eventBacklogBytes',
+};
 
 const FILE_KEYS: Record<string, keyof Layer> = {
   host: 'host', port: 'port', home: 'home', dags: 'dags', dagsDir: 'dags', dataDir: 'data', logDir: 'logs', logsDir: 'logs', http: 'http', workers: 'workers', shutdownGraceSec: 'grace',
@@ -57,6 +63,14 @@ export async function readConfigFile(path: string, required: boolean): Promise<F
         const target = PATH_KEYS[inner];
         if (!target) ignored.push(`paths.${inner}`);
         else if (folder !== null && folder !== undefined) layer[target] ??= String(folder);
+      }
+      continue;
+    }
+    if (key === 'events' && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [inner, setting] of Object.entries(value as Record<string, unknown>)) {
+        const target = EVENT_KEYS[inner];
+        if (!target) ignored.push(`events.${inner}`);
+        else if (setting !== null && setting !== undefined) layer[target] = String(setting);
       }
       continue;
     }

@@ -33,6 +33,7 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     host: env.TROUPE_HOST, port: env.TROUPE_PORT, home: env.TROUPE_HOME, dags: env.TROUPE_DAGS,
     data: env.TROUPE_DATA, logs: env.TROUPE_LOGS, http: env.TROUPE_HTTP, workers: env.TROUPE_WORKERS, grace: env.TROUPE_SHUTDOWN_GRACE_SEC,
     logLevel: env.TROUPE_LOG_LEVEL, logFormat: env.TROUPE_LOG_FORMAT,
+    eventRetentionHours: env.TROUPE_EVENT_RETENTION_HOURS, eventMaxCount: env.TROUPE_EVENT_MAX_COUNT,
   };
   const corsFromEnv = defined(env.TROUPE_CORS_ORIGINS)?.split(',').map((origin) => origin.trim()).filter(Boolean);
   const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags.shutdownGrace, logLevel: flags.logLevel, logFormat: flags.logFormat };
@@ -54,6 +55,7 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
   // Folders given relative are read from the home.
   const folder = (text: string | undefined) => (text === undefined ? undefined : resolve(home, text));
   const grace = number(pick('grace'));
+  const scaled = (key: keyof Layer, by: number) => { const value = number(pick(key)); return value === undefined ? undefined : value * by; };
   const input: SettingsInput = {
     host: pick('host'),
     port: number(pick('port')),
@@ -72,8 +74,13 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     auth,
     oidc,
     tls: resolveTls(file.tls, env),
+    eventRetentionMs: scaled('eventRetentionHours', 3600_000),
+    eventMaxCount: number(pick('eventMaxCount')),
+    eventHeartbeatMs: scaled('eventHeartbeatSec', 1000),
+    eventBacklogBytes: number(pick('eventBacklogBytes')),
   };
-  const written: WrittenAs = { port: pick('port'), carrier: pick('http'), shutdownGraceMs: pick('grace'), logLevel: pick('logLevel'), logFormat: pick('logFormat') };
+  const written: WrittenAs = { port: pick('port'), carrier: pick('http'), shutdownGraceMs: pick('grace'), logLevel: pick('logLevel'), logFormat: pick('logFormat'),
+    eventRetentionMs: pick('eventRetentionHours'), eventMaxCount: pick('eventMaxCount'), eventHeartbeatMs: pick('eventHeartbeatSec'), eventBacklogBytes: pick('eventBacklogBytes') };
   return {
     ...completeSettings(input, written),
     configFile,

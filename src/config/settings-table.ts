@@ -39,10 +39,10 @@ export const SETTING_SOURCES: Record<keyof Settings, SettingSource> = {
   auth: { default: 'mode `none` (docs/auth.md)', yaml: 'auth, permissions', env: 'TROUPE_AUTH_*, TROUPE_PERMISSIONS_*' },
   oidc: { default: 'off', yaml: 'auth.oidc', env: 'TROUPE_AUTH_OIDC_*' },
   tls: { default: 'off (HTTP)', yaml: 'tls.certFile, tls.keyFile', env: 'TROUPE_CERT_FILE, TROUPE_KEY_FILE' },
-  eventRetentionMs: { default: '24 h' },
-  eventMaxCount: { default: '`0` (no limit)' },
-  eventHeartbeatMs: { default: '15 s' },
-  eventBacklogBytes: { default: '4 MiB' },
+  eventRetentionMs: { default: '24 h', yaml: 'events.retentionHours', env: 'TROUPE_EVENT_RETENTION_HOURS' },
+  eventMaxCount: { default: '`0` (no limit)', yaml: 'events.maxCount', env: 'TROUPE_EVENT_MAX_COUNT' },
+  eventHeartbeatMs: { default: '15 s', yaml: 'events.heartbeatSec' },
+  eventBacklogBytes: { default: '4 MiB', yaml: 'events.backlogBytes' },
 };
 
 /** The table as docs/configuration.md holds it. */

@@ -50,6 +50,10 @@ test('a value that cannot be used is refused, naming the setting', () => {
     [{ logLevel: 'chatty' as never }, /^log level must be one of debug, info, warn, error, silent, not "chatty"$/],
     [{ logFormat: 'pretty' as never }, /^log format must be one of auto, json, text, not "pretty"$/],
     [{ spawnMode: 'fork' as never }, /^spawnMode must be auto or child_process, not "fork"$/],
+    [{ eventRetentionMs: 0 }, /^events.retentionHours must be a number of hours above 0, not "0"$/],
+    [{ eventHeartbeatMs: -1 }, /^events.heartbeatSec must be a number of seconds above 0/],
+    [{ eventMaxCount: -1 }, /^events.maxCount must be an integer, 0 \(no limit\) or more, not "-1"$/],
+    [{ eventBacklogBytes: 10 }, /^events.backlogBytes must be an integer of at least 1024, not "10"$/],
     [{ queues: [{ name: 'a', maxConcurrency: 1 }, { name: 'a', maxConcurrency: 2 }] }, /^queues: queue a is configured twice$/],
     [{ queues: [{ name: 'a', maxConcurrency: 0 }] }, /^queues: config\[0\]: maxConcurrency must be an integer of at least 1$/],
     [{ corsOrigins: [''] }, /^cors: allowOrigins must be a list of origins/],
@@ -69,4 +73,23 @@ test('a value that cannot be used is refused, naming the setting', () => {
 test('a problem quotes the text a value was read from', () => {
   assert.throws(() => completeSettings({ port: Number('ninety') }, { port: 'ninety' }), /invalid port "ninety"$/);
   assert.throws(() => completeSettings({ shutdownGraceMs: Number.NaN }, { shutdownGraceMs: 'soon' }), /not "soon"/);
+});
+
+test('the event log and its streams from config.yaml and the variables', async () => {
+  const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { resolveConfig } = await import('./resolve.ts');
+  const home = await mkdtemp(join(tmpdir(), 'troupe-events-config-'));
+  try {
+    await writeFile(join(home, 'config.yaml'), 'events:\n  retentionHours: 2\n  maxCount: 5000\n  heartbeatSec: 30\n  backlogBytes: 65536\n  colour: red\n');
+    const fromFile = await resolveConfig({ home }, {});
+    assert.deepEqual([fromFile.eventRetentionMs, fromFile.eventMaxCount, fromFile.eventHeartbeatMs, fromFile.eventBacklogBytes], [2 * 3600_000, 5000, 30_000, 65536]);
+    assert.match(fromFile.warnings.join(), /events\.colour/);
+    const fromEnv = await resolveConfig({ home }, { TROUPE_EVENT_RETENTION_HOURS: '0.5', TROUPE_EVENT_MAX_COUNT: '0' });
+    assert.deepEqual([fromEnv.eventRetentionMs, fromEnv.eventMaxCount], [1800_000, 0]);
+    await assert.rejects(resolveConfig({ home }, { TROUPE_EVENT_RETENTION_HOURS: 'soon' }), /events.retentionHours must be a number of hours above 0, not "soon"/);
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
 });

@@ -179,10 +179,16 @@ export function completeSettings(input: SettingsInput, written: WrittenAs = {}):
   if (!Number.isFinite(settings.shutdownGraceMs) || settings.shutdownGraceMs < 0) {
     throw fail(`shutdown grace must be a number of seconds, 0 or more, not "${shown('shutdownGraceMs', settings.shutdownGraceMs / 1000)}"`);
   }
-  for (const key of ['headersTimeoutMs', 'queuedStartDeadlineMs', 'remoteNodeTimeoutMs', 'eventRetentionMs', 'eventHeartbeatMs', 'eventBacklogBytes'] as const) {
+  for (const key of ['headersTimeoutMs', 'queuedStartDeadlineMs', 'remoteNodeTimeoutMs'] as const) {
     if (!Number.isFinite(settings[key]) || settings[key] <= 0) throw fail(`${key} must be a number of milliseconds above 0, not ${settings[key]}`);
   }
-  if (!Number.isInteger(settings.eventMaxCount) || settings.eventMaxCount < 0) throw fail(`eventMaxCount must be an integer, 0 (no limit) or more, not ${settings.eventMaxCount}`);
+  if (!Number.isFinite(settings.eventRetentionMs) || settings.eventRetentionMs <= 0) throw fail(`events.retentionHours must be a number of hours above 0, not "${shown('eventRetentionMs', settings.eventRetentionMs / 3600_000)}"`);
+  if (!Number.isFinite(settings.eventHeartbeatMs) || settings.eventHeartbeatMs <= 0) throw fail(`events.heartbeatSec must be a number of seconds above 0, not "${shown('eventHeartbeatMs', settings.eventHeartbeatMs / 1000)}"`);
+  for (const key of ['eventMaxCount', 'eventBacklogBytes'] as const) {
+    if (!Number.isSafeInteger(settings[key]) || settings[key] < (key === 'eventMaxCount' ? 0 : 1024)) {
+      throw fail(`${key === 'eventMaxCount' ? 'events.maxCount must be an integer, 0 (no limit) or more' : 'events.backlogBytes must be an integer of at least 1024'}, not "${shown(key, settings[key])}"`);
+    }
+  }
   if (settings.logLevel !== undefined && !isLogLevel(settings.logLevel)) {
     throw fail(`log level must be one of ${LOG_LEVELS.join(', ')}, not "${shown('logLevel', settings.logLevel)}"`);
   }
