@@ -12,3 +12,4 @@ export * from './manual-clock.ts';
 export * from './remote-node.ts';
 export * from './users.ts';
 export * from './events.ts';
+export * from './log-follow.ts';

@@ -13,6 +13,7 @@ import { dagRunRoutes } from './routes/dag-runs.ts';
 import { dagRoutes } from './routes/dags.ts';
 import { eventRoutes } from './routes/events.ts';
 import { logRoutes } from './routes/logs.ts';
+import { logStreamRoutes } from './routes/log-stream.ts';
 import { openApiRoutes } from './routes/openapi.ts';
 import { oidcRoutes } from './routes/oidc.ts';
 import { opsRoutes } from './routes/ops.ts';
@@ -31,6 +32,7 @@ export function apiRouter(): Router {
   dagRoutes(router);
   dagRunRoutes(router);
   logRoutes(router);
+  logStreamRoutes(router);
   eventRoutes(router);
   queueRoutes(router);
   opsRoutes(router);
