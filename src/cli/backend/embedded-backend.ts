@@ -6,7 +6,8 @@ import { logToStderr } from '../../logging/index.ts';
 import { openEngine, type EngineHandle, type TroupeConfig } from '../../main.ts';
 import type { EngineEvent } from '../../index.ts';
 import { CliError } from '../errors.ts';
-import { LOG_PAGE_LINES, type Backend, type CleanupView, type DagRef, type LogPage, type NodeView, type RunOptions, type RunView } from './types.ts';
+import { followStepFile, nodeOf } from './embedded-log.ts';
+import { LOG_PAGE_LINES, type Backend, type CleanupView, type DagRef, type FollowLogOptions, type LogPage, type NodeView, type RunOptions, type RunView, type StepLogEnd } from './types.ts';
 
 export class EmbeddedBackend implements Backend {
   readonly kind = 'embedded';
@@ -93,11 +94,21 @@ export class EmbeddedBackend implements Backend {
 
   async stepLogPage(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', offset: number): Promise<LogPage> {
     const { engine, logs } = await this.handle();
-    const node = engine.findRun(name, dagRunId).nodes.find((candidate) => candidate.step.name === stepName);
+    const node = nodeOf(engine.findRun(name, dagRunId), stepName);
     if (!node) throw new AppError('not_found', `step ${stepName} not found in DAG ${name}`);
     const path = stream === 'stdout' ? node.stdout : node.stderr;
     const none = { content: '', lineCount: 0, hasMore: false };
     return path === '' ? none : (await logs.read(path, { offset, limit: LOG_PAGE_LINES })) ?? none;
+  }
+
+  async followStepLog(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', onLine: (line: string) => void,
+    options?: FollowLogOptions): Promise<StepLogEnd> {
+    const handle = await this.handle();
+    const listen = (listener: (event: EngineEvent) => void) => {
+      this.listeners.add(listener);
+      return () => { this.listeners.delete(listener); };
+    };
+    return followStepFile(handle, listen, { name, dagRunId, stepName, stream }, onLine, options);
   }
 
   /** Through the retention sweeper, as the server's `POST /dag-runs/cleanup`. */

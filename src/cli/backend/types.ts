@@ -56,6 +56,20 @@ export const LOG_PAGE_LINES = 10_000;
 /** Lines of a log from a 1-based line on, as the API's log routes answer them. */
 export type LogPage = Pick<LogChunk, 'content' | 'lineCount' | 'hasMore'>;
 
+/** A step's end, as the end of its log tells it: the node's status and the byte after its log's last line. */
+export interface StepLogEnd {
+  status: number;
+  statusLabel: string;
+  nextOffset: number;
+}
+
+export interface FollowLogOptions {
+  /** The byte of the log to start from (0, the default: its beginning). */
+  from?: number;
+  /** Stops following; the promise then rejects. */
+  signal?: AbortSignal;
+}
+
 export interface Backend {
   /** `server` (HTTP, `url` set) or `embedded` (this process holds the home). */
   readonly kind: 'server' | 'embedded';
@@ -74,6 +88,12 @@ export interface Backend {
   reschedule(name: string, dagRunId: string, options: { dagRunId?: string }): Promise<{ dagRunId: string; queued: boolean }>;
   /** Lines a step of the run wrote to stdout or stderr from line `offset` on (LOG_PAGE_LINES at most), as the step log endpoint reads them (none before it wrote). */
   stepLogPage(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', offset: number): Promise<LogPage>;
+  /**
+   * Follows a step's stdout or stderr: `onLine` is called with each line as it is written, until
+   * the step has ended and its log was read to its end (a run that ended, or that nothing runs,
+   * ends it too). Over HTTP through the log stream route; embedded, from the file.
+   */
+  followStepLog(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', onLine: (line: string) => void, options?: FollowLogOptions): Promise<StepLogEnd>;
   /** A DAG's finished runs older than `retentionDays` (0: all) removed, with their logs; `dryRun`: only listed. */
   cleanup(name: string, options: { retentionDays: number; dryRun: boolean }): Promise<CleanupView>;
   /**
