@@ -57,6 +57,8 @@ class StepLogStream {
   private finishing = false;
   private closed = false;
   private wrote = false;
+  /** The client is behind: nothing more is written until it catches up, not even a heartbeat. */
+  private congested = false;
 
   constructor(private readonly sources: StepLogSources, private readonly target: StepLogTarget, private readonly sink: StreamSink) {}
 
@@ -72,7 +74,10 @@ class StepLogStream {
         ended: (nextOffset) => this.end(nextOffset),
         failed: (error) => this.failed(error),
       });
-      sink.onDrained(() => this.follow?.resume());
+      sink.onDrained(() => {
+        this.congested = false;
+        this.follow?.resume();
+      });
     }
     // Subscribed before the first look, so that an end committed in between is heard.
     this.unsubscribe = sources.subscribe((event) => {
@@ -80,7 +85,7 @@ class StepLogStream {
     });
     if (HANDLER_NAMES.has(target.stepName)) this.timers.push(setInterval(() => this.check(), HANDLER_CHECK_MS).unref());
     this.timers.push(setInterval(() => {
-      if (!this.wrote) sink.write(HEARTBEAT);
+      if (!this.wrote && !this.congested) sink.write(HEARTBEAT);
       this.wrote = false;
     }, sources.heartbeatMs).unref());
     this.check();
@@ -102,7 +107,8 @@ class StepLogStream {
     this.wrote = true;
     let chunk = '';
     for (const line of lines) chunk += lineFrame(line);
-    return this.sink.write(chunk);
+    this.congested = !this.sink.write(chunk);
+    return !this.congested;
   }
 
   private end(nextOffset: number): void {
