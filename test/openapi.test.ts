@@ -180,6 +180,9 @@ describe('every operation answers as the document says', () => {
     assert.equal((await call('GET', `/dag-runs/oa-hello/${id}/steps/s2/log?stream=stderr`)).body.content, 'oops');
     assert.equal((await call('GET', `/dag-runs/oa-hello/${id}/steps/s2/log?stream=both`)).status, 400);
     assert.equal((await call('GET', `/dag-runs/oa-hello/${id}/steps/nope/log`)).status, 404);
+    // The step has ended: its log stream sends what is there, then its end.
+    assert.match((await call('GET', `/dag-runs/oa-hello/${id}/steps/s2/log/stream?stream=stderr`)).text, /data: oops\n\nevent: end\n/);
+    assert.equal((await call('GET', `/dag-runs/oa-hello/${id}/steps/nope/log/stream`)).status, 404);
     assert.equal((await call('PATCH', `/dag-runs/oa-hello/${id}/steps/s2/status`, { status: 2 })).status, 200);
     assert.equal((await call('PATCH', `/dag-runs/oa-hello/${id}/steps/s2/status`, { status: 9 })).status, 400);
     assert.equal((await call('POST', `/dag-runs/oa-hello/${id}/retry`, {})).status, 200);
@@ -207,6 +210,7 @@ describe('every operation answers as the document says', () => {
     assert.equal((await call('GET', sub)).body.dagRunDetails.name, 'oa-child');
     assert.equal((await call('GET', `${sub}/log`)).status, 200);
     assert.equal((await call('GET', `${sub}/steps/s1/log`)).body.content, 'hello sub');
+    assert.match((await call('GET', `${sub}/steps/s1/log/stream`)).text, /data: hello sub\n/);
     assert.equal((await call('PATCH', `${sub}/steps/s1/status`, { status: 4 })).status, 200);
     assert.equal((await call('GET', `/dag-runs/oa-parent/${parent}/sub-dag-runs/nope`)).status, 404);
   });

@@ -102,6 +102,13 @@ Documentation: docs/cli.md. \`troupe help <verb>\` shows a verb's flags.`);
     .requiredOption('-r, --run-id <id>', 'the run to retry')
     .option('--step <name>', 'retry this step alone')
     .action(run(async (dag, options) => (await import('./commands/run.ts')).retry(dag, options)));
+  common(verb('logs', 'print what a run\'s steps wrote (the latest run by default), or follow it as it is written')
+    .argument('<dag>', 'a DAG name or file').argument('[runId]', 'the run (default: the latest)'))
+    .option('--step <name>', 'only this step (its lines as they are; without it, each line after its step\'s name)')
+    .option('-f, --follow', 'go on printing what the steps write until the run ends')
+    .option('--stderr', 'what they wrote to stderr instead of stdout')
+    .addHelpText('after', '\nExample: troupe logs nightly --follow')
+    .action(run(async (dag, runId, options) => (await import('./commands/logs.ts')).logs(dag, runId, options)));
   common(verb('restart', 'stop a run if it runs, then run it again anew with its params').argument('<dag>', 'a DAG name or file'))
     .option('-r, --run-id <id>', 'the run (default: the latest)')
     .action(run(async (dag, options) => (await import('./commands/run.ts')).restart(dag, options)));

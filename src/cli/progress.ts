@@ -65,10 +65,11 @@ export class Progress {
   }
 
   /**
-   * A step's output (`exec`), on the stream it was written to; a JSON line with --json. On a
-   * terminal it is written above the live view, which is drawn again below it.
+   * A step's output, on the stream it was written to; a JSON line with --json. On a terminal it
+   * is written above the live view, which is drawn again below it. `prefix`: before the content
+   * in text (the step's name, where several steps' output is shown).
    */
-  output(run: Pick<RunView, 'name' | 'dagRunId'>, step: string, stream: 'stdout' | 'stderr', content: string): void {
+  output(run: Pick<RunView, 'name' | 'dagRunId'>, step: string, stream: 'stdout' | 'stderr', content: string, prefix = ''): void {
     if (this.mode === 'json') {
       this.write(`${JSON.stringify({ type: 'output', name: run.name, dagRunId: run.dagRunId, step, stream, content })}\n`);
       return;
@@ -76,8 +77,8 @@ export class Progress {
     const live = this.mode === 'live' && this.drawnLines > 0;
     if (live) this.write(this.undraw());
     this.drawnLines = 0;
-    if (stream === 'stdout') this.write(`${content}\n`);
-    else process.stderr.write(`${content}\n`);
+    if (stream === 'stdout') this.write(`${prefix}${content}\n`);
+    else process.stderr.write(`${prefix}${content}\n`);
     if (live) this.draw();
   }
 
@@ -98,6 +99,24 @@ export class Progress {
         return seenEnded(node) ? asStarted(node) : node;
       }),
     });
+  }
+
+  /**
+   * `run` as far as its first `count` steps: the later ones as they were told (not started when
+   * they were not), so that a step's end, and the output before it, is told before a later step's
+   * start. The live view shows every step as it is.
+   */
+  through(run: RunView, count: number): RunView {
+    if (this.mode === 'live') return run;
+    return {
+      ...run,
+      nodes: run.nodes.map((node, index) => {
+        if (index < count) return node;
+        const told = this.shown.get(node.step.name);
+        if (told === undefined) return { ...node, statusLabel: 'not_started', startedAt: '', finishedAt: '', error: '' };
+        return { ...node, statusLabel: told, finishedAt: FINAL_NODE.has(told) ? node.finishedAt : '' };
+      }),
+    };
   }
 
   /** What the run came to: status, duration, failed steps and their errors, where the logs are. */

@@ -13,3 +13,4 @@ export * from './remote-node.ts';
 export * from './users.ts';
 export * from './events.ts';
 export * from './idempotency.ts';
+export * from './log-follow.ts';

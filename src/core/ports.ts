@@ -2,6 +2,7 @@
 import type { ContainerSpec, SmtpSpec, SshSpec } from './model.ts';
 import type { ListPosition, RunFilter, RunRecord, RunSummaryRow, SummaryPage } from './run.ts';
 import type { EventBody, EventLog } from './events.ts';
+import type { LogFollow, LogFollowOptions } from './log-follow.ts';
 
 export interface RunStore {
   get(name: string, dagRunId: string): RunRecord | undefined;
@@ -184,6 +185,8 @@ export interface LogStore {
   appendRunLog(path: string, line: string): void;
   closeRunLog(path: string): Promise<void>;
   read(path: string, query: LogQuery): Promise<LogChunk | undefined>;
+  /** Follows a log file from a byte on, as it is written: it need not exist yet (log-follow.ts). */
+  follow(path: string, options: LogFollowOptions): LogFollow;
 }
 
 export interface StepTask {

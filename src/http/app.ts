@@ -14,6 +14,7 @@ import { dagRoutes } from './routes/dags.ts';
 import { eventRoutes } from './routes/events.ts';
 import { startSyncRoutes } from './routes/start-sync.ts';
 import { logRoutes } from './routes/logs.ts';
+import { logStreamRoutes } from './routes/log-stream.ts';
 import { openApiRoutes } from './routes/openapi.ts';
 import { oidcRoutes } from './routes/oidc.ts';
 import { opsRoutes } from './routes/ops.ts';
@@ -32,6 +33,7 @@ export function apiRouter(): Router {
   dagRoutes(router);
   dagRunRoutes(router);
   logRoutes(router);
+  logStreamRoutes(router);
   eventRoutes(router);
   startSyncRoutes(router);
   queueRoutes(router);

@@ -1,7 +1,8 @@
-// LogStore: the layout of the log directory, the run log writer and the chunk reader.
+// LogStore: the layout of the log directory, the run log writer, the chunk reader and the follower.
 import { closeSync, mkdirSync, open, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileSafe, type LogChunk, type LogQuery, type LogStore, type StepLogPaths } from '../core/index.ts';
+import { fileSafe, type LogChunk, type LogFollow, type LogFollowOptions, type LogQuery, type LogStore, type StepLogPaths } from '../core/index.ts';
+import { followLog } from './log-follower.ts';
 import { readLogChunk } from './log-reader.ts';
 import { log as serverLog } from '../logging/index.ts';
 import { storageError } from './storage-full.ts';
@@ -177,5 +178,10 @@ export class LogFiles implements LogStore {
       this.write(log);
     }
     return readLogChunk(path, query);
+  }
+
+  /** Step logs only: a run's log is written from memory in batches, and read whole by `read`. */
+  follow(path: string, options: LogFollowOptions): LogFollow {
+    return followLog(path, options);
   }
 }

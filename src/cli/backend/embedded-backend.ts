@@ -6,7 +6,8 @@ import { logToStderr } from '../../logging/index.ts';
 import { openEngine, type EngineHandle, type TroupeConfig } from '../../main.ts';
 import type { EngineEvent } from '../../index.ts';
 import { CliError } from '../errors.ts';
-import { LOG_PAGE_LINES, type Backend, type CleanupView, type DagRef, type LogPage, type LogPageQuery, type NodeView, type RunOptions, type RunView } from './types.ts';
+import { followStepFile, nodeOf } from './embedded-log.ts';
+import { LOG_PAGE_LINES, type Backend, type CleanupView, type DagRef, type FollowLogOptions, type LogPage, type LogPageQuery, type NodeView, type RunOptions, type RunView, type StepLogEnd } from './types.ts';
 
 export class EmbeddedBackend implements Backend {
   readonly kind = 'embedded';
@@ -94,13 +95,23 @@ export class EmbeddedBackend implements Backend {
   async stepLogPage(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', query: LogPageQuery): Promise<LogPage> {
     const { engine, logs } = await this.handle();
     const run = engine.findRun(name, dagRunId);
-    const node = run.nodes.find((candidate) => candidate.step.name === stepName);
+    const node = nodeOf(run, stepName);
     if (!node) throw new AppError('not_found', `step ${stepName} not found in DAG ${name}`);
     const path = stream === 'stdout' ? node.stdout : node.stderr;
     const none = { content: '', lineCount: 0, hasMore: false, totalLines: 0, isEstimate: false, nextOffset: 0 };
     // As the step log endpoint: a running step's last line may be half written.
     const ended = node.status !== NodeStatus.Running || isFinalRunStatus(run.status);
     return path === '' ? none : (await logs.read(path, { ...query, limit: LOG_PAGE_LINES, ended })) ?? none;
+  }
+
+  async followStepLog(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', onLine: (line: string) => void,
+    options?: FollowLogOptions): Promise<StepLogEnd> {
+    const handle = await this.handle();
+    const listen = (listener: (event: EngineEvent) => void) => {
+      this.listeners.add(listener);
+      return () => { this.listeners.delete(listener); };
+    };
+    return followStepFile(handle, listen, { name, dagRunId, stepName, stream }, onLine, options);
   }
 
   /** Through the retention sweeper, as the server's `POST /dag-runs/cleanup`. */

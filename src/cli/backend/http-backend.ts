@@ -4,12 +4,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { AppError, isFinalRunStatus, type ErrorCode } from '../../core/index.ts';
 import { CliError } from '../errors.ts';
-import { LOG_PAGE_LINES, type Backend, type CleanupView, type DagRef, type LogPage, type LogPageQuery, type RunOptions, type RunView } from './types.ts';
+import { SseParser } from './sse-parser.ts';
+import { LOG_PAGE_LINES, type Backend, type CleanupView, type DagRef, type FollowLogOptions, type LogPage, type LogPageQuery, type RunOptions, type RunView, type StepLogEnd } from './types.ts';
 
 /** How often a watched run's details are read; a run's record changes at most this often on screen. */
 const POLL_MS = 200;
 /** Reads of a run just started that may find nothing (its first write not committed yet) before it is taken as missing. */
 const MISSING_READS = 50;
+/** A log stream that broke off is asked again from its last line, this many times in a row at most, this long apart. */
+const STREAM_ATTEMPTS = 5;
+const STREAM_RETRY_MS = 500;
 
 export class HttpBackend implements Backend {
   readonly kind = 'server';
@@ -68,6 +72,48 @@ export class HttpBackend implements Backend {
     return page;
   }
 
+  /** Through the log stream route; a connection that breaks off is resumed from the last line read. */
+  async followStepLog(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', onLine: (line: string) => void,
+    options: FollowLogOptions = {}): Promise<StepLogEnd> {
+    let from = options.from ?? 0;
+    for (let attempts = 1; ; attempts++) {
+      const query = new URLSearchParams({ stream, byteOffset: String(from) });
+      const path = `${runPath(name, dagRunId)}/steps/${encodeURIComponent(stepName)}/log/stream?${query}`;
+      let response: Awaited<ReturnType<typeof request>> | undefined;
+      try {
+        response = await request(`${this.url}${path}`, { method: 'GET', headers: this.headers('text/event-stream'), signal: options.signal });
+      } catch (error) {
+        if (options.signal?.aborted) throw error;
+        if (attempts >= STREAM_ATTEMPTS) throw this.unreachable(error);
+      }
+      if (response) {
+        if (response.statusCode !== 200) throw apiError(response.statusCode, await response.body.text(), this.url);
+        const parser = new SseParser();
+        const decoder = new TextDecoder();
+        try {
+          for await (const chunk of response.body) {
+            for (const message of parser.push(decoder.decode(chunk as Buffer, { stream: true }))) {
+              if (message.event === 'end') {
+                response.body.destroy();
+                return JSON.parse(message.data) as StepLogEnd;
+              }
+              if (message.event === 'error') throw new CliError(`the server could not read the log of step ${stepName}`, 'see the server\'s log');
+              if (message.event !== 'message') continue;
+              onLine(message.data);
+              if (message.id !== undefined) from = Number(message.id);
+              attempts = 0;
+            }
+          }
+        } catch (error) {
+          if (error instanceof CliError || options.signal?.aborted) throw error;
+          // The connection broke off: asked again from the last line read.
+        }
+        if (attempts >= STREAM_ATTEMPTS) throw new CliError(`the log stream of step ${stepName} broke off`, 'see `troupe logs`');
+      }
+      await sleep(STREAM_RETRY_MS, undefined, { signal: options.signal });
+    }
+  }
+
   cleanup(name: string, options: { retentionDays: number; dryRun: boolean }): Promise<CleanupView> {
     return this.call('POST', '/dag-runs/cleanup', { name, ...options });
   }
@@ -98,22 +144,31 @@ export class HttpBackend implements Backend {
   async close(): Promise<void> {}
 
   private async call<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers = this.headers('application/json');
     if (body !== undefined) headers['content-type'] = 'application/json';
-    if (this.token) headers.authorization = `Bearer ${this.token}`;
     let response: Awaited<ReturnType<typeof request>>;
     try {
       response = await request(`${this.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     } catch (error) {
-      const code = errorCode(error);
-      if (code && CERTIFICATE_ERRORS.has(code)) {
-        throw new CliError(`the certificate of the troupe server at ${this.url} is not trusted (${code})`, 'trust its CA with NODE_EXTRA_CA_CERTS=<ca.pem>');
-      }
-      throw new CliError(`cannot reach the troupe server at ${this.url} (${(error as Error).message})`, 'start it with `troupe server`, or check --server');
+      throw this.unreachable(error);
     }
     const text = await response.body.text();
     if (response.statusCode >= 200 && response.statusCode < 300) return (text === '' ? {} : JSON.parse(text)) as T;
     throw apiError(response.statusCode, text, this.url);
+  }
+
+  private headers(accept: string): Record<string, string> {
+    const headers: Record<string, string> = { accept };
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    return headers;
+  }
+
+  private unreachable(error: unknown): Error {
+    const code = errorCode(error);
+    if (code && CERTIFICATE_ERRORS.has(code)) {
+      return new CliError(`the certificate of the troupe server at ${this.url} is not trusted (${code})`, 'trust its CA with NODE_EXTRA_CA_CERTS=<ca.pem>');
+    }
+    return new CliError(`cannot reach the troupe server at ${this.url} (${(error as Error).message})`, 'start it with `troupe server`, or check --server');
   }
 }
 

@@ -59,6 +59,20 @@ export type LogPage = Pick<LogChunk, 'content' | 'lineCount' | 'hasMore' | 'tota
 /** The whole lines from a byte of the log on (LOG_PAGE_LINES at most), or its last line as it stands. */
 export type LogPageQuery = { byteOffset: number } | { tail: 1 };
 
+/** A step's end, as the end of its log tells it: the node's status and the byte after its log's last line. */
+export interface StepLogEnd {
+  status: number;
+  statusLabel: string;
+  nextOffset: number;
+}
+
+export interface FollowLogOptions {
+  /** The byte of the log to start from (0, the default: its beginning). */
+  from?: number;
+  /** Stops following; the promise then rejects. */
+  signal?: AbortSignal;
+}
+
 export interface Backend {
   /** `server` (HTTP, `url` set) or `embedded` (this process holds the home). */
   readonly kind: 'server' | 'embedded';
@@ -77,6 +91,12 @@ export interface Backend {
   reschedule(name: string, dagRunId: string, options: { dagRunId?: string }): Promise<{ dagRunId: string; queued: boolean }>;
   /** Lines a step of the run wrote to stdout or stderr, as the step log endpoint reads them (none before it wrote). */
   stepLogPage(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', query: LogPageQuery): Promise<LogPage>;
+  /**
+   * Follows a step's stdout or stderr: `onLine` is called with each line as it is written, until
+   * the step has ended and its log was read to its end (a run that ended, or that nothing runs,
+   * ends it too). Over HTTP through the log stream route; embedded, from the file.
+   */
+  followStepLog(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', onLine: (line: string) => void, options?: FollowLogOptions): Promise<StepLogEnd>;
   /** A DAG's finished runs older than `retentionDays` (0: all) removed, with their logs; `dryRun`: only listed. */
   cleanup(name: string, options: { retentionDays: number; dryRun: boolean }): Promise<CleanupView>;
   /**

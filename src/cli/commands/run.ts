@@ -5,6 +5,7 @@ import { dagName, dagRef, paramsOf } from '../dag-arg.ts';
 import { EXIT_FAILED, EXIT_OK } from '../errors.ts';
 import { OutputTail } from '../output-tail.ts';
 import { Progress, progressMode } from '../progress.ts';
+import { StepOutputs } from '../step-outputs.ts';
 import { StopSignals } from '../stop-signals.ts';
 import { homeConfig, openBackend, type CommonOptions } from '../target.ts';
 
@@ -108,10 +109,18 @@ class Interrupt {
 /** How often the output of a running step is read. */
 const OUTPUT_POLL_MS = 200;
 
+/** Every step's output as it is written, each line after its step's name: several steps may write at once. */
+function stepOutputs(backend: Backend, name: string, dagRunId: string, progress: Progress, before?: RunView): StepOutputs {
+  const outputs = new StepOutputs(backend, { name, dagRunId }, ['stdout', 'stderr'],
+    (step, stream, line) => progress.output({ name, dagRunId }, step, stream, line, `${step} | `));
+  if (before) outputs.seed(before);
+  return outputs;
+}
+
 /**
- * Follows the run to its end with live progress, then sums it up. `output`: tails of what the run
- * writes, shown as it is written; each change of the run is told once what was written before it
- * has been shown.
+ * Follows the run to its end with live progress, then sums it up. What the run writes is shown as
+ * it is written: each step's log streamed, or (`output`, exec's one step) tails read a page at a
+ * time; each change of the run is told once what was written before it has been shown.
  */
 async function follow(backend: Backend, name: string, dagRunId: string, options: CommonOptions, interrupt: Interrupt, before?: RunView,
   output?: (progress: Progress) => OutputTail[]): Promise<number> {
@@ -119,6 +128,16 @@ async function follow(backend: Backend, name: string, dagRunId: string, options:
   if (before) progress.seed(before);
   interrupt.follows(backend, name, dagRunId, progress);
   const tails = output?.(progress) ?? [];
+  const steps = output ? undefined : stepOutputs(backend, name, dagRunId, progress, before);
+  try {
+    return await followTo(backend, name, dagRunId, options, interrupt, progress, tails, steps, before);
+  } finally {
+    steps?.close();
+  }
+}
+
+async function followTo(backend: Backend, name: string, dagRunId: string, options: CommonOptions, interrupt: Interrupt, progress: Progress,
+  tails: OutputTail[], steps: StepOutputs | undefined, before?: RunView): Promise<number> {
   const poll = async (ended: boolean) => { for (const tail of tails) await tail.poll(ended); };
   // One thing at a time, in order: a read of the output, or a change told after one.
   let turn = Promise.resolve();
@@ -132,8 +151,24 @@ async function follow(backend: Backend, name: string, dagRunId: string, options:
   let final: RunView;
   try {
     final = await backend.watch(name, dagRunId, (run) => {
-      if (tails.length === 0) return progress.update(run);
+      if (tails.length === 0 && !steps) return progress.update(run);
       next(async () => {
+        if (steps) {
+          // Each step that ended, in order, with the rest of its output before its end; a later
+          // step that began meanwhile is told (and its output shown) after.
+          for (let index = 0; index < run.nodes.length; index++) {
+            if (run.nodes[index].finishedAt === '') continue;
+            const through = progress.through(run, index + 1);
+            const step = { ...run, nodes: [run.nodes[index]] };
+            progress.starts(through);
+            steps.seen(step);
+            await steps.settled(step);
+            progress.update(through);
+          }
+          progress.update(run);
+          steps.seen(run);
+          return;
+        }
         progress.starts(run);
         // Ended steps have written all they will: their last line is whole.
         await poll(run.nodes.length > 0 && run.nodes.every((node) => node.finishedAt !== '' || node.statusLabel === 'skipped'));
@@ -144,9 +179,10 @@ async function follow(backend: Backend, name: string, dagRunId: string, options:
     clearInterval(timer);
   }
   await turn;
-  if (tails.length > 0) {
+  if (tails.length > 0 || steps) {
     progress.starts(final);
     await poll(true);
+    await steps?.finish(final);
   }
   progress.end(final);
   progress.summary(final, { stoppedBy: interrupt.stoppedBy });

@@ -29,7 +29,7 @@ export class EventHub {
   /** Requests waiting for runs to end (start-sync). */
   readonly runEnds: RunEnds;
 
-  constructor(readonly log: EventLog, private readonly limits: EventStreamLimits) {
+  constructor(readonly log: EventLog, readonly limits: EventStreamLimits) {
     this.runEnds = new RunEnds(log);
   }
 

@@ -1,0 +1,72 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LogLine } from '../core/index.ts';
+import { followLog } from './log-follower.ts';
+
+async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-follow-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+test('a file that does not exist yet is waited for, followed as it grows, and its last line given once the writer is done', async (t) => {
+  const path = join(await tempDir(t), 'step.out');
+  const lines: LogLine[] = [];
+  let grew: () => void = () => {};
+  const ended = new Promise<number>((resolve) => {
+    const follow = followLog(path, {
+      from: 0, pollMs: 20,
+      lines: (batch) => {
+        lines.push(...batch);
+        grew();
+        return true;
+      },
+      ended: resolve,
+    });
+    void (async () => {
+      await writeFile(path, 'one\ntw');
+      await new Promise<void>((resolve) => { grew = resolve; });
+      // Only whole lines while the writer goes on.
+      assert.deepEqual(lines, [{ text: 'one', end: 4 }]);
+      await appendFile(path, 'o\nthree');
+      await new Promise<void>((resolve) => { grew = resolve; });
+      follow.finish();
+    })();
+  });
+  assert.equal(await ended, 13);
+  assert.deepEqual(lines, [{ text: 'one', end: 4 }, { text: 'two', end: 8 }, { text: 'three', end: 13 }]);
+});
+
+test('a reader that is behind is given nothing more until it resumes', async (t) => {
+  const path = join(await tempDir(t), 'big.out');
+  const line = `${'x'.repeat(99)}\n`;
+  await writeFile(path, line.repeat(2000));
+  let given = 0;
+  let pausedAt = -1;
+  const ended = new Promise<number>((resolve, reject) => {
+    const follow = followLog(path, {
+      from: 0, pollMs: 5, failed: reject,
+      lines: (batch) => {
+        assert.equal(pausedAt, -1, 'no lines while paused');
+        given += batch.length;
+        if (given < 2000) {
+          pausedAt = given;
+          // Polls come meanwhile; the reader resumes a while later.
+          setTimeout(() => {
+            pausedAt = -1;
+            follow.resume();
+          }, 30);
+          return false;
+        }
+        return true;
+      },
+      ended: resolve,
+    });
+    follow.finish();
+  });
+  assert.equal(await ended, 200_000);
+  assert.equal(given, 2000);
+});
