@@ -50,7 +50,7 @@ test('help <verb> and <verb> --help print the verb\'s arguments and flags, exit 
 test('a wrong command line is one line on stderr naming the problem and where help is, exit code 2', async () => {
   const cases: Array<[string[], RegExp]> = [
     [['strat'], /^troupe: there is no verb "strat"; did you mean start\? \(see `troupe help`\)\n$/],
-    [['help', 'bogus'], /^troupe: there is no verb "bogus" \(see `troupe help`\)\n$/],
+    [['help', 'frobnicate'], /^troupe: there is no verb "frobnicate" \(see `troupe help`\)\n$/],
     [['help', 'strat', '--json'], /^troupe: there is no verb "strat"; did you mean start\? \(see `troupe help`\)\n$/],
     [['start'], /^troupe: start needs its <dag> argument \(see `troupe help start`\)\n$/],
     [['start', 'x', '--bogus'], /^troupe: start has no flag --bogus \(see `troupe help start`\)\n$/],

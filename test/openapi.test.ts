@@ -79,7 +79,7 @@ describe('the OpenAPI document', () => {
       assert.ok(statuses.includes(500), `${route.method} ${route.pattern} lists 500`);
     }
     assert.deepEqual(routes.filter((route) => route.idempotent).map((route) => `${route.method} ${route.pattern}`).sort(), [
-      'POST /dag-runs', 'POST /dag-runs/enqueue', 'POST /dags/:fileName/enqueue', 'POST /dags/:fileName/start',
+      'POST /dag-runs', 'POST /dag-runs/enqueue', 'POST /dags/:fileName/enqueue', 'POST /dags/:fileName/start', 'POST /dags/:fileName/start-sync',
     ], 'the submits that honour Idempotency-Key');
     const documented = Object.values<any>(served.paths).flatMap((item) => Object.keys(item).filter((key) => METHODS.includes(key)));
     assert.equal(documented.length, routes.length, 'the document has no operation the router lacks');
@@ -243,6 +243,11 @@ describe('every operation answers as the document says', () => {
     assert.match(metrics.text, /troupe_info/);
     assert.ok(Array.isArray((await call('GET', '/services/resources/history?duration=30m')).body.cpu));
     assert.equal((await call('GET', '/services/resources/history?duration=soon')).status, 400);
+    assert.equal((await call('POST', '/dags', { name: 'oa-sync', spec: 'steps:\n  - echo synced\n' })).status, 201);
+    const synced = await call('POST', '/dags/oa-sync/start-sync', { timeout: 60 });
+    assert.equal(synced.status, 200);
+    assert.equal(synced.body.dagRun.status, 4);
+    assert.equal((await call('POST', '/dags/oa-sync/start-sync', {})).status, 400);
     // A stream never ends by itself: its first chunk is what is checked.
     const abort = new AbortController();
     const stream = await fetch(`${server.base}/events?since=0`, { signal: abort.signal });

@@ -6,6 +6,16 @@ import { join } from 'node:path';
 import type { LogLine } from '../core/index.ts';
 import { followLog } from './log-follower.ts';
 
+/** The follower's timers and watch do not hold the process open (a server does): the test does. */
+function keepAlive(t: { after(fn: () => void): void }): void {
+  const timer = setInterval(() => undefined, 1000);
+  t.after(() => clearInterval(timer));
+}
+
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
 async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'troupe-follow-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
@@ -13,26 +23,26 @@ async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<str
 }
 
 test('a file that does not exist yet is waited for, followed as it grows, and its last line given once the writer is done', async (t) => {
+  keepAlive(t);
   const path = join(await tempDir(t), 'step.out');
   const lines: LogLine[] = [];
-  let grew: () => void = () => {};
   const ended = new Promise<number>((resolve) => {
     const follow = followLog(path, {
       from: 0, pollMs: 20,
       lines: (batch) => {
         lines.push(...batch);
-        grew();
         return true;
       },
       ended: resolve,
     });
     void (async () => {
       await writeFile(path, 'one\ntw');
-      await new Promise<void>((resolve) => { grew = resolve; });
-      // Only whole lines while the writer goes on.
+      await until(() => lines.length >= 1);
+      // Only whole lines while the writer goes on: a few polls later, still one.
+      await new Promise((resolve) => setTimeout(resolve, 100));
       assert.deepEqual(lines, [{ text: 'one', end: 4 }]);
       await appendFile(path, 'o\nthree');
-      await new Promise<void>((resolve) => { grew = resolve; });
+      await until(() => lines.length >= 2);
       follow.finish();
     })();
   });
@@ -41,6 +51,7 @@ test('a file that does not exist yet is waited for, followed as it grows, and it
 });
 
 test('a reader that is behind is given nothing more until it resumes', async (t) => {
+  keepAlive(t);
   const path = join(await tempDir(t), 'big.out');
   const line = `${'x'.repeat(99)}\n`;
   await writeFile(path, line.repeat(2000));
