@@ -7,7 +7,7 @@ import { CliError } from '../errors.ts';
 import { SseParser } from './sse-parser.ts';
 import { LOG_PAGE_LINES, type Backend, type CleanupView, type DagRef, type FollowLogOptions, type LogPage, type LogPageQuery, type RunOptions, type RunView, type StepLogEnd } from './types.ts';
 
-/** How often a watched run's details are read; a run's record changes at most this often on screen. */
+/** How often a watched run's details are read from a server without the event stream. */
 const POLL_MS = 200;
 /** Reads of a run just started that may find nothing (its first write not committed yet) before it is taken as missing. */
 const MISSING_READS = 50;
@@ -118,25 +118,85 @@ export class HttpBackend implements Backend {
     return this.call('POST', '/dag-runs/cleanup', { name, ...options });
   }
 
-  /** The API has no stream of a run's changes: its details are read until they show its end. */
+  /**
+   * The run's details, read again each time the event stream tells of a change of the run (a
+   * reconnect resumes after the last event seen), until they show its end. A server without the
+   * event stream is polled instead.
+   */
   async watch(name: string, dagRunId: string, onChange: (run: RunView) => void, options: { previousEnd?: string } = {}): Promise<RunView> {
     let seen = '';
-    for (let missing = 0; ;) {
-      let run: RunView | undefined;
+    let missing = 0;
+    /** The run as it stands; its end, when it has ended (and it is not the end a retry followed). */
+    const look = async (): Promise<RunView | undefined> => {
+      let run: RunView;
       try {
         run = await this.run(name, dagRunId);
       } catch (error) {
         // Started but not committed to the store yet: asked again, a while.
         if (!(error instanceof AppError && error.code === 'not_found') || ++missing >= MISSING_READS) throw error;
+        return undefined;
       }
-      if (run) {
-        const text = JSON.stringify(run);
-        if (text !== seen) {
-          seen = text;
-          onChange(run);
+      const text = JSON.stringify(run);
+      if (text !== seen) {
+        seen = text;
+        onChange(run);
+      }
+      return isFinalRunStatus(run.status as 0) && run.finishedAt !== options.previousEnd ? run : undefined;
+    };
+    const query = new URLSearchParams({ dagName: name, dagRunId, types: 'run.*,step.*' });
+    let lastEventId: string | undefined;
+    for (let attempts = 1; ; attempts++) {
+      let response: Awaited<ReturnType<typeof request>> | undefined;
+      try {
+        const headers = this.headers('text/event-stream');
+        if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+        response = await request(`${this.url}/events?${query}`, { method: 'GET', headers });
+      } catch (error) {
+        if (attempts >= STREAM_ATTEMPTS) throw this.unreachable(error);
+      }
+      if (response?.statusCode === 404) {
+        await response.body.dump();
+        return this.poll(look);
+      }
+      if (response && response.statusCode !== 200) throw apiError(response.statusCode, await response.body.text(), this.url);
+      if (response) {
+        // The stream listens from here on: what the run was before is read now, what it becomes is told.
+        const ended = await look();
+        if (ended) {
+          response.body.destroy();
+          return ended;
         }
-        if (isFinalRunStatus(run.status as 0) && run.finishedAt !== options.previousEnd) return run;
+        const parser = new SseParser();
+        const decoder = new TextDecoder();
+        try {
+          for await (const chunk of response.body) {
+            let changed = false;
+            for (const message of parser.push(decoder.decode(chunk as Buffer, { stream: true }))) {
+              if (message.id !== undefined) lastEventId = message.id;
+              if (message.event !== 'message' && message.event !== 'dropped') changed = true;
+            }
+            attempts = 0;
+            const end = changed ? await look() : undefined;
+            if (end) {
+              response.body.destroy();
+              return end;
+            }
+          }
+        } catch (error) {
+          if (!(error instanceof Error) || error instanceof AppError || error instanceof CliError) throw error;
+          // The connection broke off: asked again from the last event seen.
+        }
       }
+      if (attempts >= STREAM_ATTEMPTS) throw new CliError(`the event stream of ${this.url} broke off`, 'see `troupe status`');
+      await sleep(STREAM_RETRY_MS);
+    }
+  }
+
+  /** A server without the event stream: the run's details are read until they show its end. */
+  private async poll(look: () => Promise<RunView | undefined>): Promise<RunView> {
+    for (;;) {
+      const ended = await look();
+      if (ended) return ended;
       await sleep(POLL_MS);
     }
   }
