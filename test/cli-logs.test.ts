@@ -3,7 +3,7 @@
 // (read from the files) and through a server (its log stream route).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startTestServer, waitUntil } from './helpers.ts';
 import { makeHome, troupe, troupeChild } from './cli-run.ts';
@@ -70,4 +70,19 @@ test('through a server: start prints the lines; logs --follow prints a running r
   assert.equal(code, 0, stderr);
   assert.equal(stdout, 'talk | line1\ntalk | line2\ntalk | line3\n');
   assert.equal((await server.waitForRun('waits', run.body.dagRunId)).statusLabel, 'succeeded');
+
+  // status --follow: a run begun elsewhere, followed from the event stream, its output included.
+  await rm(join(home.dir, 'GO'));
+  const second = await server.call('POST', '/dags/waits/start', {});
+  const watcher = troupeChild(['status', 'waits', '--follow', ...home.flag]);
+  const watching = await waitUntil(() => watcher.output().includes('talk | line1'), 20_000);
+  await writeFile(join(home.dir, 'GO'), '');
+  const watched = await watcher.outcome;
+  assert.ok(watching, `the first line was printed while the step waited:\n${watched.stdout}${watched.stderr}`);
+  assert.equal(watched.code, 0, watched.stderr);
+  assert.deepEqual(stepLines(watched.stdout), ['[talk running]', 'talk | line1', 'talk | line2', 'talk | line3', '[talk succeeded]']);
+  assert.match(watched.stdout, new RegExp(`dag-run waits ${second.body.dagRunId}: succeeded`));
+  const nothing = await troupe(['status', '--follow', ...home.flag]);
+  assert.equal(nothing.code, 1);
+  assert.match(nothing.stderr, /--follow needs the DAG whose run it follows/);
 });

@@ -94,7 +94,10 @@ Documentation: docs/cli.md. \`troupe help <verb>\` shows a verb's flags.`);
     .action(run(async (dag, params, options) => (await import('./commands/check.ts')).dry(dag, params, options)));
   common(verb('status', 'show a run\'s steps (the latest by default), or the recent runs').argument('[dag]', 'a DAG name or file; none: the recent runs of every DAG'))
     .option('-r, --run-id <id>', 'the run (default: the latest)')
-    .action(run(async (dag, options) => (await import('./commands/runs.ts')).status(dag, options)));
+    .option('-f, --follow', 'follow the run to its end, each step\'s output as it is written (Ctrl-C leaves it running); exit 0 when it succeeded, 1 otherwise')
+    .action(run(async (dag, options) => (options.follow && dag !== undefined
+      ? (await import('./commands/run.ts')).watchRun(dag, options)
+      : (await import('./commands/runs.ts')).status(dag, options))));
   common(verb('stop', 'stop a run, or every running run of a DAG').argument('<dag>', 'a DAG name or file'))
     .option('-r, --run-id <id>', 'the run (default: every running run of the DAG)')
     .action(run(async (dag, options) => (await import('./commands/runs.ts')).stop(dag, options)));

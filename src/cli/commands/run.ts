@@ -55,6 +55,20 @@ export async function restart(dag: string, options: CommonOptions & { runId?: st
   });
 }
 
+/**
+ * `status --follow`: a run already begun (the latest by default), followed to its end as `start`
+ * follows its own, each step's output included; Ctrl-C leaves it running.
+ */
+export async function watchRun(dag: string, options: CommonOptions & { runId?: string }): Promise<number> {
+  const { dagsDir } = await homeConfig(options);
+  const name = dagName(dag, dagsDir);
+  return following(options, async (backend, interrupt) => {
+    const run = await backend.run(name, options.runId ?? 'latest');
+    interrupt.leaves(name, run.dagRunId);
+    return follow(backend, run.name, run.dagRunId, options, interrupt, undefined, undefined, false);
+  });
+}
+
 /** A one-off command as a run of its own, with no YAML (Dagu's `exec`). */
 export async function exec(command: string[], options: CommonOptions & { runId?: string; name?: string; workdir?: string; env?: string[] }): Promise<number> {
   const name = options.name ?? 'exec';
@@ -91,6 +105,15 @@ class Interrupt {
     return this.by;
   }
 
+  /** From here a signal leaves, and the run goes on (a run followed that this command did not begin). */
+  leaves(name: string, dagRunId: string): void {
+    this.stopRun = () => {
+      process.stderr.write(`\n${this.by}: leaving dag-run ${name} ${dagRunId}; it goes on\n`);
+      process.exit(130);
+    };
+    if (this.by !== undefined) this.stopRun();
+  }
+
   /** From here a signal stops this run (at once, when one came already). */
   follows(backend: Backend, name: string, dagRunId: string, progress: Progress): void {
     this.stopRun = () => {
@@ -123,10 +146,10 @@ function stepOutputs(backend: Backend, name: string, dagRunId: string, progress:
  * time; each change of the run is told once what was written before it has been shown.
  */
 async function follow(backend: Backend, name: string, dagRunId: string, options: CommonOptions, interrupt: Interrupt, before?: RunView,
-  output?: (progress: Progress) => OutputTail[]): Promise<number> {
+  output?: (progress: Progress) => OutputTail[], stops = true): Promise<number> {
   const progress = new Progress(progressMode(options.json));
   if (before) progress.seed(before);
-  interrupt.follows(backend, name, dagRunId, progress);
+  if (stops) interrupt.follows(backend, name, dagRunId, progress);
   const tails = output?.(progress) ?? [];
   const steps = output ? undefined : stepOutputs(backend, name, dagRunId, progress, before);
   try {

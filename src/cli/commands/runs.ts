@@ -10,11 +10,12 @@ import { say, withBackend } from './run.ts';
 const RECENT_RUNS = 20;
 
 /** One run's details (the latest by default); with no DAG, the most recent runs of every DAG. */
-export async function status(dag: string | undefined, options: CommonOptions & { runId?: string }): Promise<number> {
+export async function status(dag: string | undefined, options: CommonOptions & { runId?: string; follow?: boolean }): Promise<number> {
   const { dagsDir } = await homeConfig(options);
   return withBackend(options, async (backend) => {
     if (dag === undefined) {
       if (options.runId) throw new CliError('--run-id needs the DAG it is a run of', 'troupe status <dag> --run-id <id>');
+      if (options.follow) throw new CliError('--follow needs the DAG whose run it follows', 'troupe status <dag> --follow');
       const runs = await backend.runs(undefined, { limit: RECENT_RUNS });
       if (options.json) printJson({ dagRuns: runs });
       else process.stdout.write(`${runs.length === 0 ? 'no dag-runs yet' : runTable(runs)}\n`);
