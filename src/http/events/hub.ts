@@ -26,7 +26,7 @@ export class EventHub {
   private heartbeat: NodeJS.Timeout | undefined;
   readonly counts: EventStreamCounts = { subscribers: 0, sent: 0, dropped: 0 };
 
-  constructor(readonly log: EventLog, private readonly limits: EventStreamLimits) {}
+  constructor(readonly log: EventLog, readonly limits: EventStreamLimits) {}
 
   /**
    * A client's subscription; it takes live events once it has caught up. `heartbeat`: what it
