@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { IncomingMessage } from 'node:http';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import WebSocket from 'ws';
 import { apiRouter, buildOpenApiDocument, openApiPath, takesRemoteNode } from '../src/http/index.ts';
 import { HELLO, startTestServer, type TestServer } from './helpers.ts';
 import { assertDocumented, checkedFetch, checkedResponses, OpenApiChecker, openApiChecker } from './openapi-check.ts';
@@ -72,8 +74,9 @@ describe('the OpenAPI document', () => {
       assert.deepEqual(operation.parameters?.filter((p: any) => p.in === 'query').map((p: any) => p.name) ?? [], [...route.doc!.query?.map((q) => q.name) ?? [], ...remoteNode]);
       assert.equal(operation.requestBody !== undefined, route.doc!.body !== undefined);
       const statuses = Object.keys(operation.responses).map(Number);
-      // A redirect is the success of a route that redirects (the OIDC login).
-      assert.ok(statuses.some((status) => status >= 200 && status < 400), `${route.method} ${route.pattern} has a success response`);
+      // A redirect is the success of a route that redirects (the OIDC login); switching protocols
+      // (101) that of a WebSocket (GET /events/ws).
+      assert.ok(statuses.some((status) => (status >= 200 && status < 400) || status === 101), `${route.method} ${route.pattern} has a success response`);
       assert.ok(statuses.includes(500), `${route.method} ${route.pattern} lists 500`);
     }
     const documented = Object.values<any>(served.paths).flatMap((item) => Object.keys(item).filter((key) => METHODS.includes(key)));
@@ -234,6 +237,19 @@ describe('every operation answers as the document says', () => {
     assert.match(metrics.text, /troupe_info/);
     assert.ok(Array.isArray((await call('GET', '/services/resources/history?duration=30m')).body.cpu));
     assert.equal((await call('GET', '/services/resources/history?duration=soon')).status, 400);
+    // The event stream answers at once and stays open: its status and type are checked, then it is left.
+    const aborting = new AbortController();
+    const stream = await fetch(`${server.base}/events`, { signal: aborting.signal });
+    await assertDocumented({ method: 'GET', path: '/events', status: stream.status, contentType: stream.headers.get('content-type'), text: '' });
+    aborting.abort();
+    // The event WebSocket's handshake: its 101 is the operation's success.
+    const socket = new WebSocket(`${server.base.replace(/^http/, 'ws')}/events/ws`);
+    const upgraded = await new Promise<IncomingMessage>((resolve, reject) => {
+      socket.once('upgrade', resolve);
+      socket.once('error', reject);
+    });
+    await assertDocumented({ method: 'GET', path: '/events/ws', status: upgraded.statusCode!, contentType: null, text: '' });
+    socket.terminate();
   });
 
   test('accounts: users, sign-in, the caller, API keys (authentication off: everything is served)', async () => {
