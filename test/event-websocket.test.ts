@@ -4,7 +4,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { answerOf, checkedFetch, describeOnCarriers, startTestServer, type TestServer } from './helpers.ts';
+import { exchange } from './raw-http.ts';
+import { answerOf, checkedFetch, checkRaw, describeOnCarriers, startTestServer, type TestServer } from './helpers.ts';
 import { bearer, send, signIn } from './auth-support.ts';
 
 const TWO_STEPS = 'steps:\n  - name: first\n    command: echo one\n  - name: second\n    command: echo two\n    depends: [first]\n';
@@ -205,10 +206,18 @@ describeOnCarriers('event stream over WebSocket', (server, carrier) => {
     own.close();
   });
 
-  test('a plain GET is answered 400: the route speaks WebSocket', async () => {
+  test('a plain GET is answered 400: the route speaks WebSocket; other requests asking to upgrade are served as plain ones', async () => {
     const answer = await answerOf(await checkedFetch(`${server.base}/events/ws`));
     assert.equal(answer.status, 400);
     assert.equal(answer.body.code, 'bad_request');
+    const port = server.troupe.server.port;
+    for (const upgrade of ['Upgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA',
+      'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13']) {
+      const { responses } = await exchange(port, `GET /api/v2/health HTTP/1.1\r\nHost: t\r\n${upgrade}\r\n\r\n`, { expect: 1 });
+      await checkRaw('GET', '/health', responses[0]);
+      assert.equal(responses[0].status, 200, upgrade);
+      assert.equal(JSON.parse(responses[0].body).status, 'healthy');
+    }
   });
 });
 
