@@ -67,6 +67,8 @@ export function nodeSockets(sockets: SocketAcceptor, inFlight: InFlight): NodeSo
         closed = true;
         ws.close(code, reason);
       },
+      // ws writes each message as it is sent; node's socket coalesces what waits.
+      batch: (sends) => sends(),
     });
     if (inFlight.stopping) ws.close(CLOSE_GOING_AWAY, 'server stopping');
   };

@@ -71,6 +71,9 @@ export function serveUwsSockets(app: TemplatedApp, sockets: SocketAcceptor, inFl
           return status === STATUS_SUCCESS;
         },
         close: (code, reason) => end(ws, code, reason),
+        batch: (sends) => {
+          if (!data.closed) ws.cork(sends);
+        },
       });
       if (inFlight.stopping) end(ws, CLOSE_GOING_AWAY, 'server stopping');
     },
