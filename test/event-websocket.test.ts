@@ -222,7 +222,7 @@ describeOnCarriers('event stream over WebSocket', (server, carrier) => {
 });
 
 for (const carrier of ['uws', 'node'] as const) {
-  describe(`event WebSocket with authentication on ${carrier}`, () => {
+  describe(`event WebSocket on a server of its own on ${carrier}`, () => {
     test('no credential is 401 with no upgrade; a token in the query, a viewer\'s session and an API key are served; a cookie from another origin is refused', async () => {
       const password = 'ws-password-1';
       const server = await startTestServer(carrier, { auth: { mode: 'builtin', admin: { username: 'ws-admin', password } } });
@@ -253,6 +253,38 @@ for (const carrier of ['uws', 'node'] as const) {
         await served(`?token=${encodeURIComponent(key)}`, { origin: 'https://evil.example' });
         const foreign = await refusal(Client.open(server, '', { cookie: `troupe_session=${viewer}`, origin: 'https://evil.example' }));
         assert.deepEqual([foreign.status, foreign.body.code], [403, 'forbidden']);
+      } finally {
+        await server.close();
+      }
+    });
+
+    test('a client that stops reading is sent `dropped` once past its backlog, then closed with 1008; it got every event up to lastSeq', async () => {
+      const server = await startTestServer(carrier, { eventBacklogBytes: 64 * 1024 });
+      try {
+        const client = await Client.open(server);
+        client.subscribe({});
+        // Subscribed once a reset asked for on a second socket is heard: both are on the hub then.
+        const probe = await Client.open(server);
+        probe.subscribe({ since: 1e12 });
+        await probe.next((message) => 'reset' in message);
+        probe.close();
+        client.socket.pause();
+        // More than the kernel's socket buffers hold (a few MiB on loopback), in live batches.
+        const at = new Date().toISOString();
+        for (let batch = 0; batch < 40 && !client.closed; batch++) {
+          await server.troupe.runs.appendEvents(Array.from({ length: 2000 }, (_, index) => ({ type: 'dag.updated' as const, name: `ws-flood-${batch}-${index}`, at })));
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        client.socket.resume();
+        const closed = await client.whenClosed();
+        assert.deepEqual(closed, { code: 1008, reason: 'too slow: dropped' });
+        const last = client.messages.at(-1);
+        assert.deepEqual(Object.keys(last), ['dropped']);
+        assert.match(last.dropped.reason, /fell more than 65536 bytes behind/);
+        const events = client.messages.slice(0, -1);
+        assert.ok(events.length > 0 && events.length < 80_000, `${events.length} events before the drop`);
+        assert.equal(events.at(-1).seq, last.dropped.lastSeq);
+        assert.ok(events.every((event, index) => index === 0 || event.seq === events[index - 1].seq + 1), 'no event missing before the drop');
       } finally {
         await server.close();
       }
