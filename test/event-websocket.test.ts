@@ -258,6 +258,33 @@ for (const carrier of ['uws', 'node'] as const) {
       }
     });
 
+    test('a client that stops reading for a while, within its backlog, then gets every event in order once it reads again', async () => {
+      const server = await startTestServer(carrier, { eventBacklogBytes: 64 * 1024 * 1024 });
+      try {
+        const client = await Client.open(server);
+        client.subscribe({ types: 'dag.*' });
+        const probe = await Client.open(server);
+        probe.subscribe({ since: 1e12 });
+        await probe.next((message) => 'reset' in message);
+        probe.close();
+        client.socket.pause();
+        const at = new Date().toISOString();
+        for (let batch = 0; batch < 40; batch++) {
+          await server.troupe.runs.appendEvents(Array.from({ length: 2000 }, (_, index) => ({ type: 'dag.updated' as const, name: `ws-held-${batch}-${index}`, at })));
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        client.socket.resume();
+        await client.next((event) => event.name === 'ws-held-39-1999');
+        const events = client.messages;
+        assert.equal(events.length, 80_000);
+        assert.ok(events.every((event, index) => index === 0 || event.seq === events[index - 1].seq + 1), 'in order, none missing');
+        assert.equal(client.closed, undefined);
+        client.close();
+      } finally {
+        await server.close();
+      }
+    });
+
     test('a client that stops reading is sent `dropped` once past its backlog, then closed with 1008; it got every event up to lastSeq', async () => {
       const server = await startTestServer(carrier, { eventBacklogBytes: 64 * 1024 });
       try {
