@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { IncomingMessage } from 'node:http';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import WebSocket from 'ws';
 import { apiRouter, buildOpenApiDocument, openApiPath, takesRemoteNode } from '../src/http/index.ts';
 import { HELLO, startTestServer, type TestServer } from './helpers.ts';
 import { assertDocumented, assertDocumentedAt, checkedFetch, checkedResponses, OpenApiChecker, openApiChecker } from './openapi-check.ts';
@@ -74,8 +76,9 @@ describe('the OpenAPI document', () => {
       const headers = operation.parameters?.filter((p: any) => p.in === 'header').map((p: any) => p.name) ?? [];
       assert.deepEqual(headers, route.idempotent ? ['Idempotency-Key'] : [], `${route.method} ${route.pattern} header parameters`);
       const statuses = Object.keys(operation.responses).map(Number);
-      // A redirect is the success of a route that redirects (the OIDC login).
-      assert.ok(statuses.some((status) => status >= 200 && status < 400), `${route.method} ${route.pattern} has a success response`);
+      // A redirect is the success of a route that redirects (the OIDC login); switching protocols
+      // (101) that of a WebSocket (GET /events/ws).
+      assert.ok(statuses.some((status) => (status >= 200 && status < 400) || status === 101), `${route.method} ${route.pattern} has a success response`);
       assert.ok(statuses.includes(500), `${route.method} ${route.pattern} lists 500`);
     }
     assert.deepEqual(routes.filter((route) => route.idempotent).map((route) => `${route.method} ${route.pattern}`).sort(), [
@@ -255,6 +258,14 @@ describe('every operation answers as the document says', () => {
     abort.abort();
     await assertDocumentedAt('GET', `${server.base}/events`, { status: stream.status, contentType: stream.headers.get('content-type'), text: Buffer.from(first.value!).toString() });
     assert.equal((await call('GET', '/events?types=nothing')).status, 400);
+    // The event WebSocket's handshake: its 101 is the operation's success.
+    const socket = new WebSocket(`${server.base.replace(/^http/, 'ws')}/events/ws`);
+    const upgraded = await new Promise<IncomingMessage>((resolve, reject) => {
+      socket.once('upgrade', resolve);
+      socket.once('error', reject);
+    });
+    await assertDocumented({ method: 'GET', path: '/events/ws', status: upgraded.statusCode!, contentType: null, text: '' });
+    socket.terminate();
   });
 
   test('accounts: users, sign-in, the caller, API keys (authentication off: everything is served)', async () => {

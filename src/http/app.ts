@@ -11,8 +11,9 @@ import { apiKeyRoutes } from './routes/api-keys.ts';
 import { authRoutes } from './routes/auth.ts';
 import { dagRunRoutes } from './routes/dag-runs.ts';
 import { dagRoutes } from './routes/dags.ts';
-import { eventRoutes } from './routes/events.ts';
+import { EVENTS_SOCKET_PATH, eventRoutes } from './routes/events.ts';
 import { startSyncRoutes } from './routes/start-sync.ts';
+import { EventSocketSession, type SocketAcceptor } from './events/websocket.ts';
 import { logRoutes } from './routes/logs.ts';
 import { logStreamRoutes } from './routes/log-stream.ts';
 import { openApiRoutes } from './routes/openapi.ts';
@@ -46,8 +47,12 @@ export function apiRouter(): Router {
   return router;
 }
 
-export function createApi(deps: ApiDeps): Api {
+/** The API, and its entry for the event stream's WebSocket upgrades (the carriers' part is moving bytes). */
+export type ServedApi = Api & { sockets: SocketAcceptor };
+
+export function createApi(deps: ApiDeps): ServedApi {
   const router = apiRouter();
+  const siteOptions = { allowOrigins: deps.corsOrigins, ownOrigins: ownOrigins(deps) };
   /** `seen.route`: the matched route's template, never the path, so the request metrics stay as few as the routes. */
   const serve = async (raw: RawRequest, seen: { route: string }): Promise<HttpResponse> => {
     try {
@@ -66,7 +71,7 @@ export function createApi(deps: ApiDeps): Api {
         unmatched = error;
       }
       // Before authentication, whose answers would tell a page of another site whom the browser signs in as.
-      if (!SAFE_METHODS.has(raw.method) || match?.writes) refuseCrossSite(raw, { allowOrigins: deps.corsOrigins, ownOrigins: ownOrigins(deps) });
+      if (!SAFE_METHODS.has(raw.method) || match?.writes) refuseCrossSite(raw, siteOptions);
       // Before forwarding: a request reaches a remote node through this server only with
       // credentials this server accepts, and a role that may do it here.
       const identity = await admit(deps.auth, raw, apiPath, match);
@@ -95,7 +100,7 @@ export function createApi(deps: ApiDeps): Api {
   };
   const cors = new Cors({ allowOrigins: deps.corsOrigins });
   const methodsAt = (path: string): string[] => (path.startsWith(`${API_PREFIX}/`) ? router.methodsAt(path.slice(API_PREFIX.length)) : []);
-  return async (raw) => {
+  const api: Api = async (raw) => {
     const started = performance.now();
     const seen = { route: 'unmatched' };
     const preflight = cors.enabled ? cors.preflight(raw, methodsAt) : undefined;
@@ -108,6 +113,27 @@ export function createApi(deps: ApiDeps): Api {
     if (log.isLevelEnabled('debug')) log.debug({ method: raw.method, route: seen.route, status: response.status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
     return response;
   };
+  const sockets: SocketAcceptor = {
+    path: `${API_PREFIX}${EVENTS_SOCKET_PATH}`,
+    // A subscription writes at most a page of catch-up, or its whole backlog once drained, past what is already held.
+    maxBufferedBytes: 2 * deps.eventHub.limits.backlogBytes + 16 * 1024 * 1024,
+    acceptSocket: async (raw) => {
+      try {
+        const match = router.match('GET', EVENTS_SOCKET_PATH);
+        handshakeProblem(raw.headers);
+        if (namesRemoteNode(raw.query)) throw new AppError('bad_request', 'the event stream over WebSocket is this server\'s own: connect to the remote node itself');
+        // A page of another site may open a WebSocket with the browser's credentials and read what
+        // comes back (the same-origin policy does not cover WebSockets): refused as a write is, a
+        // token (header or `token`) excepted.
+        refuseCrossSite({ ...raw, headers: withQueryToken(raw) }, siteOptions);
+        await admit(deps.auth, raw, EVENTS_SOCKET_PATH, match);
+        return { session: new EventSocketSession(deps.eventHub) };
+      } catch (error) {
+        return { refused: errorResponse(error) };
+      }
+    },
+  };
+  return Object.assign(api, { sockets });
 }
 
 const OPEN: Identity = { kind: 'none', username: 'anonymous', role: 'admin' };
@@ -125,6 +151,12 @@ async function admit(auth: Auth | undefined, raw: RawRequest, apiPath: string, m
   const identity = auth.enabled ? await auth.authenticate(match?.tokenInQuery ? withQueryToken(raw) : raw.headers, raw.remoteAddress) : OPEN;
   auth.authorize(identity, permission);
   return identity;
+}
+
+/** A WebSocket handshake a carrier would refuse, refused first with the error document. */
+function handshakeProblem(headers: Record<string, string>): void {
+  if (!/^[+/0-9A-Za-z]{22}==$/.test(headers['sec-websocket-key'] ?? '')) throw new AppError('bad_request', 'a WebSocket handshake needs a Sec-WebSocket-Key (16 bytes in base64)');
+  if (headers['sec-websocket-version'] !== '13') throw new AppError('bad_request', 'only WebSocket version 13 is spoken (Sec-WebSocket-Version: 13)');
 }
 
 /** The headers, with a `token` query parameter as the Bearer token when no Authorization header is sent. */

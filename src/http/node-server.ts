@@ -3,7 +3,7 @@
 // (node:http queues the responses), HTTP/1.0 is answered and the connection closed, and protocol
 // errors (bad request line, oversized headers, conflicting Content-Length, timeouts) get the JSON
 // error document instead of node's empty answers.
-import { STATUS_CODES, createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import { ServerResponse, createServer, type IncomingMessage, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { AppError } from '../core/index.ts';
@@ -15,12 +15,16 @@ import { listenError } from './listen-error.ts';
 import type { TlsFiles } from './tls.ts';
 import { errorText, log } from '../logging/index.ts';
 import { InFlight, unansweredAtStop } from './in-flight.ts';
+import type { SocketAcceptor } from './events/websocket.ts';
+import { nodeSockets, rawAnswer } from './node-sockets.ts';
 
 export interface NodeServerOptions {
   /** How long a client may take to send a request's headers. */
   headersTimeoutMs: number;
   /** Serve HTTPS with this pair (already checked by loadTls). */
   tls?: TlsFiles;
+  /** The WebSocket upgrades the API accepts. */
+  sockets?: SocketAcceptor;
 }
 
 export function listenNode(api: Api, host: string, port: number, options: NodeServerOptions): Promise<RunningServer> {
@@ -93,6 +97,31 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
   // Without a listener node answers an unknown Expect with a bare 417; the API ignores it, as uWS does.
   server.on('checkExpectation', (req, res) => server.emit('request', req, res));
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerClientError(error, socket, readingBody.get(socket)));
+  const sockets = options.sockets ? nodeSockets(options.sockets, inFlight) : undefined;
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    const url = req.url ?? '/';
+    const at = url.indexOf('?');
+    const path = at < 0 ? url : url.slice(0, at);
+    if (sockets?.serves(req, path)) {
+      sockets.upgrade(req, socket, head, {
+        method: 'GET', path, query: at < 0 ? '' : url.slice(at + 1), headers: req.headers as Record<string, string>, body: undefined, remoteAddress: socket.remoteAddress,
+      });
+      return;
+    }
+    // Once anything listens for upgrades node hands it every request that asks for one (h2c, a
+    // WebSocket elsewhere), its body unread: such a request is served as if it had not asked, on a
+    // connection that closes after; one with a body is refused rather than served without it.
+    socket.on('error', () => socket.destroy());
+    if (Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined) {
+      socket.end(rawAnswer(errorResponse(new AppError('bad_request', `a request that asks to upgrade the connection (Upgrade: ${req.headers.upgrade}) may not carry a body; send it without Upgrade`))));
+      return;
+    }
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.once('finish', () => socket.destroySoon());
+    handle(req, res);
+  });
   return new Promise((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(host, port, error.code)));
     server.listen(port, host, () => {
@@ -104,7 +133,7 @@ export function listenNode(api: Api, host: string, port: number, options: NodeSe
         // then the connections left, idle ones, are closed.
         close: async () => {
           const closed = new Promise<void>((done) => server.close(() => done()));
-          const unanswered = await inFlight.stop();
+          const [unanswered] = await Promise.all([inFlight.stop(), sockets?.close()]);
           if (unanswered > 0) log.warn(unansweredAtStop(unanswered));
           server.closeAllConnections();
           await closed;
@@ -163,10 +192,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket, reading
     socket.destroy();
     return;
   }
-  const encoded = encodeResponse(clientErrorResponse(error.code));
-  const head = [`HTTP/1.1 ${encoded.status} ${STATUS_CODES[encoded.status] ?? ''}`, 'connection: close', `content-length: ${bodyLength(encoded.body)}`];
-  for (const [key, value] of Object.entries(encoded.headers)) head.push(`${key}: ${value}`);
-  socket.end(`${head.join('\r\n')}\r\n\r\n${encoded.body ?? ''}`);
+  socket.end(rawAnswer(clientErrorResponse(error.code)));
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer | undefined | 'too-large'> {

@@ -30,7 +30,7 @@ export async function startServer(deps: ApiDeps, options: ServerOptions): Promis
   if (carrier !== 'node') {
     try {
       const uws = await import('uWebSockets.js');
-      const server = await listenUws(uws, api, options.host, options.port, options.tls);
+      const server = await listenUws(uws, api, options.host, options.port, options.tls, api.sockets);
       (options.warn ?? ((line: string) => log.warn(line)))(UWS_LIMITS);
       return server;
     } catch (error) {
@@ -38,5 +38,5 @@ export async function startServer(deps: ApiDeps, options: ServerOptions): Promis
       (options.warn ?? ((line: string) => log.warn(line)))(`troupe: uWebSockets.js cannot load here (${(error as Error).message.split('\n')[0]}); serving with node:http`);
     }
   }
-  return listenNode(api, options.host, options.port, { headersTimeoutMs: options.headersTimeoutMs, tls: options.tls });
+  return listenNode(api, options.host, options.port, { headersTimeoutMs: options.headersTimeoutMs, tls: options.tls, sockets: api.sockets });
 }

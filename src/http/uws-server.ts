@@ -27,6 +27,8 @@ import { listenError, probeListen } from './listen-error.ts';
 import { errorText, log } from '../logging/index.ts';
 import { TlsError, type TlsFiles } from './tls.ts';
 import { InFlight, unansweredAtStop } from './in-flight.ts';
+import type { SocketAcceptor } from './events/websocket.ts';
+import { serveUwsSockets } from './uws-sockets.ts';
 
 type Uws = typeof import('uWebSockets.js');
 
@@ -44,10 +46,17 @@ interface RequestState {
   closed?: () => void;
 }
 
-/** `tls`: serve HTTPS with this pair (already checked by loadTls; uWS reads the files again itself). */
-export function listenUws(uws: Uws, api: Api, host: string, port: number, tls?: TlsFiles): Promise<RunningServer> {
+/**
+ * `tls`: serve HTTPS with this pair (already checked by loadTls; uWS reads the files again itself).
+ * `sockets`: the WebSocket upgrades the API accepts; registered before the catch-all route, which
+ * gets a request of that path that is no upgrade.
+ */
+export function listenUws(uws: Uws, api: Api, host: string, port: number, tls?: TlsFiles, sockets?: SocketAcceptor): Promise<RunningServer> {
   const app = createApp(uws, tls);
   const inFlight = new InFlight();
+  const closeSockets = sockets
+    ? serveUwsSockets(app, sockets, inFlight, (res, response, done) => send(res, { aborted: false, done, stopping: () => true }, response, true))
+    : () => {};
   app.any('/*', (res, req) => {
     const state: RequestState = { aborted: false, done: inFlight.begin(), stopping: () => inFlight.stopping };
     res.onAborted(() => {
@@ -111,6 +120,7 @@ export function listenUws(uws: Uws, api: Api, host: string, port: number, tls?: 
         // No new connection; the requests under way are answered, then every connection closed.
         close: async () => {
           uws.us_listen_socket_close(socket);
+          closeSockets();
           const unanswered = await inFlight.stop();
           if (unanswered > 0) log.warn(unansweredAtStop(unanswered));
           app.close();
