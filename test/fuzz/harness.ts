@@ -53,6 +53,17 @@ export class FuzzClient {
     const headers: Record<string, string> = { ...(body ? { 'content-type': 'application/json', 'content-length': String(body.length) } : {}), ...req.headers };
     return new Promise((done, fail) => {
       const outgoing = request({ host: '127.0.0.1', port: this.port, method: req.method, path: req.path, headers, agent: this.agent, timeout: ANSWER_TIMEOUT_MS }, (res) => {
+        // An event stream stays open: its answer is its status, type and first message.
+        if (res.statusCode === 200 && String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+          res.once('data', (chunk: Buffer) => {
+            this.statuses.set(200, (this.statuses.get(200) ?? 0) + 1);
+            const answer = { status: 200, contentType: String(res.headers['content-type']), text: chunk.toString('utf8') };
+            res.destroy();
+            documented(req, answer).then(() => done(answer), fail);
+          });
+          res.on('error', () => undefined);
+          return;
+        }
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => this.statuses.set(res.statusCode ?? 0, (this.statuses.get(res.statusCode ?? 0) ?? 0) + 1));
