@@ -200,7 +200,8 @@ export async function checkedFetch(input: string | URL, init: RequestInit = {}):
   const url = response.redirected ? response.url : input;
   if (apiPathOf(url) === undefined) return response;
   const method = response.redirected ? 'GET' : init.method ?? 'GET';
-  const text = await response.clone().text();
+  // An event stream may never end: its status and type are checked, its body is the caller's to read.
+  const text = response.headers.get('content-type')?.startsWith('text/event-stream') ? '' : await response.clone().text();
   await assertDocumentedAt(method, url, { status: response.status, contentType: response.headers.get('content-type'), text });
   return response;
 }
