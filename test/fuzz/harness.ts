@@ -54,13 +54,19 @@ export class FuzzClient {
     return new Promise((done, fail) => {
       const outgoing = request({ host: '127.0.0.1', port: this.port, method: req.method, path: req.path, headers, agent: this.agent, timeout: ANSWER_TIMEOUT_MS }, (res) => {
         // An event stream stays open: its answer is its status, type and first message.
-        if (res.statusCode === 200 && String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
-          res.once('data', (chunk: Buffer) => {
+        if (req.method.toUpperCase() !== 'HEAD' && res.statusCode === 200 && String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+          let answered = false;
+          const answer = (text: string) => {
+            if (answered) return;
+            answered = true;
             this.statuses.set(200, (this.statuses.get(200) ?? 0) + 1);
-            const answer = { status: 200, contentType: String(res.headers['content-type']), text: chunk.toString('utf8') };
+            const answer = { status: 200, contentType: String(res.headers['content-type']), text };
             res.destroy();
             documented(req, answer).then(() => done(answer), fail);
-          });
+          };
+          res.once('data', (chunk: Buffer) => answer(chunk.toString('utf8')));
+          res.once('end', () => answer(''));
+          res.once('close', () => answer(''));
           res.on('error', () => undefined);
           return;
         }
