@@ -2,7 +2,7 @@
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { describeOnCarriers, startTestServer, type TestServer } from './helpers.ts';
+import { checkedFetch, describeOnCarriers, startTestServer, type TestServer } from './helpers.ts';
 import { SseClient, type SseMessage } from './support/sse-client.ts';
 
 const TWO = 'steps:\n  - name: a\n    command: echo a\n  - name: b\n    command: "false"\n    depends: [a]\n';
@@ -208,14 +208,14 @@ describe('the event stream with authentication on', () => {
 
   test('401 without credentials; a viewer follows with a Bearer token, a ?token= API key, or the session cookie', async () => {
     server = await startTestServer('uws', { auth: { mode: 'builtin', admin: { username: 'ev-admin', password: PASSWORD } } });
-    const login = async (username: string) => (await (await fetch(`${server.base}/auth/login`, {
+    const login = async (username: string) => (await (await checkedFetch(`${server.base}/auth/login`, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password: PASSWORD }),
     })).json() as { token: string }).token;
     const admin = { authorization: `Bearer ${await login('ev-admin')}` };
-    const made = await fetch(`${server.base}/users`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ username: 'ev-viewer', password: PASSWORD, role: 'viewer' }) });
+    const made = await checkedFetch(`${server.base}/users`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ username: 'ev-viewer', password: PASSWORD, role: 'viewer' }) });
     assert.equal(made.status, 201);
     const viewer = await login('ev-viewer');
-    const key = await (await fetch(`${server.base}/api-keys`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'ev-key', role: 'viewer' }) })).json() as { key: string };
+    const key = await (await checkedFetch(`${server.base}/api-keys`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'ev-key', role: 'viewer' }) })).json() as { key: string };
     const none = await SseClient.open(`${server.base}/events`);
     assert.equal(none.status, 401);
     assert.equal(JSON.parse(none.errorBody!).code, 'unauthorized');
@@ -228,7 +228,7 @@ describe('the event stream with authentication on', () => {
     after(() => { for (const stream of streams) stream.close(); });
     for (const stream of streams) assert.equal(stream.status, 200);
     await server.writeDag('ev-auth', ONE);
-    const started = await fetch(`${server.base}/dags/ev-auth/start`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{}' });
+    const started = await checkedFetch(`${server.base}/dags/ev-auth/start`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{}' });
     const { dagRunId } = await started.json() as { dagRunId: string };
     for (const stream of streams) await stream.until(ended(dagRunId));
   });

@@ -1,7 +1,7 @@
 // POST /dags/{fileName}/start-sync: start a run and answer once it has ended, over HTTP, both carriers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeOnCarriers } from './helpers.ts';
+import { checkedFetch, describeOnCarriers } from './helpers.ts';
 
 describeOnCarriers('start and wait', (server) => {
   test('answers with the run\'s details once it has ended: succeeded, or failed', async () => {
@@ -47,7 +47,7 @@ describeOnCarriers('start and wait', (server) => {
 
   test('an Idempotency-Key repeat gets the first answer and starts nothing', async () => {
     await server.writeDag('sync-idem', 'steps:\n  - name: a\n    command: echo once\n');
-    const send = () => fetch(`${server.base}/dags/sync-idem/start-sync`, {
+    const send = () => checkedFetch(`${server.base}/dags/sync-idem/start-sync`, {
       method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'sync-key-1' }, body: JSON.stringify({ timeout: 30 }),
     }).then(async (response) => ({ status: response.status, body: await response.json() }));
     const first = await send();
