@@ -131,3 +131,15 @@ export interface RunFilter {
   toMs?: number;
   dagRunId?: string;
 }
+
+const HANDLER_NODE_NAME_SET: ReadonlySet<string> = new Set(Object.values(HANDLER_NODE_NAMES));
+
+export function isHandlerNodeName(name: string): name is HandlerNodeName {
+  return HANDLER_NODE_NAME_SET.has(name);
+}
+
+/** The step's node in `record`, a lifecycle handler's found by its node name too (onInit, onExit...). */
+export function stepNodeOf(record: RunRecord, stepName: string): NodeRecord | undefined {
+  return record.nodes.find((node) => node.step.name === stepName)
+    ?? (isHandlerNodeName(stepName) ? record.handlers?.[stepName] : undefined);
+}

@@ -2,17 +2,13 @@
 // grows; its end heard from the engine's events. A run that this process does not run (queued,
 // or left running by a server that stopped) will not write more: what is there is read, and that
 // is its end.
-import { AppError, HANDLER_NODE_NAMES, isFinalRunStatus, nodeStatusLabel, type EngineEvent, type LogFollow, type NodeRecord, type NodeStatus, type RunRecord } from '../../core/index.ts';
+import { AppError, isFinalRunStatus, stepNodeOf, nodeStatusLabel, type EngineEvent, type LogFollow, type NodeStatus } from '../../core/index.ts';
 import type { EngineHandle } from '../../main.ts';
 import type { FollowLogOptions, StepLogEnd } from './types.ts';
 
-const HANDLER_NAMES: ReadonlySet<string> = new Set(Object.values(HANDLER_NODE_NAMES));
 
 /** A step's node, a lifecycle handler's by its node name too. */
-export function nodeOf(record: RunRecord, stepName: string): NodeRecord | undefined {
-  return record.nodes.find((node) => node.step.name === stepName)
-    ?? (HANDLER_NAMES.has(stepName) ? record.handlers?.[stepName as keyof NonNullable<RunRecord['handlers']>] : undefined);
-}
+export const nodeOf = stepNodeOf;
 
 export function followStepFile(handle: EngineHandle, listen: (listener: (event: EngineEvent) => void) => () => void,
   target: { name: string; dagRunId: string; stepName: string; stream: 'stdout' | 'stderr' }, onLine: (line: string) => void,

@@ -2,22 +2,14 @@
 // it (a reconnecting client resumes there), then `end` once the step has ended and its log was
 // read to its end. The step's end is heard from the engine's events; the file is followed by the
 // log store (a watch and a slow poll). Never read faster than the client takes it.
-import { HANDLER_NODE_NAMES, isFinalRunStatus, nodeStatusLabel, type EngineListener, type LogFollow, type LogLine, type LogStore, type NodeRecord, type NodeStatus, type RunRecord, type RunStore } from '../../core/index.ts';
+import { isFinalRunStatus, isHandlerNodeName, stepNodeOf, nodeStatusLabel, type EngineListener, type LogFollow, type LogLine, type LogStore, type NodeStatus, type RunRecord, type RunStore } from '../../core/index.ts';
 import { errorText, log } from '../../logging/index.ts';
 import type { HttpResponse, StreamSink } from '../types.ts';
 import { RECONNECT_MS, SSE_HEADERS } from './sse.ts';
 
-const HANDLER_NAMES: ReadonlySet<string> = new Set(Object.values(HANDLER_NODE_NAMES));
-
 /** How often a handler's node is looked at: handlers have no step events of their own. */
 const HANDLER_CHECK_MS = 1_000;
 
-/** The step's node in `record` (a lifecycle handler's by its node name too), or undefined. */
-export function stepNode(record: RunRecord, stepName: string): NodeRecord | undefined {
-  const node = record.nodes.find((candidate) => candidate.step.name === stepName);
-  if (node) return node;
-  return HANDLER_NAMES.has(stepName) ? record.handlers?.[stepName as keyof NonNullable<RunRecord['handlers']>] : undefined;
-}
 
 export interface StepLogTarget {
   /** The run as stored (a sub DAG run's own name and id). */
@@ -83,7 +75,7 @@ class StepLogStream {
     this.unsubscribe = sources.subscribe((event) => {
       if ('dagRunId' in event && event.dagRunId === target.dagRunId && event.name === target.name) this.check();
     });
-    if (HANDLER_NAMES.has(target.stepName)) this.timers.push(setInterval(() => this.check(), HANDLER_CHECK_MS).unref());
+    if (isHandlerNodeName(target.stepName)) this.timers.push(setInterval(() => this.check(), HANDLER_CHECK_MS).unref());
     this.timers.push(setInterval(() => {
       if (!this.wrote && !this.congested) sink.write(HEARTBEAT);
       this.wrote = false;
@@ -95,7 +87,7 @@ class StepLogStream {
   private check(): void {
     if (this.finishing || this.closed) return;
     const record = this.sources.runs.get(this.target.name, this.target.dagRunId);
-    const node = record && stepNode(record, this.target.stepName);
+    const node = record && stepNodeOf(record, this.target.stepName);
     if (record && node && !ended(record, node.status)) return;
     this.finishing = true;
     if (this.follow) this.follow.finish();
@@ -114,7 +106,7 @@ class StepLogStream {
   private end(nextOffset: number): void {
     if (this.closed) return;
     const record = this.sources.runs.get(this.target.name, this.target.dagRunId);
-    const status = (record && stepNode(record, this.target.stepName)?.status) ?? 0;
+    const status = (record && stepNodeOf(record, this.target.stepName)?.status) ?? 0;
     this.sink.write(`event: end\ndata: ${JSON.stringify({ status, statusLabel: nodeStatusLabel(status as NodeStatus), nextOffset })}\n\n`);
     this.close();
     this.sink.end();

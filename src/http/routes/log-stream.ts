@@ -1,7 +1,7 @@
 // A step's stdout or stderr followed as it is written: Server-Sent Events, resumable by byte offset.
-import { AppError } from '../../core/index.ts';
+import { AppError, stepNodeOf } from '../../core/index.ts';
 import { EventQuery } from '../events/event-query.ts';
-import { stepLogStreamResponse, stepNode } from '../events/log-stream.ts';
+import { stepLogStreamResponse } from '../events/log-stream.ts';
 import { enumQuery, intQuery } from '../query.ts';
 import type { Router } from '../router.ts';
 import type { ApiDeps, HttpRequest, HttpResponse } from '../types.ts';
@@ -24,7 +24,7 @@ function resumeOffset(request: HttpRequest): number {
 function streamStepLog(request: HttpRequest, deps: ApiDeps): HttpResponse {
   const record = runOf(request, deps);
   const { stepName } = request.params;
-  const node = stepNode(record, stepName);
+  const node = stepNodeOf(record, stepName);
   if (!node) throw new AppError('not_found', `step ${stepName} not found in DAG ${record.name}`);
   const stream = LogStreamQuery.stream.read(request.query) ?? 'stdout';
   const from = resumeOffset(request);

@@ -1,12 +1,11 @@
 // Run and step logs as chunks of lines (byteOffset > tail > head > offset+limit, docs/api.md).
-import { AppError, HANDLER_NODE_NAMES, MAX_LOG_LINES, NodeStatus, isFinalRunStatus, type HandlerNodeName, type LogChunk, type LogQuery } from '../../core/index.ts';
+import { AppError, MAX_LOG_LINES, NodeStatus, isFinalRunStatus, stepNodeOf, type LogChunk, type LogQuery } from '../../core/index.ts';
 import type { Router } from '../router.ts';
 import { enumQuery, intQuery } from '../query.ts';
 import { LogResponse } from '../response-schemas.ts';
 import { json, type ApiDeps, type HttpRequest } from '../types.ts';
 import { runOf } from './dag-runs.ts';
 
-const HANDLER_NODE_NAMES_SET: ReadonlySet<string> = new Set(Object.values(HANDLER_NODE_NAMES));
 
 const LinesQuery = {
   tail: intQuery('tail', 'The last lines (0: not given); wins over head and offset', 0),
@@ -43,9 +42,7 @@ async function runLog(request: HttpRequest, deps: ApiDeps) {
 async function stepLog(request: HttpRequest, deps: ApiDeps) {
   const record = runOf(request, deps);
   const { stepName } = request.params;
-  // A handler's node is found by its node name too (onInit, onSuccess, onFailure, onCancel, onExit).
-  const handler = HANDLER_NODE_NAMES_SET.has(stepName) ? record.handlers?.[stepName as HandlerNodeName] : undefined;
-  const node = record.nodes.find((candidate) => candidate.step.name === stepName) ?? handler;
+  const node = stepNodeOf(record, stepName);
   if (!node) throw new AppError('not_found', `step ${stepName} not found in DAG ${record.name}`);
   const stream = StreamQuery.read(request.query) ?? 'stdout';
   // The path comes from the run record, never from the request.
