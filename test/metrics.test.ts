@@ -251,6 +251,10 @@ describe('metrics of the event streams', () => {
     assert.equal(during.value('troupe_events_sent_total'), 4);
     assert.equal(during.value('troupe_event_log_events'), 4);
     assert.equal(during.value('troupe_event_subscribers_dropped_total'), 0);
+    // One observation per write to the client: its four events went out in one to four writes.
+    assert.equal(during.types.get('troupe_event_delivery_seconds'), 'histogram');
+    const writes = during.value('troupe_event_delivery_seconds_count');
+    assert.ok(writes >= 1 && writes <= 4, `writes: ${writes}`);
     stream.close();
     assert.ok(await waitUntil(async () => (await scrape(server)).value('troupe_event_subscribers') === 0));
   });

@@ -14,6 +14,8 @@ export interface EngineParts {
   startedAtMs: number;
   /** The server's event streams: their clients, events sent, clients dropped. */
   eventStreams?: () => Omit<EventCounts, 'kept'>;
+  /** Hands the event streams what to tell of each write's delay since the commit. */
+  watchEventDelay?: (observe: (seconds: number) => void) => void;
 }
 
 export function engineSources(parts: EngineParts): MetricsSources {
@@ -37,5 +39,6 @@ export function engineSources(parts: EngineParts): MetricsSources {
     dagCount: async () => (await dags.fileNames()).length,
     schedulerRunning: () => cron.running,
     ...(parts.eventStreams ? { events: () => ({ ...parts.eventStreams!(), kept: runs.events.size }) } : {}),
+    ...(parts.watchEventDelay ? { watchEventDelay: parts.watchEventDelay } : {}),
   };
 }

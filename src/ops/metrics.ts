@@ -20,6 +20,8 @@ export interface MetricsSources {
   schedulerRunning(): boolean;
   /** The event streams (a server's; none for an engine alone) and the event log. */
   events?(): EventCounts;
+  /** Hands the event streams what to call, per write of live events, with how long its oldest event waited since its commit. */
+  watchEventDelay?(observe: (seconds: number) => void): void;
 }
 
 export interface EventCounts {
@@ -126,6 +128,14 @@ export class TroupeMetrics {
       labelNames: ['method', 'route', 'status_code'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers,
     });
     if (sources.events) eventMetrics(sources.events, registers);
+    if (sources.watchEventDelay) {
+      const delay = new Histogram({
+        name: `${PREFIX}event_delivery_seconds`,
+        help: 'From an event\'s commit to its write to an event stream client\'s connection (the oldest event of each write)',
+        buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10], registers,
+      });
+      sources.watchEventDelay((seconds) => delay.observe(seconds));
+    }
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
     this.unsubscribe = sources.subscribe(this.onEvent);
   }

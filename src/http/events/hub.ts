@@ -1,6 +1,8 @@
 // The subscriptions of a server: one listener on the event log, whose committed events are handed
-// out once per turn of the event loop. Each event's frame is made once per transport, not once per
-// client: a hundred clients following everything cost a hundred writes of the same string.
+// out as soon as the commit's callbacks are done (a commit's events go out together, not one write
+// each, and not a whole turn of a busy event loop later). Each event's frame is made once per
+// transport, not once per client: a hundred clients following everything cost a hundred writes of
+// the same string.
 import type { EngineEvent, EventLog } from '../../core/index.ts';
 import { RunEnds } from './run-ends.ts';
 import { Subscription, type SubscriptionOptions } from './subscription.ts';
@@ -22,10 +24,13 @@ export interface EventStreamLimits {
 export class EventHub {
   private readonly subscriptions = new Set<Subscription>();
   private batch: EngineEvent[] = [];
-  private flushing: NodeJS.Immediate | undefined;
+  /** When the batch's first event was committed (performance.now()); undefined: no batch waits. */
+  private batchCommittedAt: number | undefined;
   private stopListening: (() => void) | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   readonly counts: EventStreamCounts = { subscribers: 0, sent: 0, dropped: 0 };
+  /** Told, for each write of live events, how many seconds its oldest event waited since its commit. */
+  observeDelay: ((seconds: number) => void) | undefined;
   /** Requests waiting for runs to end (start-sync). */
   readonly runEnds: RunEnds;
 
@@ -43,6 +48,7 @@ export class EventHub {
       ...options,
       backlogBytes: this.limits.backlogBytes,
       sent: (count) => { this.counts.sent += count; },
+      delayed: (ms) => this.observeDelay?.(ms / 1000),
       ended: (dropped) => {
         if (dropped) this.counts.dropped++;
         this.remove(subscription);
@@ -72,13 +78,16 @@ export class EventHub {
 
   private committed(event: EngineEvent): void {
     this.batch.push(event);
-    this.flushing ??= setImmediate(() => this.flush());
+    if (this.batchCommittedAt !== undefined) return;
+    this.batchCommittedAt = performance.now();
+    queueMicrotask(() => this.flush());
   }
 
   private flush(): void {
-    this.flushing = undefined;
+    const committedAt = this.batchCommittedAt!;
     const events = this.batch;
     this.batch = [];
+    this.batchCommittedAt = undefined;
     // Frames by transport (the Frames object), made on first use.
     const made = new Map<unknown, string[]>();
     for (const subscription of this.subscriptions) {
@@ -87,7 +96,7 @@ export class EventHub {
       let list = made.get(frames);
       if (!list) made.set(frames, (list = []));
       const cache = list;
-      subscription.deliver(events, (index) => (cache[index] ??= frames.event(events[index])));
+      subscription.deliver(events, (index) => (cache[index] ??= frames.event(events[index])), committedAt);
     }
   }
 

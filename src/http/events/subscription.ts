@@ -35,6 +35,8 @@ export interface SubscriptionOptions {
   ended?: (dropped: boolean) => void;
   /** Told of each event written. */
   sent?: (count: number) => void;
+  /** Told, for each write of live events, how many milliseconds its oldest event waited since its commit. */
+  delayed?: (ms: number) => void;
 }
 
 export class Subscription {
@@ -46,6 +48,8 @@ export class Subscription {
   private congested = false;
   private readonly pending: string[] = [];
   private pendingBytes = 0;
+  /** When the oldest pending event was committed (performance.now()). */
+  private pendingSince = 0;
   private closed = false;
   private scheduled: NodeJS.Immediate | undefined;
   /** Whether anything was written since the last heartbeat check. */
@@ -75,8 +79,11 @@ export class Subscription {
     return !this.catchingUp && !this.closed;
   }
 
-  /** Committed events, in order, as the hub hands them out; `frames[i]` is `events[i]`'s frame when the hub made it. */
-  deliver(events: readonly EngineEvent[], frameOf: (index: number) => string): void {
+  /**
+   * Committed events, in order, as the hub hands them out; `frameOf(i)` is `events[i]`'s frame.
+   * `committedAt`: when the first of them was committed (performance.now()).
+   */
+  deliver(events: readonly EngineEvent[], frameOf: (index: number) => string, committedAt: number): void {
     if (!this.live) return;
     let chunk = '';
     let count = 0;
@@ -88,7 +95,7 @@ export class Subscription {
       chunk += frameOf(index);
       count++;
     }
-    if (count > 0) this.queue(chunk, count);
+    if (count > 0) this.queue(chunk, count, committedAt);
   }
 
   /** The client caught up after a write answered false. */
@@ -101,6 +108,7 @@ export class Subscription {
       this.pendingBytes = 0;
       this.congested = !this.send(chunk);
       this.written = this.cursor;
+      this.options.delayed?.(performance.now() - this.pendingSince);
     }
     if (!this.congested && this.catchingUp) this.catchUp();
   }
@@ -144,13 +152,15 @@ export class Subscription {
     if (!this.congested) this.scheduled = setImmediate(() => this.catchUp());
   }
 
-  private queue(chunk: string, count: number): void {
+  private queue(chunk: string, count: number, committedAt: number): void {
     this.options.sent?.(count);
     if (!this.congested) {
       this.congested = !this.send(chunk);
       this.written = this.cursor;
+      this.options.delayed?.(performance.now() - committedAt);
       return;
     }
+    if (this.pending.length === 0) this.pendingSince = committedAt;
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
     if (this.pendingBytes > this.options.backlogBytes) this.drop();
