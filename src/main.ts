@@ -4,7 +4,7 @@ import { makeHomePrivate, tightenStoreFiles } from './home-modes.ts';
 import { join } from 'node:path';
 import { Engine, cronEngineOf } from './engine/index.ts';
 import { CronScheduler, RetentionSweeper } from './scheduler/index.ts';
-import { DagsWatcher, Definitions } from './catalog/index.ts';
+import { DagFileChanges, DagsWatcher, Definitions } from './catalog/index.ts';
 import { PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { HomeLock } from './home-lock.ts';
 import { log, logRuns, setLogFormat, setLogLevel } from './logging/index.ts';
@@ -115,9 +115,12 @@ async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock): Pro
     engine: cronEngineOf(engine, catalog, dags, runs), state: new CronStateFile(config.dataDir),
     clock: config.clock, timers: config.cronTimers, timeZone: config.timeZone,
   });
+  const handEdits = new DagFileChanges(dags, (events) => runs.appendEvents(events));
+  if (!config.commandOnly) await handEdits.start();
   // Watching first: a file changed while the others are read is read again once they are.
   const watcher = new DagsWatcher({ dir: config.dagsDir, onChange: (fileName) => {
     void cron.dagChanged(fileName);
+    void handEdits.noticed(fileName);
   }, onNoticed: (fileName) => {
     // While the watch runs, listings stat only the files a page shows: the others' entries are
     // forgotten here, as soon as the kernel tells of a change (a rewrite of the same size within a
@@ -126,6 +129,7 @@ async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock): Pro
   }, onRescan: () => {
     catalog.listing.recheck();
     void cron.rescan();
+    void handEdits.rescan();
   }, onWatching: (watching) => catalog.listing.setWatched(watching) });
   if (!config.commandOnly) watcher.start();
   // Reading every DAG file takes about 0.5 ms a file: the API opens meanwhile, and what needs

@@ -2,6 +2,9 @@
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { checkedFetch, describeOnCarriers, startTestServer, type TestServer } from './helpers.ts';
 import { SseClient, type SseMessage } from './support/sse-client.ts';
 
@@ -24,7 +27,7 @@ describeOnCarriers('the event stream', (server) => {
 
   test('every transition of a run, numbered in order, told once its state is stored', async () => {
     await server.writeDag('ev-two', TWO);
-    const stream = await open('?dagName=ev-two');
+    const stream = await open('?dagName=ev-two&types=run.*,step.*');
     after(() => stream.close());
     assert.equal(stream.headers.get('content-type'), 'text/event-stream; charset=utf-8');
     const dagRunId = await start('ev-two');
@@ -100,7 +103,8 @@ describe('the event stream past what is kept', () => {
 
   test('a resume point older than the kept events gets one reset, then the kept events, then the live ones', async () => {
     server = await startTestServer('uws', { eventMaxCount: 2 });
-    await server.writeDag('ev-kept', ONE);
+    // Created through the API, so that its event (the first) is committed before the run begins.
+    assert.equal((await server.call('POST', '/dags', { name: 'ev-kept', spec: ONE })).status, 201);
     const done = await server.startAndWait('ev-kept');
     await server.troupe.eventRetention.sweep();
     const stream = await SseClient.open(`${server.base}/events?since=0`);
@@ -108,9 +112,9 @@ describe('the event stream past what is kept', () => {
     const messages = await stream.until((list) => list.length >= 4);
     assert.equal(messages[1].event, 'reset');
     const reset = JSON.parse(messages[1].data);
-    assert.equal(reset.oldestSeq, 3, 'two of four kept');
-    assert.equal(reset.head, 4);
-    assert.equal(messages[1].id, '2', 'a reconnect resumes where the kept events begin');
+    assert.equal(reset.oldestSeq, 4, 'two of five kept');
+    assert.equal(reset.head, 5);
+    assert.equal(messages[1].id, '3', 'a reconnect resumes where the kept events begin');
     assert.deepEqual(messages.slice(2).map((message) => message.event), ['step.succeeded', 'run.succeeded']);
     assert.equal(JSON.parse(messages[3].data).dagRunId, done.dagRunId);
     const next = await server.call('POST', '/dags/ev-kept/start', {});
@@ -198,6 +202,25 @@ describe('definition and queue changes on the event stream', () => {
       ['dag.renamed', 'ev-life', 'ev-life2'], ['dag.deleted', 'ev-life2', ''], ['queue.limit_changed', 'ev-lane', 3],
     ]);
     assert.ok(messages.slice(1).every((message, index, list) => index === 0 || Number(message.id) > Number(list[index - 1].id)));
+  });
+
+  test('a DAG file created, edited and removed by hand is told too; what the API wrote, or a file written again unchanged, is told once', async () => {
+    const stream = await SseClient.open(`${server.base}/events?types=dag.*`);
+    after(() => stream.close());
+    const told = (type: string) => stream.until((list) => list.some((message) => message.event === type && message.data.includes('"ev-hand"')));
+    assert.equal((await server.call('POST', '/dags', { name: 'ev-api', spec: ONE })).status, 201);
+    await server.writeDag('ev-hand', ONE);
+    await told('dag.created');
+    // The same text again: the watcher notices, and nothing changed.
+    await server.writeDag('ev-hand', ONE);
+    await sleep(200);
+    await server.writeDag('ev-hand', TWO);
+    await told('dag.updated');
+    await rm(join(server.home, 'dags', 'ev-hand.yaml'));
+    await told('dag.deleted');
+    assert.deepEqual(stream.events().map((event) => [event.type, event.name]), [
+      ['dag.created', 'ev-api'], ['dag.created', 'ev-hand'], ['dag.updated', 'ev-hand'], ['dag.deleted', 'ev-hand'],
+    ]);
   });
 });
 

@@ -108,7 +108,7 @@ describeOnCarriers('event stream over WebSocket', (server, carrier) => {
     await server.writeDag(two, TWO_STEPS);
     await server.writeDag(one, ONE_STEP);
     const client = await Client.open(server);
-    client.subscribe({ dagName: two });
+    client.subscribe({ dagName: two, types: ['run.*', 'step.*'] });
     runId = await start(server, two);
     await client.next(finalOf(runId));
     runEvents = client.messages;

@@ -103,6 +103,36 @@ describeOnCarriers('a step\'s log followed as it is written', (server) => {
     assert.deepEqual(lines(latest), ['line1', 'line2', 'line3', 'line4', 'line5']);
   });
 
+  test('partial=true: a line not ended yet (a prompt) comes as it stands, without an id, then whole once it ends', async () => {
+    const go = join(server.home, 'GO-prompt');
+    await server.writeDag('prompter', [
+      'steps:',
+      '  - name: ask',
+      '    script: |',
+      '      printf "Name: "',
+      `      i=0; while [ ! -f '${go}' ]; do i=$((i+1)); [ $i -gt 400 ] && exit 7; sleep 0.05; done`,
+      '      echo troupe; printf done',
+    ].join('\n'));
+    const { dagRunId } = (await server.call('POST', '/dags/prompter/start', {})).body;
+    const messages = await readStream(`${server.base}/dag-runs/prompter/${dagRunId}/steps/ask/log/stream?partial=true`, {}, async (message) => {
+      // The step waits for GO after its prompt: the prompt came while it ran.
+      if (message.event === 'partial' && message.data === 'Name: ') await writeFile(go, '');
+    });
+    assert.ok(existsSync(go));
+    assert.deepEqual([messages[0].event, messages[0].data, messages[0].id], ['partial', 'Name: ', undefined]);
+    assert.deepEqual(messages.filter((message) => message.event === 'message').map((message) => [message.data, message.id]), [['Name: troupe', '13'], ['done', '17']]);
+    // `done` may have been read while the step was still ending: then it came as it stood first.
+    for (const [index, message] of messages.entries()) {
+      if (message.event !== 'partial') continue;
+      assert.equal(message.id, undefined);
+      assert.ok(messages[index + 1].data.startsWith(message.data), JSON.stringify(messages));
+    }
+    assert.equal(endOf(messages).nextOffset, 17);
+    // Asked without partial=true, the same log has no partial message.
+    const plain = await readStream(`${server.base}/dag-runs/prompter/${dagRunId}/steps/ask/log/stream`);
+    assert.deepEqual(plain.map((message) => message.event), ['message', 'message', 'end']);
+  });
+
   test('stderr with stream=stderr; a step that wrote nothing ends with nextOffset 0; a secret shows masked', async () => {
     process.env.LOG_STREAM_TEST_SECRET = 'ls-S3CRET-91b2';
     await server.writeDag('secretive', [

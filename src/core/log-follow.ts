@@ -18,6 +18,12 @@ export interface LogFollowOptions {
   failed?(error: Error): void;
   /** How often the file is looked at besides the watch on it. */
   pollMs?: number;
+  /**
+   * The last line as written so far, when a read reaches the end of what is written and that line
+   * has no line break yet (a prompt, a progress mark); told again each time it grew. The line is
+   * still given whole to `lines` once it ends.
+   */
+  open?(text: string): void;
 }
 
 /** A log being followed. */
@@ -66,6 +72,11 @@ export class LogLineSplitter {
     // A copy: `bytes` may be a buffer its reader fills again.
     this.held = Buffer.from(rest);
     return lines;
+  }
+
+  /** The line begun and not ended yet, as written so far ('' when none); a character a read split is left for later. */
+  get open(): string {
+    return this.held.toString('utf8', 0, characterBoundary(this.held));
   }
 
   /** What is held without a line break, as a last line (the writer is done); undefined when nothing is. */

@@ -134,8 +134,10 @@ export interface DagStore {
   stamp(path: string): string | undefined;
   /** What identifies the directory's list of entries (its inode and times); undefined when it is gone. */
   directoryStamp(): string | undefined;
-  /** `listener` is told the name of each file written, renamed (both names) or removed through this store. */
+  /** `listener` is told the name of each file written, renamed (both names) or removed through this store, before the next change of it begins. */
   onWrite(listener: (fileName: string) => void): void;
+  /** Resolves once every write, rename and removal of the file issued through this store so far is applied, and its listeners told. */
+  settled(fileName: string): Promise<void>;
 }
 
 /** The most lines one log request returns (docs/api.md). */

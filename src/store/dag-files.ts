@@ -159,6 +159,10 @@ export class DagFiles implements DagStore {
     this.writeListeners.push(listener);
   }
 
+  settled(fileName: string): Promise<void> {
+    return this.locks.run([fileName], async () => undefined);
+  }
+
   private wrote(...fileNames: string[]): void {
     for (const fileName of fileNames) for (const listener of this.writeListeners) listener(fileName);
   }

@@ -31,6 +31,8 @@ class LogFollower implements LogFollow {
   private finishing = false;
   private done = false;
   private readonly buffer = Buffer.allocUnsafe(READ_BYTES);
+  /** The open last line as last told to `open`. */
+  private toldOpen = '';
 
   constructor(private readonly path: string, private readonly options: LogFollowOptions) {
     this.position = options.from;
@@ -89,6 +91,7 @@ class LogFollower implements LogFollow {
         if (bytesRead > 0) {
           this.position += bytesRead;
           const lines = this.splitter.push(this.buffer.subarray(0, bytesRead));
+          if (lines.length > 0) this.toldOpen = '';
           if (lines.length > 0 && !this.options.lines(lines) && !this.done) {
             this.paused = true;
             return;
@@ -101,9 +104,19 @@ class LogFollower implements LogFollow {
         this.again = false;
         continue;
       }
-      if (this.finishing) this.end();
+      if (this.finishing) return this.end();
+      this.tellOpen();
       return;
     }
+  }
+
+  /** At the end of what is written: the last line so far, when it has no line break yet and grew. */
+  private tellOpen(): void {
+    if (!this.options.open) return;
+    const open = this.splitter.open;
+    if (open === '' || open === this.toldOpen) return;
+    this.toldOpen = open;
+    this.options.open(open);
   }
 
   /** The file, once it exists; undefined before. */

@@ -63,6 +63,7 @@ export function followStepFile(handle: EngineHandle, listen: (listener: (event: 
           return true;
         },
         ended: done,
+        ...(options.onPartial ? { open: options.onPartial } : {}),
         failed: (error) => {
           stop();
           reject(error);

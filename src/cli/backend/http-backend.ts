@@ -77,7 +77,7 @@ export class HttpBackend implements Backend {
     options: FollowLogOptions = {}): Promise<StepLogEnd> {
     let from = options.from ?? 0;
     for (let attempts = 1; ; attempts++) {
-      const query = new URLSearchParams({ stream, byteOffset: String(from) });
+      const query = new URLSearchParams({ stream, byteOffset: String(from), ...(options.onPartial ? { partial: 'true' } : {}) });
       const path = `${runPath(name, dagRunId)}/steps/${encodeURIComponent(stepName)}/log/stream?${query}`;
       let response: Awaited<ReturnType<typeof request>> | undefined;
       try {
@@ -98,6 +98,7 @@ export class HttpBackend implements Backend {
                 return JSON.parse(message.data) as StepLogEnd;
               }
               if (message.event === 'error') throw new CliError(`the server could not read the log of step ${stepName}`, 'see the server\'s log');
+              if (message.event === 'partial') options.onPartial?.(message.data);
               if (message.event !== 'message') continue;
               onLine(message.data);
               if (message.id !== undefined) from = Number(message.id);

@@ -71,6 +71,8 @@ export interface FollowLogOptions {
   from?: number;
   /** Stops following; the promise then rejects. */
   signal?: AbortSignal;
+  /** The line begun and not ended yet, as written so far, each time it grows (a prompt); it still comes to `onLine` whole once it ends. */
+  onPartial?: (text: string) => void;
 }
 
 export interface Backend {

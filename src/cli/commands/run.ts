@@ -3,7 +3,6 @@
 import type { Backend, RunView } from '../backend/types.ts';
 import { dagName, dagRef, paramsOf } from '../dag-arg.ts';
 import { EXIT_FAILED, EXIT_OK } from '../errors.ts';
-import { OutputTail } from '../output-tail.ts';
 import { Progress, progressMode } from '../progress.ts';
 import { StepOutputs } from '../step-outputs.ts';
 import { StopSignals } from '../stop-signals.ts';
@@ -77,10 +76,10 @@ export async function exec(command: string[], options: CommonOptions & { runId?:
   const spec = JSON.stringify({ name, ...(options.env?.length ? { env: options.env } : {}), steps: [step] });
   return following(options, async (backend, interrupt) => {
     const { dagRunId } = await backend.startSpec(spec, { name, dagRunId: options.runId });
-    // What the command writes is shown as it writes it, between the step's start and its end.
-    const output = (progress: Progress) => (['stdout', 'stderr'] as const).map((stream) => new OutputTail(
-      (query) => backend.stepLogPage(name, dagRunId, 'run', stream, query),
-      (text) => progress.output({ name, dagRunId }, 'run', stream, text)));
+    // What the command writes is shown as it writes it, as the terminal would show it: no step
+    // name before each line, and a prompt (a line with no line break yet) shown once it settles.
+    const output = (progress: Progress) => new StepOutputs(backend, { name, dagRunId }, ['stdout', 'stderr'],
+      (step, stream, line) => progress.output({ name, dagRunId }, step, stream, line), undefined, { partialLines: true });
     return follow(backend, name, dagRunId, options, interrupt, undefined, output);
   });
 }
@@ -129,9 +128,6 @@ class Interrupt {
   }
 }
 
-/** How often the output of a running step is read. */
-const OUTPUT_POLL_MS = 200;
-
 /** Every step's output as it is written, each line after its step's name: several steps may write at once. */
 function stepOutputs(backend: Backend, name: string, dagRunId: string, progress: Progress, before?: RunView): StepOutputs {
   const outputs = new StepOutputs(backend, { name, dagRunId }, ['stdout', 'stderr'],
@@ -142,71 +138,47 @@ function stepOutputs(backend: Backend, name: string, dagRunId: string, progress:
 
 /**
  * Follows the run to its end with live progress, then sums it up. What the run writes is shown as
- * it is written: each step's log streamed, or (`output`, exec's one step) tails read a page at a
- * time; each change of the run is told once what was written before it has been shown.
+ * it is written, each step's log streamed (`output`: how, exec's without step names); each change
+ * of the run is told once what was written before it has been shown.
  */
 async function follow(backend: Backend, name: string, dagRunId: string, options: CommonOptions, interrupt: Interrupt, before?: RunView,
-  output?: (progress: Progress) => OutputTail[], stops = true): Promise<number> {
+  output?: (progress: Progress) => StepOutputs, stops = true): Promise<number> {
   const progress = new Progress(progressMode(options.json));
   if (before) progress.seed(before);
   if (stops) interrupt.follows(backend, name, dagRunId, progress);
-  const tails = output?.(progress) ?? [];
-  const steps = output ? undefined : stepOutputs(backend, name, dagRunId, progress, before);
+  const steps = output?.(progress) ?? stepOutputs(backend, name, dagRunId, progress, before);
   try {
-    return await followTo(backend, name, dagRunId, options, interrupt, progress, tails, steps, before);
+    return await followTo(backend, name, dagRunId, options, interrupt, progress, steps, before);
   } finally {
-    steps?.close();
+    steps.close();
   }
 }
 
 async function followTo(backend: Backend, name: string, dagRunId: string, options: CommonOptions, interrupt: Interrupt, progress: Progress,
-  tails: OutputTail[], steps: StepOutputs | undefined, before?: RunView): Promise<number> {
-  const poll = async (ended: boolean) => { for (const tail of tails) await tail.poll(ended); };
-  // One thing at a time, in order: a read of the output, or a change told after one.
+  steps: StepOutputs, before?: RunView): Promise<number> {
+  // One thing at a time, in order: a change told once the output before it was shown.
   let turn = Promise.resolve();
-  let reading = false;
   const next = (work: () => Promise<void>) => { turn = turn.then(work).catch(() => undefined); };
-  const timer = tails.length === 0 ? undefined : setInterval(() => {
-    if (reading) return;
-    reading = true;
-    next(async () => { try { await poll(false); } finally { reading = false; } });
-  }, OUTPUT_POLL_MS);
-  let final: RunView;
-  try {
-    final = await backend.watch(name, dagRunId, (run) => {
-      if (tails.length === 0 && !steps) return progress.update(run);
-      next(async () => {
-        if (steps) {
-          // Each step that ended, in order, with the rest of its output before its end; a later
-          // step that began meanwhile is told (and its output shown) after.
-          for (let index = 0; index < run.nodes.length; index++) {
-            if (run.nodes[index].finishedAt === '') continue;
-            const through = progress.through(run, index + 1);
-            const step = { ...run, nodes: [run.nodes[index]] };
-            progress.starts(through);
-            steps.seen(step);
-            await steps.settled(step);
-            progress.update(through);
-          }
-          progress.update(run);
-          steps.seen(run);
-          return;
-        }
-        progress.starts(run);
-        // Ended steps have written all they will: their last line is whole.
-        await poll(run.nodes.length > 0 && run.nodes.every((node) => node.finishedAt !== '' || node.statusLabel === 'skipped'));
-        progress.update(run);
-      });
-    }, { previousEnd: before?.finishedAt });
-  } finally {
-    clearInterval(timer);
-  }
+  const final = await backend.watch(name, dagRunId, (run) => {
+    next(async () => {
+      // Each step that ended, in order, with the rest of its output before its end; a later
+      // step that began meanwhile is told (and its output shown) after.
+      for (let index = 0; index < run.nodes.length; index++) {
+        if (run.nodes[index].finishedAt === '') continue;
+        const through = progress.through(run, index + 1);
+        const step = { ...run, nodes: [run.nodes[index]] };
+        progress.starts(through);
+        steps.seen(step);
+        await steps.settled(step);
+        progress.update(through);
+      }
+      progress.update(run);
+      steps.seen(run);
+    });
+  }, { previousEnd: before?.finishedAt });
   await turn;
-  if (tails.length > 0 || steps) {
-    progress.starts(final);
-    await poll(true);
-    await steps?.finish(final);
-  }
+  progress.starts(final);
+  await steps.finish(final);
   progress.end(final);
   progress.summary(final, { stoppedBy: interrupt.stoppedBy });
   return final.statusLabel === 'succeeded' ? EXIT_OK : EXIT_FAILED;

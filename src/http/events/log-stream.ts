@@ -20,6 +20,8 @@ export interface StepLogTarget {
   path: string;
   /** The byte to start from. */
   from: number;
+  /** Whether a line begun and not ended yet is sent as written so far (`event: partial`). */
+  partial?: boolean;
 }
 
 export interface StepLogSources {
@@ -38,8 +40,17 @@ const HEARTBEAT = ': keepalive\n\n';
 
 /** A line as SSE data. A carriage return would end the field for the client: each part of the line is a data line of its own. */
 export function lineFrame(line: LogLine): string {
-  const text = line.text.endsWith('\r') ? line.text.slice(0, -1) : line.text;
-  return `id: ${line.end}\ndata: ${text.includes('\r') ? text.split('\r').join('\ndata: ') : text}\n\n`;
+  return `id: ${line.end}\ndata: ${dataOf(line.text)}\n\n`;
+}
+
+/** A line not ended yet, as written so far: no id, since the client resumes from whole lines. */
+export function partialFrame(text: string): string {
+  return `event: partial\ndata: ${dataOf(text)}\n\n`;
+}
+
+function dataOf(line: string): string {
+  const text = line.endsWith('\r') ? line.slice(0, -1) : line;
+  return text.includes('\r') ? text.split('\r').join('\ndata: ') : text;
 }
 
 class StepLogStream {
@@ -65,6 +76,7 @@ class StepLogStream {
         lines: (lines) => this.send(lines),
         ended: (nextOffset) => this.end(nextOffset),
         failed: (error) => this.failed(error),
+        ...(target.partial ? { open: (text: string) => this.sendPartial(text) } : {}),
       });
       sink.onDrained(() => {
         this.congested = false;
@@ -101,6 +113,13 @@ class StepLogStream {
     for (const line of lines) chunk += lineFrame(line);
     this.congested = !this.sink.write(chunk);
     return !this.congested;
+  }
+
+  /** A client that is behind gets the line whole when it ends, not what it was on the way. */
+  private sendPartial(text: string): void {
+    if (this.closed || this.congested) return;
+    this.wrote = true;
+    this.congested = !this.sink.write(partialFrame(text));
   }
 
   private end(nextOffset: number): void {

@@ -10,6 +10,7 @@ import { runOf } from './dag-runs.ts';
 const LogStreamQuery = {
   stream: enumQuery('stream', 'stdout (the default) or stderr', ['stdout', 'stderr']),
   byteOffset: intQuery('byteOffset', 'Resume from this byte of the log: the `id` of the last line received (the Last-Event-ID header wins when both are sent)', 0),
+  partial: enumQuery('partial', 'true: also send the last line as written so far while it has no line break yet (a `partial` message), e.g. a prompt', ['true', 'false']),
   token: EventQuery.token,
 };
 
@@ -31,7 +32,7 @@ function streamStepLog(request: HttpRequest, deps: ApiDeps): HttpResponse {
   return stepLogStreamResponse(
     { runs: deps.runs, logs: deps.logs, subscribe: (listener) => deps.engine.subscribe(listener), heartbeatMs: deps.eventHub.limits.heartbeatMs },
     // The path comes from the run record, never from the request.
-    { name: record.name, dagRunId: record.dagRunId, stepName, path: stream === 'stdout' ? node.stdout : node.stderr, from },
+    { name: record.name, dagRunId: record.dagRunId, stepName, path: stream === 'stdout' ? node.stdout : node.stderr, from, partial: LogStreamQuery.partial.read(request.query) === 'true' },
   );
 }
 
@@ -41,6 +42,8 @@ export function logStreamRoutes(router: Router): void {
     description: 'Each line of the log as it is written: `id:` the byte offset just after the line, `data:` the line (a carriage return in it starts a new `data:` line). '
       + 'While the step runs only whole lines are sent; once it has ended and its log was read to the end, the last line (even without a line break) and an `end` message '
       + 'with `{"status", "statusLabel", "nextOffset"}` (the node\'s status and where the log ended), then the response ends. '
+      + 'With `partial=true`, a line begun and not ended yet (a prompt, a progress mark) is also sent as written so far, as a `partial` message without `id`, '
+      + 'again each time it grows; the line is sent whole once it ends. '
       + 'A client resumes with Last-Event-ID or `byteOffset`. Idle connections get a comment line.',
     query: Object.values(LogStreamQuery),
     responses: { 200: { description: 'The log as an event stream (text/event-stream), open until the step has ended', text: 'text/event-stream' } },
