@@ -5,7 +5,7 @@ import { connect } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { checkedFetch, describeOnCarriers, startTestServer, type TestServer } from './helpers.ts';
+import { checkedFetch, describeOnCarriers, startTestServer, waitUntil, type TestServer } from './helpers.ts';
 import { SseClient, type SseMessage } from './support/sse-client.ts';
 
 const TWO = 'steps:\n  - name: a\n    command: echo a\n  - name: b\n    command: "false"\n    depends: [a]\n';
@@ -254,5 +254,33 @@ describe('the event stream with authentication on', () => {
     const started = await checkedFetch(`${server.base}/dags/ev-auth/start`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{}' });
     const { dagRunId } = await started.json() as { dagRunId: string };
     for (const stream of streams) await stream.until(ended(dagRunId));
+  });
+
+  test('a stream whose user is removed gets the error document as its last message, and ends; the event stream and a step\'s log stream alike', async () => {
+    const own = await startTestServer('node', { eventHeartbeatMs: 100, auth: { mode: 'builtin', admin: { username: 'ev-admin', password: PASSWORD } } });
+    after(() => own.close());
+    const login = async (username: string) => (await (await checkedFetch(`${own.base}/auth/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password: PASSWORD }),
+    })).json() as { token: string }).token;
+    const admin = { authorization: `Bearer ${await login('ev-admin')}`, 'content-type': 'application/json' };
+    const made = await (await checkedFetch(`${own.base}/users`, { method: 'POST', headers: admin, body: JSON.stringify({ username: 'ev-leaving', password: PASSWORD, role: 'viewer' }) })).json() as { user: { id: string } };
+    const viewer = { cookie: `troupe_session=${await login('ev-leaving')}` };
+    await own.writeDag('ev-long', 'steps:\n  - name: wait\n    command: sleep 30\n');
+    const started = await (await checkedFetch(`${own.base}/dags/ev-long/start`, { method: 'POST', headers: admin, body: '{}' })).json() as { dagRunId: string };
+    const events = await SseClient.open(`${own.base}/events`, viewer);
+    const log = await SseClient.open(`${own.base}/dag-runs/ev-long/${started.dagRunId}/steps/wait/log/stream`, viewer);
+    after(() => { events.close(); log.close(); });
+    assert.deepEqual([events.status, log.status], [200, 200]);
+    // Checked again every 100 ms, and still accepted.
+    await sleep(350);
+    assert.deepEqual([events.ended, log.ended], [false, false]);
+    assert.equal((await checkedFetch(`${own.base}/users/${made.user.id}`, { method: 'DELETE', headers: admin })).status, 204);
+    for (const stream of [events, log]) {
+      await waitUntil(async () => stream.ended, 5_000);
+      const last = stream.messages.at(-1)!;
+      assert.equal(last.event, 'error');
+      assert.equal(JSON.parse(last.data).code, 'unauthorized');
+    }
+    await checkedFetch(`${own.base}/dag-runs/ev-long/${started.dagRunId}/stop`, { method: 'POST', headers: admin, body: '{}' });
   });
 });

@@ -258,6 +258,40 @@ for (const carrier of ['uws', 'node'] as const) {
       }
     });
 
+    test('a socket whose API key is revoked, or whose user loses the role, gets the error and is closed (1008)', async () => {
+      const password = 'ws-password-2';
+      const server = await startTestServer(carrier, { eventHeartbeatMs: 100, auth: { mode: 'builtin', admin: { username: 'ws-admin', password } } });
+      try {
+        const admin = bearer(await signIn(server, 'ws-admin', password));
+        const made = (await send(server, 'POST', '/api-keys', admin, { name: 'ws-revoked', role: 'viewer' })).body;
+        assert.equal((await send(server, 'POST', '/users', admin, { username: 'ws-demoted', password, role: 'viewer' })).status, 201);
+        const user = await send(server, 'GET', '/users', admin);
+        const demotedId = user.body.users.find((entry: { username: string }) => entry.username === 'ws-demoted').id;
+        const viewer = await signIn(server, 'ws-demoted', password);
+        const keyed = await Client.open(server, `?token=${encodeURIComponent(made.key)}`);
+        const signed = await Client.open(server, '', { authorization: `Bearer ${viewer}` });
+        for (const client of [keyed, signed]) {
+          client.subscribe({ since: 1e12 });
+          await client.next((message) => 'reset' in message);
+        }
+        // Still accepted a few checks later.
+        await new Promise((resolve) => setTimeout(resolve, 350));
+        assert.equal(keyed.closed, undefined);
+        assert.equal((await send(server, 'DELETE', `/api-keys/${made.apiKey.id}`, admin)).status, 204);
+        await keyed.next(() => keyed.closed !== undefined);
+        assert.equal(keyed.closed!.code, 1008);
+        assert.equal(keyed.messages.at(-1).error.code, 'unauthorized');
+        assert.equal(signed.closed, undefined, 'another client is not touched');
+        // The user removed: the signed-in client goes too.
+        assert.equal((await send(server, 'DELETE', `/users/${demotedId}`, admin)).status, 204);
+        await signed.next(() => signed.closed !== undefined);
+        assert.equal(signed.closed!.code, 1008);
+        assert.equal(signed.messages.at(-1).error.code, 'unauthorized');
+      } finally {
+        await server.close();
+      }
+    });
+
     test('a client that stops reading for a while, within its backlog, then gets every event in order once it reads again', async () => {
       const server = await startTestServer(carrier, { eventBacklogBytes: 64 * 1024 * 1024 });
       try {

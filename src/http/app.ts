@@ -4,6 +4,7 @@ import { log } from '../logging/index.ts';
 import { Cors } from './cors.ts';
 import { refuseCookieForm, refuseCrossSite, SAFE_METHODS } from './cross-site.ts';
 import { errorResponse } from './errors.ts';
+import { guardSocket, guardStream } from './stream-access.ts';
 import type { Auth, Identity } from '../auth/index.ts';
 import { canonicalRemotePath, namesRemoteNode } from './remote-path.ts';
 import { Router, type Match } from './router.ts';
@@ -84,7 +85,7 @@ export function createApi(deps: ApiDeps): ServedApi {
       if (!match) throw new AppError('not_found', `no route for ${raw.method} ${raw.path}`);
       seen.route = match.pattern;
       if (!SAFE_METHODS.has(raw.method)) refuseCookieForm(raw);
-      return await match.handler({
+      const response = await match.handler({
         method: raw.method,
         path: raw.path,
         params: match.params,
@@ -94,6 +95,9 @@ export function createApi(deps: ApiDeps): ServedApi {
         identity,
         ...(raw.remoteAddress ? { remoteAddress: raw.remoteAddress } : {}),
       }, deps);
+      // A stream outlives the check of its credentials: it is checked again while open.
+      if (!response.stream || identity === OPEN) return response;
+      return guardStream(response, () => admit(deps.auth, raw, apiPath, match), deps.eventHub.limits.heartbeatMs);
     } catch (error) {
       return errorResponse(error);
     }
@@ -126,8 +130,10 @@ export function createApi(deps: ApiDeps): ServedApi {
         // comes back (the same-origin policy does not cover WebSockets): refused as a write is, a
         // token (header or `token`) excepted.
         refuseCrossSite({ ...raw, headers: withQueryToken(raw) }, siteOptions);
-        await admit(deps.auth, raw, EVENTS_SOCKET_PATH, match);
-        return { session: new EventSocketSession(deps.eventHub) };
+        const identity = await admit(deps.auth, raw, EVENTS_SOCKET_PATH, match);
+        const session = new EventSocketSession(deps.eventHub);
+        if (identity === OPEN) return { session };
+        return { session: guardSocket(session, () => admit(deps.auth, raw, EVENTS_SOCKET_PATH, match), deps.eventHub.limits.heartbeatMs) };
       } catch (error) {
         return { refused: errorResponse(error) };
       }
