@@ -13,6 +13,7 @@ import { resolveConfig } from '../src/config/index.ts';
 import type { RemoteNode } from '../src/core/index.ts';
 import { answerOf, checkedFetch, HELLO, startTestServer, uncheckedFetch, waitUntil, type TestServer } from './helpers.ts';
 import { exited, startCli } from './cli-process.ts';
+import { SseClient } from './support/sse-client.ts';
 
 interface Seen {
   method: string;
@@ -276,6 +277,46 @@ test('a node that does not answer in time is 502 remote_node_error, and the requ
   assert.equal(answer.body.code, 'remote_node_error');
   assert.match(answer.body.message, /remote node "slow" did not answer within 0.3 s/);
 });
+
+test('through a node: its event stream and a step\'s log stream are passed on as they come, past the node timeout; a start-sync waits as long as it asks', async (t) => {
+  const b = await startTestServer('node', { eventHeartbeatMs: 100 });
+  const a = await startTestServer('uws', { remoteNodes: [{ name: 'B', apiBaseURL: `${b.base}/` }], remoteNodeTimeoutMs: 300 });
+  t.after(async () => {
+    await a.close();
+    await b.close();
+  });
+  await b.writeDag('remote_slow', 'steps:\n  - name: nap\n    command: sleep 1; echo rested\n');
+  const events = await SseClient.open(`${a.base}/events?remoteNode=B&dagName=remote_slow&types=run.*`);
+  t.after(() => events.close());
+  assert.equal(events.status, 200);
+  assert.match(events.headers.get('content-type') ?? '', /^text\/event-stream/);
+  // Longer than the node timeout: a stream is not cut by it.
+  const synced = await a.call('POST', '/dags/remote_slow/start-sync?remoteNode=B', { timeout: 20 });
+  assert.equal(synced.status, 200, synced.text);
+  assert.equal(synced.body.dagRun.statusLabel, 'succeeded');
+  const { dagRunId } = synced.body.dagRun;
+  await events.until((messages) => messages.some((message) => message.event === 'run.succeeded'));
+  assert.deepEqual(events.events().map((event) => [event.type, event.dagRunId]), [['run.running', dagRunId], ['run.succeeded', dagRunId]]);
+  // B's numbers: a client resumes through A with Last-Event-ID as it would on B.
+  const first = events.messages.find((message) => message.event === 'run.running')!;
+  const resumed = await SseClient.open(`${a.base}/events?remoteNode=B&dagName=remote_slow&types=run.*`, { 'last-event-id': first.id! });
+  t.after(() => resumed.close());
+  const [, again] = await resumed.until((messages) => messages.length >= 2);
+  assert.equal(again.event, 'run.succeeded');
+  const log = await readLogStream(`${a.base}/dag-runs/remote_slow/${dagRunId}/steps/nap/log/stream?remoteNode=B`);
+  assert.deepEqual(log, ['message:rested', 'end']);
+});
+
+/** A step's log stream read to its end, as `event:data` (data left out for `end`). */
+async function readLogStream(url: string): Promise<string[]> {
+  const stream = await SseClient.open(url);
+  try {
+    await waitUntil(async () => stream.ended, 10_000);
+    return stream.messages.filter((message) => message.retry === undefined).map((message) => (message.event === 'end' ? 'end' : `${message.event}:${message.data}`));
+  } finally {
+    stream.close();
+  }
+}
 
 test('config.yaml remoteNodes: Dagu keys (any case) are read, and every problem is named on one line', async (t) => {
   const home = await mkdtemp(join(tmpdir(), 'troupe-remote-config-'));

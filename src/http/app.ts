@@ -79,7 +79,7 @@ export function createApi(deps: ApiDeps): ServedApi {
       const forwarded = await deps.remoteNodes.forward(raw, apiPath);
       if (forwarded) {
         seen.route = 'remoteNode';
-        return forwarded;
+        return forwarded.stream && identity !== OPEN ? guardStream(forwarded, () => admit(deps.auth, raw, apiPath, match), deps.eventHub.limits.heartbeatMs) : forwarded;
       }
       if (unmatched) throw unmatched;
       if (!match) throw new AppError('not_found', `no route for ${raw.method} ${raw.path}`);

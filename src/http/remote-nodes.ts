@@ -4,7 +4,8 @@
 import { Agent, request } from 'undici';
 import { AppError, LOCAL_NODE, type RemoteNode } from '../core/index.ts';
 import { urlBelow } from './remote-path.ts';
-import type { HttpResponse, RawRequest, RemoteForwarder } from './types.ts';
+import type { Readable } from 'node:stream';
+import type { HttpResponse, RawRequest, RemoteForwarder, StreamSink } from './types.ts';
 
 export interface RemoteNodesOptions {
   /** The longest a forwarded request may take, connection to the last byte of the answer. */
@@ -24,7 +25,7 @@ export function takesRemoteNode(apiPath: string): boolean {
 }
 
 /** Request headers that say what the client sends and accepts; its credentials are for this server only. */
-const forwardedRequestHeaders = ['accept', 'accept-language', 'content-type', 'user-agent', 'if-none-match', 'if-modified-since'];
+const forwardedRequestHeaders = ['accept', 'accept-language', 'content-type', 'user-agent', 'if-none-match', 'if-modified-since', 'last-event-id'];
 const forwardedResponseHeaders = ['content-type', 'content-disposition', 'cache-control', 'etag', 'last-modified', 'retry-after', 'allow'];
 
 /** Beyond it an answer is refused rather than held in memory: no API answer comes near it. */
@@ -84,14 +85,30 @@ export class RemoteNodes implements RemoteForwarder {
     const body = raw.body && raw.body.length > 0 ? raw.body : undefined;
     if (body && !headers['content-type']) headers['content-type'] = 'application/json';
     if (remote.authorization) headers.authorization = remote.authorization;
-    const signal = AbortSignal.timeout(this.timeoutMs);
-    const failed = (error: unknown, stage: 'reach' | 'read') => this.failure(name, error, signal.aborted, stage);
+    // A start-sync answers once its run ended: it may take as long as the run is given, and more.
+    const limitMs = this.timeoutMs + (apiPath.endsWith('/start-sync') ? syncSeconds(body) * 1000 : 0);
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), limitMs);
+    const { signal } = controller;
+    const failed = (error: unknown, stage: 'reach' | 'read') => this.failure(name, error, signal.aborted, stage, limitMs);
     let answer: Awaited<ReturnType<typeof request>>;
     try {
       // HEAD goes as GET so that the carrier sends the Content-Length of the remote's GET answer.
-      answer = await request(url, { method: raw.method === 'HEAD' ? 'GET' : raw.method as 'GET', headers, body, signal, dispatcher: remote.agent });
+      answer = await request(url, { method: raw.method === 'HEAD' ? 'GET' : raw.method as 'GET', headers, body, signal, dispatcher: remote.agent, headersTimeout: limitMs });
     } catch (error) {
+      clearTimeout(timer);
       throw failed(error, 'reach');
+    }
+    const responseHeaders: Record<string, string> = {};
+    for (const header of forwardedResponseHeaders) {
+      const value = answer.headers[header];
+      if (value !== undefined) responseHeaders[header] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    // An event stream (the remote's events, a step's log followed) is passed on as it comes, for
+    // as long as both ends keep it open: no limit on its length, none on its time.
+    if (answer.statusCode === 200 && /^text\/event-stream/.test(responseHeaders['content-type'] ?? '') && raw.method !== 'HEAD') {
+      clearTimeout(timer);
+      return { status: 200, headers: { ...responseHeaders, 'x-accel-buffering': 'no' }, stream: (sink) => relay(answer.body, sink) };
     }
     const chunks: Buffer[] = [];
     let size = 0;
@@ -106,11 +123,8 @@ export class RemoteNodes implements RemoteForwarder {
       }
     } catch (error) {
       throw error instanceof AppError ? error : failed(error, 'read');
-    }
-    const responseHeaders: Record<string, string> = {};
-    for (const header of forwardedResponseHeaders) {
-      const value = answer.headers[header];
-      if (value !== undefined) responseHeaders[header] = Array.isArray(value) ? value.join(', ') : value;
+    } finally {
+      clearTimeout(timer);
     }
     return { status: answer.statusCode, headers: responseHeaders, body: Buffer.concat(chunks) };
   }
@@ -138,18 +152,42 @@ export class RemoteNodes implements RemoteForwarder {
    * The error document of a forwarded request that got no complete answer. Messages carry the
    * node's name and the failure's code, never the request's headers (its credentials).
    */
-  private failure(name: string, error: unknown, timedOut: boolean, stage: 'reach' | 'read'): AppError {
+  private failure(name: string, error: unknown, timedOut: boolean, stage: 'reach' | 'read', limitMs: number): AppError {
     const code = errorCode(error);
     if (code === 'UND_ERR_CONNECT_TIMEOUT' && !timedOut) {
       return new AppError('remote_node_error', `remote node "${name}" cannot be reached (no connection within ${this.connectTimeoutMs / 1000} s)`);
     }
     if (timedOut || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-      return new AppError('remote_node_error', `remote node "${name}" did not answer within ${this.timeoutMs / 1000} s`);
+      return new AppError('remote_node_error', `remote node "${name}" did not answer within ${limitMs / 1000} s`);
     }
     if (stage === 'read') return new AppError('bad_gateway', `remote node "${name}" broke off its answer (${code ?? 'connection closed'})`);
     const tls = code !== undefined && /CERT|SELF_SIGNED|TLS|SSL/.test(code) ? '; skipTLSVerify: true accepts a certificate that cannot be verified' : '';
     return new AppError('remote_node_error', `remote node "${name}" cannot be reached (${code ?? 'connection failed'})${tls}`);
   }
+}
+
+/** The `timeout` a start-sync body asks for (seconds), 0 when it has none the remote would take. */
+function syncSeconds(body: Buffer | undefined): number {
+  try {
+    const timeout = (JSON.parse(body?.toString('utf8') ?? '') as { timeout?: unknown }).timeout;
+    return Number.isInteger(timeout) && (timeout as number) > 0 && (timeout as number) <= 86_400 ? timeout as number : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** A remote's event stream, passed on chunk by chunk; read no faster than the client takes it. */
+function relay(body: Readable, sink: StreamSink): void {
+  const decoder = new TextDecoder();
+  sink.onClosed(() => body.destroy());
+  sink.onDrained(() => body.resume());
+  body.on('data', (chunk: Buffer) => {
+    if (!sink.write(decoder.decode(chunk, { stream: true }))) body.pause();
+  });
+  // The remote ended its stream, or broke it off: the client's ends too (it may resume).
+  body.on('end', () => sink.end());
+  body.on('error', () => sink.end());
+  if (sink.closed) body.destroy();
 }
 
 /** The system's or undici's code of a failure (`ECONNREFUSED`, `DEPTH_ZERO_SELF_SIGNED_CERT`), wherever undici put it. */
