@@ -8,7 +8,7 @@ import { DagFileChanges, DagsWatcher, Definitions } from './catalog/index.ts';
 import { PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { HomeLock } from './home-lock.ts';
 import { log, logRuns, setLogFormat, setLogLevel } from './logging/index.ts';
-import { EventHub, RemoteNodes, loadTls, startServer, type ApiDeps, type RunningServer } from './http/index.ts';
+import { EventHub, RemoteNodes, UiFiles, loadTls, startServer, type ApiDeps, type RunningServer } from './http/index.ts';
 import { ResourceHistory, TroupeMetrics, engineSources } from './ops/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
 import { CronStateFile, DagFiles, EventRetention, LmdbIdempotencyStore, LmdbQueueStore, LmdbRunStore, LmdbUserStore, LogFiles, RunHistory } from './store/index.ts';
@@ -181,8 +181,10 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
   idempotency.start();
   try {
     const auth = await Auth.open(config.auth, users, config.clock);
+    const ui = config.ui ? await UiFiles.load() : undefined;
+    if (config.ui && !ui) log.warn('the dashboard is not built (npm run build writes dist/ui): / answers 404; the API is served');
     deps = { engine: handle.engine, catalog: handle.catalog, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, retention: handle.retention, version, startedAtMs,
-      clock: config.clock, idempotency, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc: openOidcSignIn(config.oidc, auth), eventHub };
+      clock: config.clock, idempotency, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc: openOidcSignIn(config.oidc, auth), eventHub, ...(ui ? { ui } : {}) };
     server = await startServer(deps, { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs, tls });
   } catch (error) {
     closeOps();

@@ -42,7 +42,8 @@ function serverFlags(command: Command): Command {
     .option('--http <carrier>', 'the HTTP server: uws, node (also HTTP/1.0 and pipelining) or auto')
     .option('--shutdown-grace <sec>', 'on SIGTERM or SIGINT, seconds active runs may take to finish (default 0)')
     .option('--log-level <level>', 'the server log (on stdout): debug, info, warn, error or silent')
-    .option('--log-format <format>', 'the server log\'s lines: json, text, or auto (text on a terminal, else JSON; the default)');
+    .option('--log-format <format>', 'the server log\'s lines: json, text, or auto (text on a terminal, else JSON; the default)')
+    .option('--no-ui', 'do not serve the dashboard at / (the API is served all the same)');
 }
 
 function days(value: string): number {

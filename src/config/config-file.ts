@@ -9,7 +9,7 @@ import { tlsFileKeys, type TlsKeys } from './tls-config.ts';
 
 /** The scalar settings as text, from each layer (flags, variables, the file). */
 export type Layer = Partial<Record<'host' | 'port' | 'home' | 'dags' | 'data' | 'logs' | 'http' | 'workers' | 'grace' | 'logLevel' | 'logFormat'
-  | 'eventRetentionHours' | 'eventMaxCount' | 'eventHeartbeatSec' | 'eventBacklogBytes', string>>;
+  | 'eventRetentionHours' | 'eventMaxCount' | 'eventHeartbeatSec' | 'eventBacklogBytes' | 'ui', string>>;
 
 /** `events: {retentionHours, maxCount, heartbeatSec, backlogBytes}`: the event log and its streams. */
 const EVENT_KEYS: Record<string, keyof Layer> = {
@@ -18,7 +18,7 @@ const EVENT_KEYS: Record<string, keyof Layer> = {
 
 const FILE_KEYS: Record<string, keyof Layer> = {
   host: 'host', port: 'port', home: 'home', dags: 'dags', dagsDir: 'dags', dataDir: 'data', logDir: 'logs', logsDir: 'logs', http: 'http', workers: 'workers', shutdownGraceSec: 'grace',
-  logLevel: 'logLevel', logFormat: 'logFormat',
+  logLevel: 'logLevel', logFormat: 'logFormat', ui: 'ui',
 };
 
 const PATH_KEYS: Record<string, keyof Layer> = { dagsDir: 'dags', dags_dir: 'dags', dataDir: 'data', data_dir: 'data', logDir: 'logs', log_dir: 'logs' };

@@ -26,6 +26,8 @@ export interface Flags {
   shutdownGrace?: string;
   logLevel?: string;
   logFormat?: string;
+  /** False with --no-ui. */
+  ui?: boolean;
 }
 
 export async function resolveConfig(flags: Flags, env: Record<string, string | undefined>): Promise<ResolvedConfig> {
@@ -33,10 +35,11 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     host: env.TROUPE_HOST, port: env.TROUPE_PORT, home: env.TROUPE_HOME, dags: env.TROUPE_DAGS,
     data: env.TROUPE_DATA, logs: env.TROUPE_LOGS, http: env.TROUPE_HTTP, workers: env.TROUPE_WORKERS, grace: env.TROUPE_SHUTDOWN_GRACE_SEC,
     logLevel: env.TROUPE_LOG_LEVEL, logFormat: env.TROUPE_LOG_FORMAT,
-    eventRetentionHours: env.TROUPE_EVENT_RETENTION_HOURS, eventMaxCount: env.TROUPE_EVENT_MAX_COUNT,
+    eventRetentionHours: env.TROUPE_EVENT_RETENTION_HOURS, eventMaxCount: env.TROUPE_EVENT_MAX_COUNT, ui: env.TROUPE_UI,
   };
   const corsFromEnv = defined(env.TROUPE_CORS_ORIGINS)?.split(',').map((origin) => origin.trim()).filter(Boolean);
-  const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags.shutdownGrace, logLevel: flags.logLevel, logFormat: flags.logFormat };
+  const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags.shutdownGrace, logLevel: flags.logLevel, logFormat: flags.logFormat,
+    ui: flags.ui === false ? 'false' : undefined };
   // The home is known before the file is read, since it holds the file: config.yaml's `home` cannot move it.
   const home = resolve(fromFlags.home ?? fromEnv.home ?? defaultHome());
   const configFile = flags.config ?? env.TROUPE_CONFIG;
@@ -78,14 +81,22 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     eventMaxCount: number(pick('eventMaxCount')),
     eventHeartbeatMs: scaled('eventHeartbeatSec', 1000),
     eventBacklogBytes: number(pick('eventBacklogBytes')),
+    ui: onOff(pick('ui')),
   };
-  const written: WrittenAs = { port: pick('port'), carrier: pick('http'), shutdownGraceMs: pick('grace'), logLevel: pick('logLevel'), logFormat: pick('logFormat'),
+  const written: WrittenAs = { ui: pick('ui'), port: pick('port'), carrier: pick('http'), shutdownGraceMs: pick('grace'), logLevel: pick('logLevel'), logFormat: pick('logFormat'),
     eventRetentionMs: pick('eventRetentionHours'), eventMaxCount: pick('eventMaxCount'), eventHeartbeatMs: pick('eventHeartbeatSec'), eventBacklogBytes: pick('eventBacklogBytes') };
   return {
     ...completeSettings(input, written),
     configFile,
     warnings: ignored.length === 0 ? [] : [`config file: ignoring keys troupe does not use: ${ignored.join(', ')}`],
   };
+}
+
+/** true and false as written (any case); anything else is kept, and refused by completeSettings quoting it. */
+function onOff(text: string | undefined): boolean | undefined {
+  if (text === undefined) return undefined;
+  const word = text.toLowerCase();
+  return word === 'true' ? true : word === 'false' ? false : text as never;
 }
 
 function defined(value: string | undefined): string | undefined {

@@ -43,6 +43,7 @@ export const SETTING_SOURCES: Record<keyof Settings, SettingSource> = {
   eventMaxCount: { default: '`0` (no limit)', yaml: 'events.maxCount', env: 'TROUPE_EVENT_MAX_COUNT' },
   eventHeartbeatMs: { default: '15 s', yaml: 'events.heartbeatSec' },
   eventBacklogBytes: { default: '4 MiB', yaml: 'events.backlogBytes' },
+  ui: { default: '`true`', yaml: 'ui', env: 'TROUPE_UI', flag: '--no-ui' },
 };
 
 /** The table as docs/configuration.md holds it. */

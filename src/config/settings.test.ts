@@ -93,3 +93,28 @@ test('the event log and its streams from config.yaml and the variables', async (
     await rm(home, { recursive: true, force: true });
   }
 });
+
+test('the dashboard is served unless --no-ui, TROUPE_UI=false or ui: false in config.yaml turns it off', async () => {
+  const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { resolveConfig } = await import('./resolve.ts');
+  const home = await mkdtemp(join(tmpdir(), 'troupe-ui-config-'));
+  try {
+    assert.equal((await resolveConfig({ home }, {})).ui, true);
+    // Commander hands `ui: true` when --no-ui is not given.
+    assert.equal((await resolveConfig({ home, ui: true }, {})).ui, true);
+    assert.equal((await resolveConfig({ home, ui: false }, {})).ui, false);
+    assert.equal((await resolveConfig({ home }, { TROUPE_UI: 'false' })).ui, false);
+    assert.equal((await resolveConfig({ home }, { TROUPE_UI: 'TRUE' })).ui, true);
+    await writeFile(join(home, 'config.yaml'), 'ui: false\n');
+    assert.equal((await resolveConfig({ home }, {})).ui, false);
+    // The variable wins over the file, the flag over both.
+    assert.equal((await resolveConfig({ home }, { TROUPE_UI: 'true' })).ui, true);
+    await writeFile(join(home, 'config.yaml'), 'ui: true\n');
+    assert.equal((await resolveConfig({ home, ui: false }, { TROUPE_UI: 'true' })).ui, false);
+    await assert.rejects(resolveConfig({ home }, { TROUPE_UI: 'maybe' }), /^Error: ui must be true or false, not "maybe"$|ui must be true or false, not "maybe"/);
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
+});

@@ -94,6 +94,8 @@ export interface Settings {
   eventHeartbeatMs: number;
   /** How much an event stream's client may fall behind before it is disconnected. Default 4 MiB. */
   eventBacklogBytes: number;
+  /** Whether the dashboard is served at `/`. Default true. */
+  ui: boolean;
 }
 
 /** What a caller may give: any setting, the auth settings without their mode too. */
@@ -138,6 +140,7 @@ export const DEFAULTS: Readonly<Omit<Settings, Unset | FromHome>> = Object.freez
   eventMaxCount: 0,
   eventHeartbeatMs: 15_000,
   eventBacklogBytes: 4 * 1024 * 1024,
+  ui: true,
 });
 
 /**
@@ -192,6 +195,7 @@ export function completeSettings(input: SettingsInput, written: WrittenAs = {}):
   if (settings.logLevel !== undefined && !isLogLevel(settings.logLevel)) {
     throw fail(`log level must be one of ${LOG_LEVELS.join(', ')}, not "${shown('logLevel', settings.logLevel)}"`);
   }
+  if (typeof settings.ui !== 'boolean') throw fail(`ui must be true or false, not "${shown('ui', settings.ui)}"`);
   if (typeof settings.logFormat !== 'string' || !isLogFormat(settings.logFormat)) {
     throw fail(`log format must be one of ${LOG_FORMATS.join(', ')}, not "${shown('logFormat', settings.logFormat)}"`);
   }

@@ -57,7 +57,14 @@ export function createApi(deps: ApiDeps): ServedApi {
   /** `seen.route`: the matched route's template, never the path, so the request metrics stay as few as the routes. */
   const serve = async (raw: RawRequest, seen: { route: string }): Promise<HttpResponse> => {
     try {
-      if (!raw.path.startsWith(`${API_PREFIX}/`)) throw new AppError('not_found', `no route for ${raw.path}`);
+      if (!raw.path.startsWith(`${API_PREFIX}/`)) {
+        // Everything outside the API is the dashboard's, when it is served (files and pages alike are public: the sign-in page is one).
+        if (deps.ui && (raw.method === 'GET' || raw.method === 'HEAD') && raw.path !== API_PREFIX) {
+          seen.route = 'ui';
+          return deps.ui.answer(raw.path, raw.headers);
+        }
+        throw new AppError('not_found', `no route for ${raw.path}`);
+      }
       // A path bound for a remote node is made canonical before anything reads it: the route
       // authorized here is then the route the node serves.
       const sent = raw.path.slice(API_PREFIX.length);

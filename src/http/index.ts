@@ -7,3 +7,4 @@ export type { ApiDeps, HttpResponse } from './types.ts';
 export { RemoteNodes, takesRemoteNode } from './remote-nodes.ts';
 export { loadTls, TlsError, type TlsConfig, type TlsFiles } from './tls.ts';
 export { EventHub, type EventStreamCounts } from './events/hub.ts';
+export { UiFiles } from './ui-files.ts';
