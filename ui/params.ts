@@ -1,12 +1,13 @@
-// What a start asks for: the DAG's params as named fields with their defaults when it has
-// named params, else one text field (positional params, `KEY=value` text).
+// What a start asks for: the DAG's params as fields with their defaults (named ones by name,
+// positional ones as 1, 2...), else one text field for params the form cannot split.
 
 export type ParamForm =
   | { kind: 'none' }
   | { kind: 'fields'; fields: { name: string; value: string }[] }
   | { kind: 'text'; text: string };
 
-const variableName = /^[A-Za-z_][A-Za-z0-9_]*$/;
+// The server takes a JSON object whose keys are names, or 1, 2... for positional params.
+const fieldName = /^(?:[A-Za-z_][A-Za-z0-9_]*|[1-9][0-9]*)$/;
 
 export function paramForm(dag: { params: string[]; defaultParams: string }): ParamForm {
   if (!dag.params.length && !dag.defaultParams) return { kind: 'none' };
@@ -14,7 +15,7 @@ export function paramForm(dag: { params: string[]; defaultParams: string }): Par
     const value = JSON.parse(dag.defaultParams) as unknown;
     if (value && typeof value === 'object' && !Array.isArray(value)) {
       const entries = Object.entries(value as Record<string, unknown>);
-      if (entries.length && entries.every(([k]) => variableName.test(k))) {
+      if (entries.length && entries.every(([k]) => fieldName.test(k))) {
         return { kind: 'fields', fields: entries.map(([name, v]) => ({ name, value: typeof v === 'string' ? v : JSON.stringify(v) })) };
       }
     }

@@ -1,5 +1,6 @@
 // Reading one API answer for a page: the answer, whether it is loading, and a reload that live
 // events call. Failures go to the alert region; the last good answer stays shown.
+// A page whose identity changes (another run, another DAG) is keyed, so it starts empty.
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { reportError } from './alerts';
 
@@ -35,10 +36,8 @@ export function useResource<T>(load: (() => Promise<T>) | null, deps: unknown[])
     );
   }, []);
 
-  useEffect(() => {
-    setData(undefined);
-    run();
-  }, deps);
+  // New parameters (a filter, a page) keep the old answer shown until the new one arrives.
+  useEffect(run, deps);
 
   return { data, loading, failed, reload: run };
 }

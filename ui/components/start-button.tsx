@@ -65,7 +65,7 @@ function ParamsDialog({ fileName, form, busy, onChange, onCancel, onSubmit }: Di
         <h2 id={titleId}>Start {fileName}</h2>
         {form.kind === 'fields' && form.fields.map((field, i) => (
           <label class="field" key={field.name}>
-            <span>{field.name}</span>
+            <span>{/^[0-9]+$/.test(field.name) ? `Positional $${field.name}` : field.name}</span>
             <input
               name={field.name}
               value={field.value}
