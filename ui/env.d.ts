@@ -1,0 +1,2 @@
+// esbuild bundles the stylesheet the entry imports into dist/ui/assets/app-[hash].css.
+declare module '*.css';

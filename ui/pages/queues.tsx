@@ -1,0 +1,61 @@
+// The queues: their limits, what runs and what waits (and for what).
+import { api } from '../api';
+import { useResource } from '../resource';
+import { useLiveRefresh } from '../live';
+import { href } from '../router';
+import { StatusBadge } from '../components/status-badge';
+import type { Queue } from '../types';
+
+const waiting: Record<string, string> = { queue: 'a slot of the queue', maxActiveRuns: "its DAG's maxActiveRuns", suspended: 'its DAG to be resumed' };
+
+export function QueuesPage() {
+  const queues = useResource(() => api<{ queues: Queue[] }>('GET', '/queues').then((a) => a.queues), []);
+  useLiveRefresh({ kinds: ['run', 'queue'] }, queues.reload, 500);
+  const list = queues.data;
+  return (
+    <section aria-labelledby="queues-title">
+      <h1 id="queues-title">Queues</h1>
+      {!list && queues.loading && <p aria-live="polite">Loading…</p>}
+      {list && list.length === 0 && <p data-testid="queues-empty">No queue has runs, and none is configured.</p>}
+      {list && list.length > 0 && (
+        <div class="table-scroll">
+          <table data-testid="queues-table">
+            <thead>
+              <tr>
+                <th scope="col">Queue</th>
+                <th scope="col">Type</th>
+                <th scope="col">Limit</th>
+                <th scope="col">Running</th>
+                <th scope="col">Queued</th>
+                <th scope="col">Oldest wait</th>
+                <th scope="col">Runs</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((q) => (
+                <tr key={q.name} data-testid={`queue-row-${q.name}`}>
+                  <th scope="row">{q.name}</th>
+                  <td>{q.type}</td>
+                  <td>{q.maxConcurrency ?? '—'}</td>
+                  <td>{q.summary.running}</td>
+                  <td>{q.summary.queued}</td>
+                  <td>{q.oldestQueuedAgeSec === null ? '—' : `${q.oldestQueuedAgeSec}s`}</td>
+                  <td>
+                    <ul class="plain">
+                      {[...q.runningDAGRuns, ...q.queuedDAGRuns].map((r) => (
+                        <li key={r.dagRunId}>
+                          <a href={href.run(r.name, r.dagRunId)}>{r.name}</a> <StatusBadge label={r.statusLabel} />
+                          {r.waitingFor && <span class="muted small"> waiting for {waiting[r.waitingFor] ?? r.waitingFor}</span>}
+                        </li>
+                      ))}
+                    </ul>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
