@@ -1,0 +1,132 @@
+// The dashboard in a real headless Chromium against the real server: a DAG made through the API is
+// found and started from its page, its run turns succeeded on screen without a reload, a step's log
+// shows what the step writes while it still runs (colours shown, no escape codes), a running run
+// is stopped from its page, and a spec error is fixed in the editor and saved.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
+import { launchBrowser, newContext, screenshot } from './support/browser.ts';
+
+/** The badge of `testId` once it shows `status` (its data-status). */
+async function statusShown(page: Page, testId: string, status: string): Promise<void> {
+  await page.locator(`[data-testid="${testId}"][data-status="${status}"], [data-testid="${testId}"] [data-status="${status}"]`).first().waitFor({ timeout: 15_000 });
+}
+
+describe('the dashboard in a browser', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let origin = '';
+
+  before(async () => {
+    server = await startTestServer('uws');
+    origin = new URL(server.base).origin;
+    browser = await launchBrowser();
+    context = await newContext(browser);
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  test('a DAG created through the API is found on the DAGs page, started there, and its run turns succeeded without a reload', async () => {
+    const created = await server.call('POST', '/dags', { name: 'ui-hello', spec: 'steps:\n  - name: greet\n    command: echo hello from the dashboard\n' });
+    assert.equal(created.status, 201);
+    const page = await context.newPage();
+    await page.goto(`${origin}/`);
+    await page.getByTestId('dag-search').fill('ui-hello');
+    await page.getByTestId('dag-row-ui-hello').waitFor();
+    await screenshot(page, 'dags');
+    await page.getByTestId('start-button-ui-hello').click();
+    await page.waitForURL(/\/runs\/ui-hello\/[^/]+$/);
+    // Marked once on the run page: a reload would lose it.
+    await page.evaluate('window.stayed = true');
+    await statusShown(page, 'run-status', 'succeeded');
+    await statusShown(page, 'node-status-greet', 'succeeded');
+    assert.equal(await page.evaluate('window.stayed'), true, 'the page was not reloaded');
+    const dagRunId = page.url().split('/').pop()!;
+    assert.equal((await server.call('GET', `/dag-runs/ui-hello/${dagRunId}`)).body.dagRun.statusLabel, 'succeeded');
+    await screenshot(page, 'run');
+    await page.close();
+  });
+
+  test('a step\'s log shows what the step writes while it still runs, its colours as colours and no escape codes', async () => {
+    const go = join(server.home, 'GO-ui-log');
+    await server.writeDag('ui-talk', [
+      'steps:',
+      '  - name: talk',
+      '    script: |',
+      "      echo first line; printf '\\033[31mred words\\033[0m plain\\n'",
+      `      i=0; while [ ! -f '${go}' ]; do i=$((i+1)); [ $i -gt 400 ] && exit 7; sleep 0.05; done`,
+      '      echo last line',
+    ].join('\n'));
+    const { dagRunId } = (await server.call('POST', '/dags/ui-talk/start', {})).body;
+    const page = await context.newPage();
+    await page.goto(`${origin}/runs/ui-talk/${dagRunId}`);
+    await page.getByTestId('step-button-talk').click();
+    const log = page.getByTestId('log-view');
+    await log.getByText('red words').waitFor();
+    // Shown while the step waits: it ends only once GO exists.
+    await statusShown(page, 'run-status', 'running');
+    assert.match(await log.innerText(), /first line\s+red words plain/);
+    const html = await log.innerHTML();
+    assert.ok(!html.includes('\u001b') && !html.includes('[31m'), html);
+    // The test's own TypeScript has no DOM types: the browser's functions are reached through globalThis.
+    const colour = await log.getByText('red words').evaluate((element) => (globalThis as unknown as { getComputedStyle(node: unknown): { color: string } }).getComputedStyle(element).color);
+    const [red, green, blue] = colour.match(/\d+/g)!.map(Number);
+    assert.ok(red > 150 && green < 120 && blue < 120, `red words are red: ${colour}`);
+    await screenshot(page, 'step-log');
+    await writeFile(go, '');
+    await log.getByText('last line').waitFor();
+    await statusShown(page, 'run-status', 'succeeded');
+    await page.close();
+  });
+
+  test('a running run is stopped from its page', async () => {
+    await server.writeDag('ui-long', 'steps:\n  - name: nap\n    command: sleep 30\n');
+    const { dagRunId } = (await server.call('POST', '/dags/ui-long/start', {})).body;
+    const page = await context.newPage();
+    await page.goto(`${origin}/runs/ui-long/${dagRunId}`);
+    await statusShown(page, 'run-status', 'running');
+    await page.getByTestId('stop-button').click();
+    await statusShown(page, 'run-status', 'aborted');
+    assert.equal((await server.call('GET', `/dag-runs/ui-long/${dagRunId}`)).body.dagRun.statusLabel, 'aborted');
+    await page.close();
+  });
+
+  test('a spec error is shown as one types, fixed in the editor, and saved', async () => {
+    const good = 'steps:\n  - name: a\n    command: echo a\n';
+    assert.equal((await server.call('POST', '/dags', { name: 'ui-edit', spec: good })).status, 201);
+    const page = await context.newPage();
+    await page.goto(`${origin}/dags/ui-edit`);
+    const editor = page.getByTestId('spec-editor');
+    await editor.waitFor();
+    await editor.fill('steps:\n  - name: a\n    command: echo a\n    depends: [nowhere]\n');
+    await page.getByTestId('spec-errors').getByText(/nowhere/).waitFor();
+    await screenshot(page, 'dag');
+    const fixed = 'steps:\n  - name: a\n    command: echo fixed\n';
+    await editor.fill(fixed);
+    await page.getByTestId('spec-valid').waitFor();
+    await page.getByTestId('save-spec').click();
+    await page.getByTestId('spec-saved').waitFor();
+    assert.equal((await server.call('GET', '/dags/ui-edit/spec')).body.spec, fixed);
+    await page.close();
+  });
+
+  test('a deep link reloads the page it names; a failed action shows the API\'s message', async () => {
+    const page = await context.newPage();
+    await page.goto(`${origin}/runs/ui-hello/no-such-run`);
+    const alert = page.getByTestId('error-alert');
+    await alert.first().waitFor();
+    assert.match(await alert.first().innerText(), /no-such-run/);
+    await page.goto(`${origin}/queues`);
+    await page.getByTestId('queues-table').or(page.getByTestId('queues-empty')).first().waitFor();
+    await page.goto(`${origin}/system`);
+    await page.getByTestId('health-status').waitFor();
+    await waitUntil(async () => /healthy/i.test(await page.getByTestId('health-status').innerText()), 5_000);
+    await page.close();
+  });
+});
