@@ -1,4 +1,4 @@
-// The dashboard's entry: renders the app into <body> and takes over same-origin page links.
+// The dashboard's entry: renders the app into #app (index.html) and takes over same-origin page links.
 //
 // Hooks for browser tests (data-testid):
 //   main-nav, nav-dags, nav-runs, nav-queues, nav-system      the top navigation and its links
