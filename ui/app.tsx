@@ -1,5 +1,5 @@
 // The layout: the top navigation, the alert region and the page the location names.
-import { useEffect } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import { clearAlerts } from './alerts';
 import { match, useLocation } from './router';
 import { AlertRegion } from './components/alert-region';
@@ -20,7 +20,13 @@ const links = [
 export function App() {
   const loc = useLocation();
   const route = match(loc.pathname);
-  useEffect(() => clearAlerts(), [loc.pathname]);
+  const first = useRef(true);
+  useEffect(() => {
+    clearAlerts();
+    // After a navigation, focus goes to the new page, as a full page load would put it.
+    if (first.current) first.current = false;
+    else document.getElementById('main')?.focus();
+  }, [loc.pathname]);
   useEffect(() => {
     document.title = route ? `${titles[route.page]} · troupe` : 'Not found · troupe';
   }, [route?.page]);

@@ -1,4 +1,4 @@
-// The dashboard's entry: renders the app into <body> and takes over same-origin page links.
+// The dashboard's entry: renders the app into #app (index.html) and takes over same-origin page links.
 //
 // Hooks for browser tests (data-testid):
 //   main-nav, nav-dags, nav-runs, nav-queues, nav-system      the top navigation and its links
@@ -6,7 +6,8 @@
 //   pager, pager-prev, pager-next, pager-position              paging of a listing
 //   DAGs:   dag-search, tag-filter, dags-table, dags-empty, dag-row-{fileName}, dag-link-{fileName},
 //           dag-status-{fileName}, dag-suspended-{fileName}, start-button-{fileName},
-//           suspend-button-{fileName}, params-dialog, param-{NAME}, param-text, params-submit
+//           suspend-button-{fileName}, params-dialog, param-{NAME} (1, 2... for positional ones),
+//           param-text, params-submit, params-error (a refused start, shown inside the form)
 //   Run:    run-status, run-started-at, run-finished-at, run-queued-at, run-params, stop-button,
 //           retry-button, dequeue-button, node-table, node-row-{step}, node-status-{step},
 //           node-error-{step}, step-button-{step}, log-tab-stdout, log-tab-stderr, log-view, log-state

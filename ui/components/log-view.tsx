@@ -1,6 +1,6 @@
 // A step's stdout or stderr, followed live until the step ends. ANSI colours become styled
 // spans; every line is a text node, so a log can never inject markup.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { parseAnsi, plain, type AnsiState, type Segment } from '../ansi';
 import { followLog } from '../live';
 
@@ -14,6 +14,9 @@ export function LogView({ name, dagRunId, step, stream }: { name: string; dagRun
   const [dropped, setDropped] = useState(0);
   const [state, setState] = useState<'following' | 'ended' | 'failed'>('following');
   const [endLabel, setEndLabel] = useState('');
+  const view = useRef<HTMLPreElement>(null);
+  // Reading at the bottom follows new lines, as `tail -f` does; scrolled up, the view stays put.
+  const atBottom = useRef(true);
 
   useEffect(() => {
     setLines([]);
@@ -27,6 +30,8 @@ export function LogView({ name, dagRunId, step, stream }: { name: string; dagRun
     const url = `/api/v2/dag-runs/${encodeURIComponent(name)}/${encodeURIComponent(dagRunId)}/steps/${encodeURIComponent(step)}/log/stream?stream=${stream}`;
     return followLog(url, {
       onLines(texts) {
+        const el = view.current;
+        atBottom.current = !el || el.scrollHeight - el.scrollTop - el.clientHeight < 24;
         for (const text of texts) {
           const { segments, end } = parseAnsi(text, ansi);
           ansi = end;
@@ -50,6 +55,11 @@ export function LogView({ name, dagRunId, step, stream }: { name: string; dagRun
     });
   }, [name, dagRunId, step, stream]);
 
+  useLayoutEffect(() => {
+    const el = view.current;
+    if (el && atBottom.current) el.scrollTop = el.scrollHeight;
+  }, [lines]);
+
   return (
     <div class="log">
       <p class="muted small" aria-live="polite" data-testid="log-state">
@@ -58,7 +68,7 @@ export function LogView({ name, dagRunId, step, stream }: { name: string; dagRun
         {state === 'failed' && endLabel}
         {dropped > 0 && ` ${dropped} earlier lines not shown.`}
       </p>
-      <pre class="log-view" data-testid="log-view" data-state={state} tabIndex={0} aria-label={`${stream} of step ${step}`}>
+      <pre ref={view} class="log-view" role="region" data-testid="log-view" data-state={state} tabIndex={0} aria-label={`${stream} of step ${step}`}>
         {lines.length === 0 && state !== 'following' ? <span class="muted">(empty)</span> : lines.map((line) => (
           <div class="log-line" key={line.id}>
             {line.segments.map((seg, i) => (

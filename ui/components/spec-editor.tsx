@@ -77,12 +77,18 @@ export function SpecEditor({ fileName, initial, onSaved }: Props) {
           wrap="off"
           spellcheck={false}
           autocomplete="off"
-          aria-label={`Definition of ${fileName} (YAML)`}
+          aria-label={`Definition of ${fileName} (YAML; Ctrl+S saves)`}
           aria-describedby="spec-status"
           data-testid="spec-editor"
           onInput={(e) => {
             setText(e.currentTarget.value);
             setNote('');
+          }}
+          onKeyDown={(e) => {
+            if ((e.ctrlKey || e.metaKey) && e.key === 's') {
+              e.preventDefault();
+              if (text !== saved && !saving) void save();
+            }
           }}
           onScroll={(e) => {
             if (gutter.current) gutter.current.scrollTop = e.currentTarget.scrollTop;

@@ -42,7 +42,7 @@ export function DagsPage({ loc }: { loc: Location }) {
   useLiveRefresh({ kinds: ['run', 'dag'] }, () => {
     list.reload();
     tags.reload();
-  });
+  }, 1000);
 
   const pagination = list.data?.pagination;
   return (

@@ -119,13 +119,15 @@ export function RunPage({ name, dagRunId, loc }: { name: string; dagRunId: strin
           <h2 id="log-title">Log of {step}</h2>
           <div role="tablist" aria-label="Output stream" class="tabs">
             {(['stdout', 'stderr'] as const).map((s) => (
-              <button key={s} type="button" role="tab" aria-selected={stream === s} data-testid={`log-tab-${s}`} onClick={() => setQuery({ step, stream: s })}>
+              <button key={s} id={`log-tab-${s}`} type="button" role="tab" aria-selected={stream === s} aria-controls="log-panel" data-testid={`log-tab-${s}`} onClick={() => setQuery({ step, stream: s })}>
                 {s}
               </button>
             ))}
           </div>
-          {/* A retry starts a new attempt with new log files: a new start time opens a new stream. */}
-          <LogView key={`${step}:${stream}:${selected.node.startedAt}`} name={name} dagRunId={details.dagRunId} step={step} stream={stream} />
+          <div role="tabpanel" id="log-panel" aria-labelledby={`log-tab-${stream}`}>
+            {/* A retry starts a new attempt with new log files: a new start time opens a new stream. */}
+            <LogView key={`${step}:${stream}:${selected.node.startedAt}`} name={name} dagRunId={details.dagRunId} step={step} stream={stream} />
+          </div>
         </section>
       )}
     </section>

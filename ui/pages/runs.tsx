@@ -41,7 +41,7 @@ export function RunsPage({ loc }: { loc: Location }) {
     () => api<{ dagRuns: RunSummary[]; nextCursor?: string }>('GET', `/dag-runs${query({ name, status, limit, cursor })}`),
     [name, status, cursor],
   );
-  useLiveRefresh({ dagName: name || undefined, kinds: ['run'] }, list.reload);
+  useLiveRefresh({ dagName: name || undefined, kinds: ['run'] }, list.reload, 500);
 
   const runs = list.data?.dagRuns;
   return (
