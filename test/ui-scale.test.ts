@@ -66,24 +66,27 @@ test('every page is ready with 1,000 DAGs and 100,000 runs in the store; the tim
     ['/system', 'system-table'],
   ];
   const context = await newContext(browser);
-  const figures: Record<string, number> = {};
+  const figures: Record<string, number[]> = {};
   // A first load warms the browser's cache of the page's script, as an operator's second visit would.
   const warm = await context.newPage();
   await warm.goto(`${origin}/system`);
   await warm.getByTestId('system-table').waitFor({ timeout: 30_000 });
   await warm.close();
-  for (const [path, ready] of pages) {
-    const page = await context.newPage();
-    const started = performance.now();
-    await page.goto(`${origin}${path}`);
-    const shown = path === '/queues' ? page.getByTestId('queues-table').or(page.getByTestId('queues-empty')) : page.getByTestId(ready);
-    await shown.first().waitFor({ timeout: 30_000 });
-    figures[path] = Math.round(performance.now() - started);
-    if (path === '/') assert.ok(await page.getByTestId(`dag-row-${names[0]}`).count() === 1, 'the first page of DAGs lists the first DAG');
-    if (path === '/runs') await page.getByTestId(`run-row-${newest}`).waitFor();
-    assert.equal(await page.getByTestId('error-alert').count(), 0, `${path} showed an error`);
-    await page.close();
+  // Each page twice: the first visit after the files were written finds the server's listings cold.
+  for (const round of [0, 1]) {
+    for (const [path, ready] of pages) {
+      const page = await context.newPage();
+      const started = performance.now();
+      await page.goto(`${origin}${path}`);
+      const shown = path === '/queues' ? page.getByTestId('queues-table').or(page.getByTestId('queues-empty')) : page.getByTestId(ready);
+      await shown.first().waitFor({ timeout: 30_000 });
+      (figures[path] ??= [])[round] = Math.round(performance.now() - started);
+      if (path === '/') assert.equal(await page.getByTestId(`dag-row-${names[0]}`).count(), 1, 'the first page of DAGs lists the first DAG');
+      if (path === '/runs') await page.getByTestId(`run-row-${newest}`).waitFor();
+      assert.equal(await page.getByTestId('error-alert').count(), 0, `${path} showed an error`);
+      await page.close();
+    }
   }
   await context.close();
-  console.log(`# time to ready (ms), ${DAGS} DAGs and ${RUNS} runs: ${JSON.stringify(figures)}`);
+  console.log(`# time to ready (ms: first visit, second), ${DAGS} DAGs and ${RUNS} runs: ${JSON.stringify(figures)}`);
 });
