@@ -36,7 +36,7 @@ export function App() {
     case 'dags': page = <DagsPage loc={loc} />; break;
     case 'dag': page = <DagPage key={route.fileName} fileName={route.fileName} />; break;
     case 'runs': page = <RunsPage loc={loc} />; break;
-    case 'run': page = <RunPage key={`${route.name}/${route.dagRunId}`} name={route.name} dagRunId={route.dagRunId} loc={loc} />; break;
+    case 'run': page = <RunPage key={`${route.name}/${route.dagRunId}/${route.subDagRunId ?? ''}`} name={route.name} dagRunId={route.dagRunId} subDagRunId={route.subDagRunId} loc={loc} />; break;
     case 'queues': page = <QueuesPage />; break;
     case 'system': page = <SystemPage />; break;
     default: page = <section><h1>Not found</h1><p>No page here. <a href="/dags">See the DAGs.</a></p></section>;

@@ -7,7 +7,7 @@ export type Route =
   | { page: 'dags' }
   | { page: 'dag'; fileName: string }
   | { page: 'runs' }
-  | { page: 'run'; name: string; dagRunId: string }
+  | { page: 'run'; name: string; dagRunId: string; subDagRunId?: string }
   | { page: 'queues' }
   | { page: 'system' };
 
@@ -19,11 +19,13 @@ export function match(pathname: string): Route | undefined {
       return p;
     }
   });
-  const [head, a, b] = parts;
+  const [head, a, b, c, d] = parts;
   if (parts.length === 0 || (head === 'dags' && parts.length === 1)) return { page: 'dags' };
   if (head === 'dags' && parts.length === 2) return { page: 'dag', fileName: a };
   if (head === 'runs' && parts.length === 1) return { page: 'runs' };
   if (head === 'runs' && parts.length === 3) return { page: 'run', name: a, dagRunId: b };
+  // A sub DAG run is reached through its root run (the API finds it at any depth below).
+  if (head === 'runs' && parts.length === 5 && c === 'sub') return { page: 'run', name: a, dagRunId: b, subDagRunId: d };
   if (head === 'queues' && parts.length === 1) return { page: 'queues' };
   if (head === 'system' && parts.length === 1) return { page: 'system' };
   return undefined;
@@ -81,5 +83,6 @@ export function startLinkInterception(): void {
 export const href = {
   dag: (fileName: string) => `/dags/${encodeURIComponent(fileName)}`,
   run: (name: string, dagRunId: string) => `/runs/${encodeURIComponent(name)}/${encodeURIComponent(dagRunId)}`,
+  subRun: (rootName: string, rootDagRunId: string, subDagRunId: string) => `${href.run(rootName, rootDagRunId)}/sub/${encodeURIComponent(subDagRunId)}`,
   runs: (name?: string) => (name ? `/runs?name=${encodeURIComponent(name)}` : '/runs'),
 };

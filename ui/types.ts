@@ -59,7 +59,11 @@ export interface Node {
   retryCount: number;
   doneCount: number;
   error: string;
+  subRuns?: SubRunRef[];
+  subRunsRepeated?: SubRunRef[];
 }
+
+export interface SubRunRef { dagRunId: string; params: string }
 
 export const handlerNames = ['onInit', 'onSuccess', 'onFailure', 'onCancel', 'onExit'] as const;
 

@@ -9,7 +9,7 @@ interface Line { id: number; segments: Segment[] }
 // A page holds at most this many lines; older ones are dropped from the view (the file keeps them).
 const maxLines = 5000;
 
-export function LogView({ name, dagRunId, step, stream }: { name: string; dagRunId: string; step: string; stream: 'stdout' | 'stderr' }) {
+export function LogView({ name, dagRunId, subDagRunId, step, stream }: { name: string; dagRunId: string; subDagRunId?: string; step: string; stream: 'stdout' | 'stderr' }) {
   const [lines, setLines] = useState<Line[]>([]);
   const [dropped, setDropped] = useState(0);
   const [state, setState] = useState<'following' | 'ended' | 'failed'>('following');
@@ -27,7 +27,8 @@ export function LogView({ name, dagRunId, step, stream }: { name: string; dagRun
     let nextId = 0;
     let all: Line[] = [];
     let droppedCount = 0;
-    const url = `/api/v2/dag-runs/${encodeURIComponent(name)}/${encodeURIComponent(dagRunId)}/steps/${encodeURIComponent(step)}/log/stream?stream=${stream}`;
+    const sub = subDagRunId ? `/sub-dag-runs/${encodeURIComponent(subDagRunId)}` : '';
+    const url = `/api/v2/dag-runs/${encodeURIComponent(name)}/${encodeURIComponent(dagRunId)}${sub}/steps/${encodeURIComponent(step)}/log/stream?stream=${stream}`;
     return followLog(url, {
       onLines(texts) {
         const el = view.current;
@@ -53,7 +54,7 @@ export function LogView({ name, dagRunId, step, stream }: { name: string; dagRun
         setState('failed');
       },
     });
-  }, [name, dagRunId, step, stream]);
+  }, [name, dagRunId, subDagRunId, step, stream]);
 
   useLayoutEffect(() => {
     const el = view.current;

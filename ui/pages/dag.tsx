@@ -9,17 +9,21 @@ import { Time } from '../components/time';
 import { StartButton } from '../components/start-button';
 import { SuspendButton } from '../components/suspend-button';
 import { SpecEditor } from '../components/spec-editor';
-import type { DagDetailsAnswer, RunSummary } from '../types';
+import { DagGraph } from '../components/dag-graph';
+import { HistoryGrid } from '../components/history-grid';
+import type { DagDetailsAnswer, RunDetails } from '../types';
 
 export function DagPage({ fileName }: { fileName: string }) {
   const details = useResource(() => api<DagDetailsAnswer>('GET', path`/dags/${fileName}`), [fileName]);
-  const runs = useResource(() => api<{ dagRuns: RunSummary[] }>('GET', path`/dags/${fileName}/dag-runs`).then((a) => a.dagRuns), [fileName]);
+  const runs = useResource(() => api<{ dagRuns: RunDetails[] }>('GET', path`/dags/${fileName}/dag-runs`).then((a) => a.dagRuns), [fileName]);
   const spec = useResource(() => api<{ spec: string }>('GET', path`/dags/${fileName}/spec`).then((a) => a.spec), [fileName]);
   const runName = details.data?.dag.name;
-  useLiveRefresh(runName ? { dagName: runName, kinds: ['run'] } : null, () => {
+  // Step events too: the graph shows the latest run's steps as they change (the history holds its nodes).
+  useLiveRefresh(runName ? { dagName: runName, kinds: ['run', 'step'] } : null, () => {
     runs.reload();
     details.reload();
   }, 500);
+  const latest = runs.data?.[0];
 
   const d = details.data;
   return (
@@ -46,6 +50,8 @@ export function DagPage({ fileName }: { fileName: string }) {
             <dd>{d.latestDAGRun.dagRunId ? <a href={href.run(d.latestDAGRun.name, d.latestDAGRun.dagRunId)}><StatusBadge label={d.latestDAGRun.statusLabel} /></a> : 'never run'}</dd>
             {d.missedRuns.length > 0 && <><dt>Missed ticks</dt><dd>{d.missedRuns.length} while the server was down (newest <Time iso={d.missedRuns[d.missedRuns.length - 1].scheduledAt} />)</dd></>}
           </dl>
+          <h2>Steps</h2>
+          <DagGraph steps={d.dag.steps} statuses={new Map(latest?.nodes.map((n) => [n.step.name, n.statusLabel]))} label={latest ? `The steps, coloured by the latest run's statuses` : 'The steps (not run yet)'} />
           {d.errors.length > 0 && (
             <div class="problems-box">
               <h2>Problems in the stored definition</h2>
@@ -57,6 +63,7 @@ export function DagPage({ fileName }: { fileName: string }) {
 
       <h2>Recent runs</h2>
       {runs.data && runs.data.length === 0 && <p>No runs yet.</p>}
+      {runs.data && runs.data.length > 0 && d && <HistoryGrid stepNames={d.dag.steps.map((s) => s.name)} runs={runs.data} />}
       {runs.data && runs.data.length > 0 && (
         <div class="table-scroll">
           <table data-testid="dag-runs-table">

@@ -10,14 +10,18 @@ import { href, setQuery, type Location } from '../router';
 import { StatusBadge } from '../components/status-badge';
 import { Time } from '../components/time';
 import { LogView } from '../components/log-view';
+import { DagGraph } from '../components/dag-graph';
+import { SubRunLinks } from '../components/sub-run-links';
 import { handlerNames, type Node, type RunDetails } from '../types';
 
 const RUNNING = 1;
 const QUEUED = 5;
 const NOT_STARTED = 0;
 
-export function RunPage({ name, dagRunId, loc }: { name: string; dagRunId: string; loc: Location }) {
-  const run = useResource(() => api<{ dagRunDetails: RunDetails }>('GET', path`/dag-runs/${name}/${dagRunId}`).then((a) => a.dagRunDetails), [name, dagRunId]);
+export function RunPage({ name, dagRunId, subDagRunId, loc }: { name: string; dagRunId: string; subDagRunId?: string; loc: Location }) {
+  // A sub DAG run is read through its root run: `name` and `dagRunId` are the root's.
+  const runPath = path`/dag-runs/${name}/${dagRunId}` + (subDagRunId ? path`/sub-dag-runs/${subDagRunId}` : '');
+  const run = useResource(() => api<{ dagRunDetails: RunDetails }>('GET', runPath).then((a) => a.dagRunDetails), [runPath]);
   // The path may say `latest`; events and retries need the run's own id.
   const id = run.data?.dagRunId;
   useLiveRefresh(id ? { dagRunId: id, kinds: ['run', 'step'] } : null, run.reload, 150);
@@ -55,13 +59,15 @@ export function RunPage({ name, dagRunId, loc }: { name: string; dagRunId: strin
   const selected = nodes.find((n) => n.node.step.name === step || n.handler === step);
   const selectStep = (s: string) => setQuery({ step: s, stream });
 
-  const canStop = details.status === RUNNING;
-  const canRetry = details.status !== RUNNING && details.status !== QUEUED && details.status !== NOT_STARTED;
-  const canDequeue = details.status === QUEUED;
+  // The API stops and retries a sub DAG run through its root run.
+  const canStop = !subDagRunId && details.status === RUNNING;
+  const canRetry = !subDagRunId && details.status !== RUNNING && details.status !== QUEUED && details.status !== NOT_STARTED;
+  const canDequeue = !subDagRunId && details.status === QUEUED;
+  const rootId = subDagRunId ? dagRunId : details.dagRunId;
 
   return (
     <section aria-labelledby="run-title">
-      <p class="breadcrumb"><a href={href.dag(details.name)}>{details.name}</a> › run</p>
+      <p class="breadcrumb"><a href={href.dag(details.name)}>{details.name}</a> › {subDagRunId ? <><a href={href.run(name, dagRunId)} data-testid="root-run-link">run of {name}</a> › sub run</> : 'run'}</p>
       <h1 id="run-title">
         {details.name} <span class="muted mono small">{details.dagRunId}</span>
       </h1>
@@ -80,6 +86,7 @@ export function RunPage({ name, dagRunId, loc }: { name: string; dagRunId: strin
       </dl>
 
       <h2>Steps</h2>
+      <DagGraph steps={details.nodes.map((n) => n.step)} statuses={new Map(details.nodes.map((n) => [n.step.name, n.statusLabel]))} selected={step} onSelect={selectStep} label="The run's steps; a step opens its log" />
       <div class="table-scroll">
         <table data-testid="node-table">
           <thead>
@@ -102,6 +109,7 @@ export function RunPage({ name, dagRunId, loc }: { name: string; dagRunId: strin
                       {handler ? `${handler} (${node.step.name})` : stepName}
                     </button>
                     {node.retryCount > 0 && <span class="muted small"> retried {node.retryCount}×</span>}
+                    <SubRunLinks node={node} stepName={stepName} link={(id) => href.subRun(name, rootId, id)} />
                   </th>
                   <td><StatusBadge label={node.statusLabel} testId={`node-status-${stepName}`} /></td>
                   <td><Time iso={node.startedAt} /></td>
@@ -126,7 +134,7 @@ export function RunPage({ name, dagRunId, loc }: { name: string; dagRunId: strin
           </div>
           <div role="tabpanel" id="log-panel" aria-labelledby={`log-tab-${stream}`}>
             {/* A retry starts a new attempt with new log files: a new start time opens a new stream. */}
-            <LogView key={`${step}:${stream}:${selected.node.startedAt}`} name={name} dagRunId={details.dagRunId} step={step} stream={stream} />
+            <LogView key={`${step}:${stream}:${selected.node.startedAt}`} name={name} dagRunId={rootId} subDagRunId={subDagRunId ? details.dagRunId : undefined} step={step} stream={stream} />
           </div>
         </section>
       )}
