@@ -36,13 +36,15 @@ describe('the steps graph, the history grid and sub DAG runs in a browser', () =
 
   test('a diamond is drawn as four steps and four arrows, and a run started through the API colours them live on the DAG and run pages', async () => {
     const go = join(server.home, 'GO-ui-diamond');
+    const goB = join(server.home, 'GO-ui-diamond-b');
+    const wait = (file: string) => `i=0; while [ ! -f '${file}' ]; do i=$((i+1)); [ $i -gt 400 ] && exit 7; sleep 0.05; done`;
     await server.writeDag('ui-diamond', [
       'type: graph',
       'steps:',
       '  - name: a',
-      `    script: i=0; while [ ! -f '${go}' ]; do i=$((i+1)); [ $i -gt 400 ] && exit 7; sleep 0.05; done`,
+      `    script: ${wait(go)}`,
       '  - name: b',
-      '    command: echo b',
+      `    script: ${wait(goB)}; echo b`,
       '    depends: [a]',
       '  - name: c',
       '    command: echo c',
@@ -72,6 +74,11 @@ describe('the steps graph, the history grid and sub DAG runs in a browser', () =
     await statusShown(dagPage, 'graph-node-a', 'running');
     await runPage.evaluate('window.stayed = true');
     await writeFile(go, '');
+    // While b waits, only step events tell the DAG page that a ended and b started.
+    await statusShown(dagPage, 'graph-node-a', 'succeeded');
+    await statusShown(dagPage, 'graph-node-b', 'running');
+    await statusShown(runPage, 'graph-node-a', 'succeeded');
+    await writeFile(goB, '');
     for (const step of diamond) await statusShown(runPage, `graph-node-${step}`, 'succeeded');
     for (const step of diamond) await statusShown(dagPage, `graph-node-${step}`, 'succeeded');
     assert.equal(await runPage.evaluate('window.stayed'), true, 'the run page was not reloaded');
