@@ -95,6 +95,32 @@ describe('the steps graph, the history grid and sub DAG runs in a browser', () =
     await dagPage.close();
   });
 
+  test('a DAG of 240 steps is drawn whole in a graph that scrolls, each step in its own place', async () => {
+    const lines = ['type: graph', 'steps:'];
+    for (let layer = 0; layer < 12; layer++) {
+      for (let i = 0; i < 20; i++) {
+        lines.push(`  - name: s${layer}-${i}`, '    command: "true"');
+        if (layer > 0) lines.push(`    depends: [s${layer - 1}-${(i * 7) % 20}, s${layer - 1}-${(i * 3 + 5) % 20}]`);
+      }
+    }
+    await server.writeDag('ui-big', lines.join('\n'));
+    const page = await context.newPage();
+    await page.goto(`${origin}/dags/ui-big`);
+    const graph = page.getByTestId('dag-graph');
+    await graph.waitFor();
+    assert.equal(await graph.locator('[data-testid^="graph-node-"]').count(), 240);
+    const box = await graph.evaluate((el) => {
+      const e = el as unknown as { scrollWidth: number; clientWidth: number; scrollHeight: number; clientHeight: number };
+      return { scrolls: e.scrollWidth > e.clientWidth && e.scrollHeight > e.clientHeight };
+    });
+    assert.ok(box.scrolls, 'the graph scrolls both ways inside the page');
+    const places = await graph.locator('[data-testid^="graph-node-"]').evaluateAll((nodes) => nodes.map((n) => (n as unknown as { getAttribute(name: string): string }).getAttribute('transform')));
+    assert.equal(new Set(places).size, 240);
+    await page.getByTestId('graph-node-s11-19').scrollIntoViewIfNeeded();
+    assert.ok(await page.getByTestId('graph-node-s11-19').isVisible());
+    await page.close();
+  });
+
   test('the history grid shows a cell per step and run, the failed step\'s cell saying failed, and each column links to its run', async () => {
     await server.writeDag('ui-history', [
       'params: FAIL=0',

@@ -11,7 +11,7 @@ export function HistoryGrid({ stepNames, runs }: { stepNames: readonly string[];
   for (const run of runs) for (const node of run.nodes) if (!names.includes(node.step.name)) names.push(node.step.name);
   const statusOf = runs.map((run) => new Map(run.nodes.map((node) => [node.step.name, node.statusLabel])));
   return (
-    <div class="table-scroll">
+    <div class="table-scroll history-wrap">
       <table class="history" data-testid="history-grid">
         <caption class="sr-only">Each step's status in the latest runs, newest first</caption>
         <thead>
