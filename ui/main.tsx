@@ -13,6 +13,9 @@
 //           node-error-{step}, step-button-{step}, log-tab-stdout, log-tab-stderr, log-view, log-state
 //   Runs:   runs-name-filter, runs-status-filter, runs-table, runs-empty, run-row-{dagRunId}, run-link-{dagRunId}
 //   DAG:    dag-details, dag-runs-table, spec-editor, spec-errors, spec-valid, save-spec, spec-saved
+//   Graph (DAG and run pages): dag-graph, graph-node-{step} (data-status; `none` when not run), graph-edge-{from}-{to}
+//   History (DAG page): history-grid, history-run-{dagRunId} (column links), history-cell-{step}-{dagRunId} (data-status)
+//   Sub runs: sub-run-link-{step} (one per sub DAG run of the step), root-run-link (on a sub run's page)
 //   Queues: queues-table, queues-empty, queue-row-{name};  System: system-table, health-status, server-version
 // Statuses also carry data-status="{statusLabel}" on their badge.
 import { render } from 'preact';
