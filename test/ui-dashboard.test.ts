@@ -127,6 +127,13 @@ describe('the dashboard in a browser', () => {
     await page.goto(`${origin}/system`);
     await page.getByTestId('health-status').waitFor();
     await waitUntil(async () => /healthy/i.test(await page.getByTestId('health-status').innerText()), 5_000);
+    // The key figures are the metrics' own, and the four resource charts are drawn.
+    const dags = (await server.call('GET', '/dags?perPage=1')).body.pagination.totalRecords;
+    await page.getByTestId('metrics-table').waitFor();
+    assert.equal(await page.getByTestId('metric-troupe_dags_total').innerText(), String(dags));
+    assert.match(await page.getByTestId('metric-runs-ended').innerText(), /succeeded \d+/);
+    for (const series of ['cpu', 'memory', 'disk', 'load']) await page.getByTestId(`resource-chart-${series}`).waitFor();
+    await screenshot(page, 'system');
     await page.close();
   });
 });

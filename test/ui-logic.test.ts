@@ -57,3 +57,21 @@ test('a problem that names a line points at it', () => {
   assert.deepEqual(lineRange('a\nbb\nccc', 3), [5, 8]);
   assert.deepEqual(lineRange('a', 5), [1, 1]);
 });
+
+test('the System page reads its key figures from the metrics text: labels, escapes, and only the metrics asked for', async () => {
+  const { parseMetrics } = await import('../ui/metrics-text.ts');
+  const text = [
+    '# HELP troupe_dags_total DAG definition files',
+    '# TYPE troupe_dags_total gauge',
+    'troupe_dags_total 12',
+    'troupe_dag_runs_total{status="succeeded"} 40',
+    'troupe_dag_runs_total{status="fail\\"ed"} 2',
+    'troupe_process_cpu_seconds_total 1.5',
+    '',
+  ].join('\n');
+  assert.deepEqual(parseMetrics(text, new Set(['troupe_dags_total', 'troupe_dag_runs_total'])), [
+    { name: 'troupe_dags_total', labels: {}, value: 12 },
+    { name: 'troupe_dag_runs_total', labels: { status: 'succeeded' }, value: 40 },
+    { name: 'troupe_dag_runs_total', labels: { status: 'fail"ed' }, value: 2 },
+  ]);
+});
