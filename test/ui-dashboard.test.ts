@@ -116,6 +116,20 @@ describe('the dashboard in a browser', () => {
     await page.close();
   });
 
+  test('the runs page filters by the days runs were created in, in the browser\'s time zone', async () => {
+    const page = await context.newPage();
+    // The browser's day (its time zone is Paris), as a date input gives it.
+    const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris' }).format(new Date());
+    await page.goto(`${origin}/runs?from=${today}&to=${today}&name=ui-hello`);
+    await page.getByTestId('runs-table').waitFor();
+    assert.equal(await page.getByTestId('runs-from-filter').inputValue(), today);
+    await page.getByTestId('runs-from-filter').fill('2099-01-01');
+    await page.getByTestId('runs-to-filter').fill('2099-01-02');
+    await page.getByTestId('runs-empty').waitFor();
+    assert.match(page.url(), /from=2099-01-01/);
+    await page.close();
+  });
+
   test('a deep link reloads the page it names; a failed action shows the API\'s message', async () => {
     const page = await context.newPage();
     await page.goto(`${origin}/runs/ui-hello/no-such-run`);

@@ -1,5 +1,5 @@
-// Every run, newest first, filtered by DAG name and status, paged by the API's cursor; new
-// runs appear as their events come.
+// Every run, newest first, filtered by DAG name, status and the days they were created in (the
+// browser's days), paged by the API's cursor; new runs appear as their events come.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, query } from '../api';
 import { useResource } from '../resource';
@@ -16,6 +16,10 @@ const limit = 50;
 export function RunsPage({ loc }: { loc: Location }) {
   const name = loc.search.get('name') ?? '';
   const status = loc.search.get('status') ?? '';
+  // yyyy-mm-dd, as the date inputs give them; the API takes Unix seconds.
+  const from = loc.search.get('from') ?? '';
+  const to = loc.search.get('to') ?? '';
+  const filters = { name, status, from, to };
   const cursor = loc.search.get('cursor') ?? '';
   // The cursors of the pages before this one, so that Previous can go back (the API only gives the next).
   const before = (loc.search.get('before') ?? '').split(',').filter(Boolean);
@@ -26,7 +30,7 @@ export function RunsPage({ loc }: { loc: Location }) {
     if (typed === name) return;
     const timer = setTimeout(() => {
       pushed.current = typed.trim();
-      setQuery({ name: typed.trim(), status });
+      setQuery({ ...filters, name: typed.trim() });
     }, 400);
     return () => clearTimeout(timer);
   }, [typed]);
@@ -38,8 +42,8 @@ export function RunsPage({ loc }: { loc: Location }) {
   }, [name]);
 
   const list = useResource(
-    () => api<{ dagRuns: RunSummary[]; nextCursor?: string }>('GET', `/dag-runs${query({ name, status, limit, cursor })}`),
-    [name, status, cursor],
+    () => api<{ dagRuns: RunSummary[]; nextCursor?: string }>('GET', `/dag-runs${query({ name, status, fromDate: dayStart(from), toDate: dayEnd(to), limit, cursor })}`),
+    [name, status, from, to, cursor],
   );
   useLiveRefresh({ dagName: name || undefined, kinds: ['run'] }, list.reload, 500);
 
@@ -47,17 +51,25 @@ export function RunsPage({ loc }: { loc: Location }) {
   return (
     <section aria-labelledby="runs-title">
       <h1 id="runs-title">Runs</h1>
-      <form class="filters" role="search" onSubmit={(e) => { e.preventDefault(); setQuery({ name: typed.trim(), status }); }}>
+      <form class="filters" role="search" onSubmit={(e) => { e.preventDefault(); setQuery({ ...filters, name: typed.trim() }); }}>
         <label class="field">
           <span>DAG name</span>
           <input type="search" value={typed} placeholder="Exact DAG name" data-testid="runs-name-filter" onInput={(e) => setTyped(e.currentTarget.value)} />
         </label>
         <label class="field">
           <span>Status</span>
-          <select value={status} data-testid="runs-status-filter" onChange={(e) => setQuery({ name, status: e.currentTarget.value })}>
+          <select value={status} data-testid="runs-status-filter" onChange={(e) => setQuery({ ...filters, status: e.currentTarget.value })}>
             <option value="">Any status</option>
             {runStatuses.map((s) => <option key={s.value} value={String(s.value)}>{statusText(s.label)}</option>)}
           </select>
+        </label>
+        <label class="field">
+          <span>From</span>
+          <input type="date" value={from} max={to || undefined} data-testid="runs-from-filter" onChange={(e) => setQuery({ ...filters, from: e.currentTarget.value })} />
+        </label>
+        <label class="field">
+          <span>To</span>
+          <input type="date" value={to} min={from || undefined} data-testid="runs-to-filter" onChange={(e) => setQuery({ ...filters, to: e.currentTarget.value })} />
         </label>
       </form>
       {!runs && list.loading && <p aria-live="polite">Loading…</p>}
@@ -98,10 +110,22 @@ export function RunsPage({ loc }: { loc: Location }) {
           page={before.length + (cursor ? 2 : 1)}
           hasPrev={cursor !== ''}
           hasNext={Boolean(list.data?.nextCursor)}
-          onPrev={() => setQuery({ name, status, cursor: before[before.length - 1], before: before.slice(0, -1).join(',') })}
-          onNext={() => setQuery({ name, status, cursor: list.data?.nextCursor, before: cursor ? [...before, cursor].join(',') : '' })}
+          onPrev={() => setQuery({ ...filters, cursor: before[before.length - 1], before: before.slice(0, -1).join(',') })}
+          onNext={() => setQuery({ ...filters, cursor: list.data?.nextCursor, before: cursor ? [...before, cursor].join(',') : '' })}
         />
       )}
     </section>
   );
+}
+
+/** The first second of a day in the browser's time zone, as Unix seconds; undefined for none. */
+function dayStart(day: string): number | undefined {
+  const at = day ? new Date(`${day}T00:00:00`).getTime() : NaN;
+  return Number.isNaN(at) ? undefined : Math.floor(at / 1000);
+}
+
+/** The last second of a day in the browser's time zone (the API's toDate takes its whole second). */
+function dayEnd(day: string): number | undefined {
+  const at = day ? new Date(`${day}T23:59:59`).getTime() : NaN;
+  return Number.isNaN(at) ? undefined : Math.floor(at / 1000);
 }
