@@ -32,6 +32,11 @@ describe('builtin accounts', () => {
     // 24 h by default.
     const hours = (Date.parse(login.body.expiresAt) - Date.now()) / 3_600_000;
     assert.ok(hours > 23.9 && hours <= 24, `${hours} h`);
+    // The dashboard's sign-in: the same token as an HttpOnly cookie, which the cookie alone then signs in, and sign-out clears.
+    const cookie = login.headers.get('set-cookie') ?? '';
+    assert.match(cookie, new RegExp(`^troupe_session=${login.body.token}; .*HttpOnly; SameSite=Strict`));
+    assert.equal((await send(server, 'GET', '/auth/me', { cookie: cookie.split(';')[0] })).body.user.username, 'a-admin');
+    assert.match((await send(server, 'POST', '/auth/logout', undefined, {})).headers.get('set-cookie') ?? '', /^troupe_session=; .*Expires=Thu, 01 Jan 1970/);
     const wrong = await send(server, 'POST', '/auth/login', undefined, { username: 'a-admin', password: 'wrong-password' });
     const unknown = await send(server, 'POST', '/auth/login', undefined, { username: 'nobody', password: 'wrong-password' });
     assert.deepEqual([wrong.status, wrong.body], [401, { code: 'unauthorized', message: 'Invalid username or password' }]);
