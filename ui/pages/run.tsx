@@ -7,6 +7,7 @@ import { useResource } from '../resource';
 import { useLiveRefresh } from '../live';
 import { formatDuration, formatParams } from '../format';
 import { href, setQuery, type Location } from '../router';
+import { useCan } from '../session';
 import { StatusBadge } from '../components/status-badge';
 import { Time } from '../components/time';
 import { LogView } from '../components/log-view';
@@ -22,6 +23,7 @@ export function RunPage({ name, dagRunId, loc }: { name: string; dagRunId: strin
   const id = run.data?.dagRunId;
   useLiveRefresh(id ? { dagRunId: id, kinds: ['run', 'step'] } : null, run.reload, 150);
   const [busy, setBusy] = useState(false);
+  const mayRun = useCan('run');
 
   const act = async (call: () => Promise<unknown>) => {
     setBusy(true);
@@ -55,9 +57,9 @@ export function RunPage({ name, dagRunId, loc }: { name: string; dagRunId: strin
   const selected = nodes.find((n) => n.node.step.name === step || n.handler === step);
   const selectStep = (s: string) => setQuery({ step: s, stream });
 
-  const canStop = details.status === RUNNING;
-  const canRetry = details.status !== RUNNING && details.status !== QUEUED && details.status !== NOT_STARTED;
-  const canDequeue = details.status === QUEUED;
+  const canStop = mayRun && details.status === RUNNING;
+  const canRetry = mayRun && details.status !== RUNNING && details.status !== QUEUED && details.status !== NOT_STARTED;
+  const canDequeue = mayRun && details.status === QUEUED;
 
   return (
     <section aria-labelledby="run-title">
