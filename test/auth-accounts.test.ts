@@ -2,6 +2,7 @@
 // keys, and tokens that stop working after a password change, a reset or a deletion.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { get } from 'node:http';
 import { HELLO, startTestServer, type TestServer } from './helpers.ts';
 import { basic, bearer, send, signIn, waitForRunAs, type Credential } from './auth-support.ts';
 
@@ -42,6 +43,23 @@ describe('builtin accounts', () => {
     assert.deepEqual([wrong.status, wrong.body], [401, { code: 'unauthorized', message: 'Invalid username or password' }]);
     assert.deepEqual([unknown.status, unknown.body], [401, { code: 'unauthorized', message: 'Invalid username or password' }]);
     assert.equal((await send(server, 'POST', '/auth/login', undefined, { username: 'a-admin' })).status, 400);
+  });
+
+  test('a 401 to a page\'s script (fetch, EventSource) challenges for Bearer only, so the browser shows no password dialog; a navigation keeps Basic', async () => {
+    // node:http, as Node's fetch sets Sec-Fetch-Mode itself.
+    const challenge = (mode: string | undefined) => new Promise<string | undefined>((resolve, reject) => {
+      const headers = mode ? { 'sec-fetch-mode': mode, 'sec-fetch-site': 'same-origin' } : {};
+      get(`${server.base}/auth/me`, { headers }, (response) => {
+        response.resume();
+        resolve(response.headers['www-authenticate']);
+      }).on('error', reject);
+    });
+    assert.equal(await challenge('cors'), 'Bearer realm="troupe"');
+    assert.equal(await challenge('same-origin'), 'Bearer realm="troupe"');
+    assert.equal(await challenge('navigate'), 'Basic realm="troupe", Bearer realm="troupe"');
+    assert.equal(await challenge(undefined), 'Basic realm="troupe", Bearer realm="troupe"');
+    // Node's fetch sends Sec-Fetch-Mode: cors without Sec-Fetch-Site: a script, not a browser's page.
+    assert.equal((await fetch(`${server.base}/auth/me`)).headers.get('www-authenticate'), 'Basic realm="troupe", Bearer realm="troupe"');
   });
 
   test('GET /auth/me names the caller, whichever credential it sent', async () => {
