@@ -84,7 +84,7 @@ function LimitEditor({ queue, onSaved }: { queue: Queue; onSaved: () => void }) 
   };
   const unchanged = value === String(queue.maxConcurrency ?? '');
   return (
-    <form class="actions limit" onSubmit={(e) => { e.preventDefault(); void save(); }}>
+    <form class="actions limit" noValidate onSubmit={(e) => { e.preventDefault(); void save(); }}>
       <input type="number" min={1} step={1} value={value} aria-label={`Limit of ${queue.name}`} data-testid={`queue-limit-${queue.name}`}
         onInput={(e) => { setValue(e.currentTarget.value); setProblem(''); }} />
       <button type="submit" disabled={busy || unchanged} data-testid={`queue-limit-save-${queue.name}`}>Save</button>
