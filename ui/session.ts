@@ -3,19 +3,9 @@
 // checks every request itself.
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from './api';
+import { can, type Permission, type Session, type SessionUser } from './permissions';
 
-export type Permission = 'read' | 'run' | 'write' | 'admin';
-export interface SessionUser { id: string; username: string; role: string }
-
-/** `loading` until the first answer; `signed-out` when the API wants credentials (401). */
-export type Session =
-  | { state: 'loading' }
-  | { state: 'signed-out' }
-  | { state: 'signed-in'; user: SessionUser };
-
-// Each role may what the one before it may, and more (docs/auth.md, Roles).
-const ranks: Record<string, number> = { viewer: 0, operator: 1, manager: 2, admin: 3 };
-const needs: Record<Permission, number> = { read: 0, run: 1, write: 2, admin: 3 };
+export { can, safeNext, type Permission, type Session, type SessionUser } from './permissions';
 
 let session: Session = { state: 'loading' };
 const listeners = new Set<(s: Session) => void>();
@@ -37,11 +27,6 @@ export async function loadSession(): Promise<Session> {
   return session;
 }
 
-export function can(permission: Permission, current: Session = session): boolean {
-  if (current.state !== 'signed-in') return false;
-  return (ranks[current.user.role] ?? -1) >= needs[permission];
-}
-
 export function useSession(): Session {
   const [value, setValue] = useState(session);
   useEffect(() => {
@@ -55,14 +40,6 @@ export function useSession(): Session {
 /** Whether the signed-in role may; re-renders its component when the session changes. */
 export function useCan(permission: Permission): boolean {
   return can(permission, useSession());
-}
-
-/** A `?next=` target kept to this site's own paths: one leading slash, never `//host` or `/\host`. */
-export function safeNext(next: string | null): string {
-  if (!next || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\') || next.startsWith('/login')) return '/';
-  // Whatever a browser would make of it (tabs and newlines dropped, backslashes as slashes) must stay here.
-  const url = new URL(next, location.origin);
-  return url.origin === location.origin ? url.pathname + url.search + url.hash : '/';
 }
 
 export function loginHref(): string {

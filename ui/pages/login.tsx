@@ -22,7 +22,7 @@ async function oidcConfigured(): Promise<boolean> {
 
 export function LoginPage({ loc }: { loc: Location }) {
   const session = useSession();
-  const next = safeNext(loc.search.get('next'));
+  const next = safeNext(loc.search.get('next'), location.origin);
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
