@@ -1,13 +1,15 @@
 // The dashboard with builtin authentication, in a real headless Chromium: a visitor without a
 // session is sent to the sign-in page and back; each role sees only the actions it may take (a
 // viewer no Start, Suspend, Stop, Retry or Save, an operator starts a DAG); an admin changes a
-// custom queue's limit in place and manages users and API keys; a wrong password shows the API's message.
+// custom queue's limit in place and manages users and API keys; a wrong password shows the API's
+// message; with an OIDC provider, its sign-in is offered and ends on the dashboard, signed in.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
 import { bearer, send, signIn, type Credential } from './auth-support.ts';
 import { launchBrowser, newContext, screenshot } from './support/browser.ts';
+import { freePort, startTestProvider } from './support/oidc-provider.ts';
 
 const PASSWORD = 'ui-auth-password-1';
 
@@ -176,5 +178,40 @@ describe('the dashboard with authentication on', () => {
     assert.equal(new URL(page.url()).pathname, '/login');
     assert.equal(await page.getByTestId('signed-in-user').count(), 0);
     await page.close();
+  });
+
+  test('with an OIDC provider, the sign-in page offers it, and its sign-in ends on the dashboard signed in with the configured role', async () => {
+    const port = await freePort();
+    const provider = await startTestProvider(`http://127.0.0.1:${port}/api/v2/auth/oidc/callback`, { alice: { email: 'alice@example.com' } });
+    const oidc = await startTestServer('uws', {
+      port, auth: { mode: 'oidc' },
+      oidc: {
+        scopes: ['openid', 'email'], whitelist: [], allowedDomains: [], autoSignup: true, defaultRole: 'operator',
+        clientId: provider.clientId, clientSecret: provider.clientSecret, clientUrl: `http://127.0.0.1:${port}`, issuer: provider.issuer,
+      },
+    });
+    try {
+      const page = await (await newContext(browser)).newPage();
+      await page.goto(`http://127.0.0.1:${port}/login`);
+      await page.getByTestId('login-oidc').click();
+      // The provider's own pages: its login form (any password), then its consent.
+      await page.locator('input[name="login"]').fill('alice');
+      await page.locator('input[name="password"]').fill('any password');
+      await page.locator('button[type="submit"]').click();
+      await page.locator('button[type="submit"]').click();
+      await page.waitForURL(`http://127.0.0.1:${port}/`);
+      assert.match(await page.getByTestId('signed-in-user').innerText(), /alice@example\.com\s+operator/);
+      await page.getByTestId('dags-empty').or(page.getByTestId('dags-table')).first().waitFor();
+      // And without OIDC, no such link.
+      const plain = await (await newContext(browser)).newPage();
+      const probed = plain.waitForResponse((response) => response.url().endsWith('/api/v2/auth/oidc/login'));
+      await plain.goto(`${origin}/login`);
+      assert.equal((await probed).status(), 404);
+      await plain.getByTestId('login-form').waitFor();
+      assert.equal(await plain.getByTestId('login-oidc').count(), 0);
+    } finally {
+      await oidc.close();
+      await provider.close();
+    }
   });
 });
