@@ -106,7 +106,7 @@ describe('the dashboard with authentication on', () => {
     await page.close();
   });
 
-  test('an operator sees Start and starts a DAG, and may not edit its definition', async () => {
+  test('an operator sees Start and starts a DAG, and may not edit its definition; a session ended elsewhere offers the sign-in again', async () => {
     const page = await signedIn('ui-operator', '/dags/ui-hello');
     assert.equal(await page.getByTestId('spec-editor').getAttribute('readonly'), '');
     assert.equal(await page.getByTestId('save-spec').count(), 0);
@@ -117,6 +117,15 @@ describe('the dashboard with authentication on', () => {
     await page.locator('[data-testid="run-status"][data-status="succeeded"]').waitFor({ timeout: 15_000 });
     await page.getByTestId('retry-button').waitFor();
     assert.equal((await send(server, 'GET', `/dag-runs/ui-hello/${dagRunId}`, admin)).body.dagRunDetails.statusLabel, 'succeeded');
+
+    // A session ended elsewhere (an admin resets the password): the next refused read offers the
+    // sign-in, and the navigation and actions follow.
+    const operatorId = (await send(server, 'GET', '/users', admin)).body.users.find((u: { username: string }) => u.username === 'ui-operator').id;
+    assert.equal((await send(server, 'POST', `/users/${operatorId}/reset-password`, admin, { newPassword: 'ui-auth-password-2' })).status, 200);
+    await page.getByTestId('nav-dags').click();
+    assert.equal(await page.getByTestId('sign-in-link').first().getAttribute('href'), '/login?next=%2Fdags');
+    await page.getByTestId('nav-sign-in').waitFor();
+    assert.equal(await page.getByTestId('signed-in-user').count(), 0);
     await page.close();
   });
 

@@ -27,6 +27,10 @@ export async function loadSession(): Promise<Session> {
   return session;
 }
 
+export function currentSession(): Session {
+  return session;
+}
+
 export function useSession(): Session {
   const [value, setValue] = useState(session);
   useEffect(() => {

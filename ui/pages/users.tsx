@@ -37,13 +37,14 @@ export function UsersPage() {
     try {
       await work();
       setNote(done);
-      users.reload();
       return true;
     } catch (error) {
       reportError(error);
       return false;
     } finally {
       setBusy(false);
+      // After a refusal too: a role select the API did not change goes back to the stored role.
+      users.reload();
     }
   };
   const me = session.state === 'signed-in' ? session.user.id : '';
