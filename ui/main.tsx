@@ -14,7 +14,8 @@
 //           retry-button, dequeue-button, node-table, node-row-{step}, node-status-{step},
 //           node-error-{step}, step-button-{step}, log-tab-stdout, log-tab-stderr, log-view, log-state
 //   Runs:   runs-name-filter, runs-status-filter, runs-table, runs-empty, run-row-{dagRunId}, run-link-{dagRunId}
-//   DAG:    dag-details, dag-runs-table, spec-editor, spec-errors, spec-valid, save-spec, spec-saved
+//   DAG:    dag-details, dag-runs-table, spec-editor, spec-errors, spec-valid, save-spec, spec-saved,
+//           spec-read-only (the note shown instead of Save)
 //   Queues: queues-table, queues-empty, queue-row-{name}, queue-limit-{name} (input), queue-limit-save-{name},
 //           queue-limit-error-{name};  System: system-table, health-status, server-version
 //   Users:  users-table, users-note, user-row-{username}, user-role-{username} (select), user-reset-{username},
