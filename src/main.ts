@@ -184,7 +184,7 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
     const ui = config.ui ? await UiFiles.load() : undefined;
     if (config.ui && !ui) log.warn('the dashboard is not built (npm run build writes dist/ui): / answers 404; the API is served');
     deps = { engine: handle.engine, catalog: handle.catalog, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, retention: handle.retention, version, startedAtMs,
-      clock: config.clock, idempotency, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc: openOidcSignIn(config.oidc, auth), eventHub, ...(ui ? { ui } : {}) };
+      clock: config.clock, idempotency, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc: openOidcSignIn(config.oidc, auth), eventHub, servesTls: tls !== undefined, ...(ui ? { ui } : {}) };
     server = await startServer(deps, { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs, tls });
   } catch (error) {
     closeOps();

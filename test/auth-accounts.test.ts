@@ -2,6 +2,7 @@
 // keys, and tokens that stop working after a password change, a reset or a deletion.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { get } from 'node:http';
 import { HELLO, startTestServer, type TestServer } from './helpers.ts';
 import { basic, bearer, send, signIn, waitForRunAs, type Credential } from './auth-support.ts';
 
@@ -32,11 +33,33 @@ describe('builtin accounts', () => {
     // 24 h by default.
     const hours = (Date.parse(login.body.expiresAt) - Date.now()) / 3_600_000;
     assert.ok(hours > 23.9 && hours <= 24, `${hours} h`);
+    // The dashboard's sign-in: the same token as an HttpOnly cookie, which the cookie alone then signs in, and sign-out clears.
+    const cookie = login.headers.get('set-cookie') ?? '';
+    assert.match(cookie, new RegExp(`^troupe_session=${login.body.token}; .*HttpOnly; SameSite=Strict`));
+    assert.equal((await send(server, 'GET', '/auth/me', { cookie: cookie.split(';')[0] })).body.user.username, 'a-admin');
+    assert.match((await send(server, 'POST', '/auth/logout', undefined, {})).headers.get('set-cookie') ?? '', /^troupe_session=; .*Expires=Thu, 01 Jan 1970/);
     const wrong = await send(server, 'POST', '/auth/login', undefined, { username: 'a-admin', password: 'wrong-password' });
     const unknown = await send(server, 'POST', '/auth/login', undefined, { username: 'nobody', password: 'wrong-password' });
     assert.deepEqual([wrong.status, wrong.body], [401, { code: 'unauthorized', message: 'Invalid username or password' }]);
     assert.deepEqual([unknown.status, unknown.body], [401, { code: 'unauthorized', message: 'Invalid username or password' }]);
     assert.equal((await send(server, 'POST', '/auth/login', undefined, { username: 'a-admin' })).status, 400);
+  });
+
+  test('a 401 to a page\'s script (fetch, EventSource) challenges for Bearer only, so the browser shows no password dialog; a navigation keeps Basic', async () => {
+    // node:http, as Node's fetch sets Sec-Fetch-Mode itself.
+    const challenge = (mode: string | undefined) => new Promise<string | undefined>((resolve, reject) => {
+      const headers = mode ? { 'sec-fetch-mode': mode, 'sec-fetch-site': 'same-origin' } : {};
+      get(`${server.base}/auth/me`, { headers }, (response) => {
+        response.resume();
+        resolve(response.headers['www-authenticate']);
+      }).on('error', reject);
+    });
+    assert.equal(await challenge('cors'), 'Bearer realm="troupe"');
+    assert.equal(await challenge('same-origin'), 'Bearer realm="troupe"');
+    assert.equal(await challenge('navigate'), 'Basic realm="troupe", Bearer realm="troupe"');
+    assert.equal(await challenge(undefined), 'Basic realm="troupe", Bearer realm="troupe"');
+    // Node's fetch sends Sec-Fetch-Mode: cors without Sec-Fetch-Site: a script, not a browser's page.
+    assert.equal((await fetch(`${server.base}/auth/me`)).headers.get('www-authenticate'), 'Basic realm="troupe", Bearer realm="troupe"');
   });
 
   test('GET /auth/me names the caller, whichever credential it sent', async () => {

@@ -46,7 +46,7 @@ async function call(base: string, method: string, path: string, ca: string | und
     });
     const text = await answer.body.text();
     await assertDocumentedAt(method, `${base}${path}`, { status: answer.statusCode, contentType: String(answer.headers['content-type'] ?? '') || null, text });
-    return { status: answer.statusCode, text, body: text ? JSON.parse(text) : undefined };
+    return { status: answer.statusCode, text, body: text ? JSON.parse(text) : undefined, headers: answer.headers };
   } finally {
     await agent.close();
   }
@@ -120,6 +120,19 @@ for (const carrier of ['uws', 'node'] as const) {
       const log = await call(base, 'GET', `/dag-runs/tls_hello/${started.body.dagRunId}/steps/s1/log`, pair.cert);
       assert.equal(log.status, 200, log.text);
       assert.match(log.body.content, /hello tls/);
+    });
+
+    test('the session cookie a sign-in sets over HTTPS is Secure', async () => {
+      const secured = await startTestServer(carrier, { tls: { certFile, keyFile }, auth: { mode: 'builtin', admin: { username: 'tls-admin', password: 'tls-password-1' } } });
+      try {
+        const securedBase = `https://127.0.0.1:${secured.troupe.server.port}/api/v2`;
+        const login = await call(securedBase, 'POST', '/auth/login', pair.cert, { username: 'tls-admin', password: 'tls-password-1' });
+        assert.equal(login.status, 200, login.text);
+        assert.match(String(login.headers['set-cookie']), /^troupe_session=[^;]+;.*\bSecure\b/i);
+        assert.match(String(login.headers['set-cookie']), /HttpOnly/i);
+      } finally {
+        await secured.close();
+      }
     });
 
     test('a client that does not trust the certificate is refused at the handshake', async () => {

@@ -2,6 +2,7 @@
 // goes on; navigation clears what is shown.
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from './api';
+import { currentSession as session, loadSession } from './session';
 
 export interface Alert { id: number; message: string; signIn: boolean }
 
@@ -16,6 +17,9 @@ function publish(list: Alert[]): void {
 
 export function reportError(error: unknown): void {
   const signIn = error instanceof ApiError && error.status === 401;
+  // A session that ended (expired, password changed, user removed): the navigation and the
+  // actions shown follow, once the API says who this is now.
+  if (signIn && session().state === 'signed-in') void loadSession();
   const message = signIn
     ? 'Sign in required'
     : error instanceof Error ? error.message : String(error);

@@ -10,7 +10,7 @@ export class ApiError extends Error {
 
 const base = '/api/v2';
 
-export async function api<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<T> {
+export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   // The server refuses a changing request signed in by cookie unless it is labelled JSON.
   if (body !== undefined) headers['Content-Type'] = 'application/json';

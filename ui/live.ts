@@ -14,8 +14,8 @@ const kinds: Record<string, string[]> = { run: runTypes, step: stepTypes, dag: d
 export interface EventFilter { dagName?: string; dagRunId?: string; kinds: ('run' | 'step' | 'dag' | 'queue')[] }
 
 /**
- * Calls `onChange` (at most every `delayMs`) after events matching the filter, and after a
- * `reset` (events were missed). The browser reconnects by itself and resumes with Last-Event-ID.
+ * Calls `onChange` (at most every `delayMs`) after events matching the filter, after a `reset`
+ * (events were missed), and once the stream is open. The browser reconnects by itself and resumes with Last-Event-ID.
  */
 export function useLiveRefresh(filter: EventFilter | null, onChange: () => void, delayMs = 250): void {
   const callback = useRef(onChange);
@@ -38,6 +38,9 @@ export function useLiveRefresh(filter: EventFilter | null, onChange: () => void,
     };
     const names = [...filter.kinds.flatMap((k) => kinds[k]), 'reset'];
     for (const name of names) source.addEventListener(name, schedule);
+    // The page read the API before the stream was open: what changed in between (a short run
+    // that ended) sent no event this stream saw. A reconnection's gap is covered the same way.
+    source.addEventListener('open', schedule);
     return () => {
       clearTimeout(timer);
       source.close();

@@ -1,6 +1,6 @@
 // A small history-API router: the server answers index.html for every page path, and the page
 // routes itself from location.pathname. Clicks on same-origin links to known pages are taken
-// over here; any other link (the sign-in page, the API) loads as usual.
+// over here; any other link (the API, the OIDC sign-in) loads as usual.
 import { useEffect, useState } from 'preact/hooks';
 
 export type Route =
@@ -9,7 +9,10 @@ export type Route =
   | { page: 'runs' }
   | { page: 'run'; name: string; dagRunId: string; subDagRunId?: string }
   | { page: 'queues' }
-  | { page: 'system' };
+  | { page: 'system' }
+  | { page: 'login' }
+  | { page: 'users' }
+  | { page: 'api-keys' };
 
 export function match(pathname: string): Route | undefined {
   const parts = pathname.split('/').filter(Boolean).map((p) => {
@@ -28,6 +31,7 @@ export function match(pathname: string): Route | undefined {
   if (head === 'runs' && parts.length === 5 && c === 'sub') return { page: 'run', name: a, dagRunId: b, subDagRunId: d };
   if (head === 'queues' && parts.length === 1) return { page: 'queues' };
   if (head === 'system' && parts.length === 1) return { page: 'system' };
+  if (parts.length === 1 && (head === 'login' || head === 'users' || head === 'api-keys')) return { page: head };
   return undefined;
 }
 

@@ -3,7 +3,7 @@ import { AppError } from '../core/index.ts';
 import { log } from '../logging/index.ts';
 import { Cors } from './cors.ts';
 import { refuseCookieForm, refuseCrossSite, SAFE_METHODS } from './cross-site.ts';
-import { errorResponse } from './errors.ts';
+import { challengeForScripts, errorResponse } from './errors.ts';
 import { guardSocket, guardStream } from './stream-access.ts';
 import type { Auth, Identity } from '../auth/index.ts';
 import { canonicalRemotePath, namesRemoteNode } from './remote-path.ts';
@@ -116,7 +116,7 @@ export function createApi(deps: ApiDeps): ServedApi {
     const seen = { route: 'unmatched' };
     const preflight = cors.enabled ? cors.preflight(raw, methodsAt) : undefined;
     if (preflight) seen.route = 'preflight';
-    const answered = preflight ?? await serve(raw, seen);
+    const answered = preflight ?? challengeForScripts(raw.headers, await serve(raw, seen));
     const response = cors.enabled ? cors.decorate(raw, answered) : answered;
     const seconds = (performance.now() - started) / 1000;
     deps.metrics.observeRequest(raw.method, seen.route, response.status, seconds);

@@ -31,6 +31,19 @@ const statusOf: Record<ErrorCode, number> = {
 /** Both challenges: a client may answer either with Basic credentials or with a Bearer token or key. */
 export const AUTHENTICATE_CHALLENGE = 'Basic realm="troupe", Bearer realm="troupe"';
 
+/**
+ * A browser shows its own password dialog over the page when a script's request (the dashboard's
+ * fetch or EventSource) is answered 401 with a Basic challenge; the dashboard has a sign-in page
+ * for that. Such a request (Sec-Fetch-Mode other than `navigate`) is challenged for Bearer only;
+ * an address opened in the browser's bar keeps the Basic dialog. Only browsers send
+ * Sec-Fetch-Site (Node's fetch sends Sec-Fetch-Mode alone), and a page cannot set it.
+ */
+export function challengeForScripts(headers: Record<string, string>, response: HttpResponse): HttpResponse {
+  const mode = headers['sec-fetch-mode'];
+  if (response.status !== 401 || headers['sec-fetch-site'] === undefined || mode === undefined || mode === 'navigate' || !response.headers?.['www-authenticate']) return response;
+  return { ...response, headers: { ...response.headers, 'www-authenticate': 'Bearer realm="troupe"' } };
+}
+
 function errorHeaders(error: AppError, allow: string | undefined): Record<string, string> | undefined {
   if (error.code === 'unauthorized') return { 'www-authenticate': AUTHENTICATE_CHALLENGE };
   if (error.code === 'too_many_requests' && typeof error.details?.retryAfterSec === 'number') return { 'retry-after': String(error.details.retryAfterSec) };

@@ -101,6 +101,8 @@ export interface ApiDeps {
   eventHub: EventHub;
   /** Sign-in with an OIDC provider (config.yaml `auth.oidc`); the OIDC routes answer 404 without it. */
   oidc?: OidcSignIn;
+  /** Whether this server serves HTTPS itself (config.yaml `tls`): its cookies are then Secure. */
+  servesTls?: boolean;
   /** The dashboard's files, served at `/` (ui-files.ts); none with `--no-ui`. */
   ui?: { answer(path: string, headers: Record<string, string>): HttpResponse };
 }

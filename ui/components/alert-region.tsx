@@ -1,4 +1,5 @@
 import { dismissAlert, useAlerts } from '../alerts';
+import { loginHref } from '../session';
 
 /** The one place failures are shown; the region stays in the page so screen readers announce additions. */
 export function AlertRegion() {
@@ -8,7 +9,7 @@ export function AlertRegion() {
       {alerts.map((alert) => (
         <div class="alert" key={alert.id} data-testid="error-alert">
           <span class="alert-message">{alert.message}</span>
-          {alert.signIn && <a href="/login" data-testid="sign-in-link">Sign in</a>}
+          {alert.signIn && <a href={loginHref()} data-testid="sign-in-link">Sign in</a>}
           <button type="button" class="link-button" aria-label="Dismiss this message" onClick={() => dismissAlert(alert.id)}>
             Dismiss
           </button>

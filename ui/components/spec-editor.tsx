@@ -1,14 +1,17 @@
 // A DAG's YAML in a textarea with line numbers, validated by the server as one types (after a
 // pause), and saved with PUT. A spec with problems is not saved by the server, so Save says so.
+// Without the write permission it is read-only, and Save is not offered.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, path } from '../api';
 import { reportError } from '../alerts';
 import { lineRange, problems, type Problem } from '../spec-problems';
 import type { ValidateAnswer } from '../types';
+import { useCan } from '../session';
 
 interface Props { fileName: string; initial: string; onSaved: () => void }
 
 export function SpecEditor({ fileName, initial, onSaved }: Props) {
+  const writable = useCan('write');
   const [text, setText] = useState(initial);
   const [saved, setSaved] = useState(initial);
   const [issues, setIssues] = useState<Problem[] | null>(null);
@@ -75,6 +78,7 @@ export function SpecEditor({ fileName, initial, onSaved }: Props) {
           ref={area}
           value={text}
           wrap="off"
+          readOnly={!writable}
           spellcheck={false}
           autocomplete="off"
           aria-label={`Definition of ${fileName} (YAML; Ctrl+S saves)`}
@@ -87,7 +91,7 @@ export function SpecEditor({ fileName, initial, onSaved }: Props) {
           onKeyDown={(e) => {
             if ((e.ctrlKey || e.metaKey) && e.key === 's') {
               e.preventDefault();
-              if (text !== saved && !saving) void save();
+              if (writable && text !== saved && !saving) void save();
             }
           }}
           onScroll={(e) => {
@@ -96,10 +100,15 @@ export function SpecEditor({ fileName, initial, onSaved }: Props) {
         />
       </div>
       <div class="toolbar">
-        <button type="button" class="primary" disabled={saving || !dirty} onClick={() => void save()} data-testid="save-spec">
-          {saving ? 'Saving…' : 'Save'}
-        </button>
-        <button type="button" disabled={!dirty} onClick={() => setText(saved)}>Discard changes</button>
+        {writable && (
+          <>
+            <button type="button" class="primary" disabled={saving || !dirty} onClick={() => void save()} data-testid="save-spec">
+              {saving ? 'Saving…' : 'Save'}
+            </button>
+            <button type="button" disabled={!dirty} onClick={() => setText(saved)}>Discard changes</button>
+          </>
+        )}
+        {!writable && <span class="muted" data-testid="spec-read-only">Read-only: your role may not edit definitions.</span>}
         <span id="spec-status" aria-live="polite" class="muted">
           {note && <span data-testid="spec-saved">{note} </span>}
           {checking ? 'Checking…' : issues && issues.length === 0 ? <span data-testid="spec-valid" class="ok">Valid.</span> : ''}

@@ -5,10 +5,12 @@ import { api, ApiError, path } from '../api';
 import { reportError } from '../alerts';
 import { paramForm, paramsBody, type ParamForm } from '../params';
 import { href, navigate } from '../router';
+import { useCan } from '../session';
 
 interface Props { fileName: string; runName: string; dag: { params: string[]; defaultParams: string }; disabled?: boolean }
 
 export function StartButton({ fileName, runName, dag, disabled }: Props) {
+  const allowed = useCan('run');
   const [form, setForm] = useState<ParamForm | null>(null);
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState('');
@@ -46,6 +48,8 @@ export function StartButton({ fileName, runName, dag, disabled }: Props) {
     else setForm(wanted);
   };
 
+  // Not offered at all to a role that may not start (the API would refuse it).
+  if (!allowed) return null;
   return (
     <>
       <button ref={button} type="button" onClick={onClick} disabled={disabled || busy} aria-label={`Start ${fileName}`} data-testid={`start-button-${fileName}`}>

@@ -1,9 +1,11 @@
-// The queues: their limits, what runs and what waits (and for what).
-import { api } from '../api';
+// The queues: their limits (a custom queue's edited in place by those who may), what runs and what waits (and for what).
+import { useState } from 'preact/hooks';
+import { api, path } from '../api';
 import { useResource } from '../resource';
 import { useLiveRefresh } from '../live';
 import { href } from '../router';
 import { StatusBadge } from '../components/status-badge';
+import { useCan } from '../session';
 import type { Queue } from '../types';
 
 const waiting: Record<string, string> = { queue: 'a slot of the queue', maxActiveRuns: "its DAG's maxActiveRuns", suspended: 'its DAG to be resumed' };
@@ -11,6 +13,7 @@ const waiting: Record<string, string> = { queue: 'a slot of the queue', maxActiv
 export function QueuesPage() {
   const queues = useResource(() => api<{ queues: Queue[] }>('GET', '/queues').then((a) => a.queues), []);
   useLiveRefresh({ kinds: ['run', 'queue'] }, queues.reload, 500);
+  const writable = useCan('write');
   const list = queues.data;
   return (
     <section aria-labelledby="queues-title">
@@ -36,7 +39,7 @@ export function QueuesPage() {
                 <tr key={q.name} data-testid={`queue-row-${q.name}`}>
                   <th scope="row">{q.name}</th>
                   <td>{q.type}</td>
-                  <td>{q.maxConcurrency ?? '—'}</td>
+                  <td>{writable && q.type === 'custom' ? <LimitEditor queue={q} onSaved={queues.reload} /> : q.maxConcurrency ?? '—'}</td>
                   <td>{q.summary.running}</td>
                   <td>{q.summary.queued}</td>
                   <td>{q.oldestQueuedAgeSec === null ? '—' : `${q.oldestQueuedAgeSec}s`}</td>
@@ -57,5 +60,35 @@ export function QueuesPage() {
         </div>
       )}
     </section>
+  );
+}
+
+/** A custom queue's limit; PATCH applies it at once, and the page reads the queue again. */
+function LimitEditor({ queue, onSaved }: { queue: Queue; onSaved: () => void }) {
+  const [value, setValue] = useState(String(queue.maxConcurrency ?? ''));
+  const [problem, setProblem] = useState('');
+  const [busy, setBusy] = useState(false);
+  const save = async () => {
+    setBusy(true);
+    setProblem('');
+    try {
+      // Sent as typed (a number when it reads as one): the API says what it refuses, and why.
+      const limit = value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
+      await api('PATCH', path`/queues/${queue.name}`, { maxConcurrency: limit });
+      onSaved();
+    } catch (error) {
+      setProblem(error instanceof Error ? error.message : String(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const unchanged = value === String(queue.maxConcurrency ?? '');
+  return (
+    <form class="actions limit" noValidate onSubmit={(e) => { e.preventDefault(); void save(); }}>
+      <input type="number" min={1} step={1} value={value} aria-label={`Limit of ${queue.name}`} data-testid={`queue-limit-${queue.name}`}
+        onInput={(e) => { setValue(e.currentTarget.value); setProblem(''); }} />
+      <button type="submit" disabled={busy || unchanged} data-testid={`queue-limit-save-${queue.name}`}>Save</button>
+      {problem && <span class="invalid small" role="alert" data-testid={`queue-limit-error-${queue.name}`}>{problem}</span>}
+    </form>
   );
 }

@@ -7,6 +7,7 @@ import { useResource } from '../resource';
 import { useLiveRefresh } from '../live';
 import { formatDuration, formatParams } from '../format';
 import { href, setQuery, type Location } from '../router';
+import { useCan } from '../session';
 import { StatusBadge } from '../components/status-badge';
 import { Time } from '../components/time';
 import { LogView } from '../components/log-view';
@@ -26,6 +27,7 @@ export function RunPage({ name, dagRunId, subDagRunId, loc }: { name: string; da
   const id = run.data?.dagRunId;
   useLiveRefresh(id ? { dagRunId: id, kinds: ['run', 'step'] } : null, run.reload, 150);
   const [busy, setBusy] = useState(false);
+  const mayRun = useCan('run');
 
   const act = async (call: () => Promise<unknown>) => {
     setBusy(true);
@@ -59,10 +61,10 @@ export function RunPage({ name, dagRunId, subDagRunId, loc }: { name: string; da
   const selected = nodes.find((n) => n.node.step.name === step || n.handler === step);
   const selectStep = (s: string) => setQuery({ step: s, stream });
 
-  // The API stops and retries a sub DAG run through its root run.
-  const canStop = !subDagRunId && details.status === RUNNING;
-  const canRetry = !subDagRunId && details.status !== RUNNING && details.status !== QUEUED && details.status !== NOT_STARTED;
-  const canDequeue = !subDagRunId && details.status === QUEUED;
+  // The API stops and retries a sub DAG run through its root run; a role without `run` sees none of these.
+  const canStop = mayRun && !subDagRunId && details.status === RUNNING;
+  const canRetry = mayRun && !subDagRunId && details.status !== RUNNING && details.status !== QUEUED && details.status !== NOT_STARTED;
+  const canDequeue = mayRun && !subDagRunId && details.status === QUEUED;
   const rootId = subDagRunId ? dagRunId : details.dagRunId;
 
   return (

@@ -1,11 +1,12 @@
-// Signing in and the caller's own account: POST /auth/login, GET /auth/me, POST /auth/change-password.
+// Signing in and the caller's own account: POST /auth/login, /auth/logout, GET /auth/me, POST /auth/change-password.
+import { stringifySetCookie } from 'cookie';
 import { AppError } from '../../core/index.ts';
-import { userView, type Auth, type Identity, type UserView } from '../../auth/index.ts';
+import { SESSION_COOKIE, userView, type Auth, type Identity, type UserView } from '../../auth/index.ts';
 import { ChangePasswordBody, LoginBody } from '../auth-schemas.ts';
 import { LoginResponse, SuccessResponse, UserResponse } from '../response-schemas.ts';
 import type { Router } from '../router.ts';
 import { parseBody } from '../schemas.ts';
-import { json, type ApiDeps, type HttpRequest } from '../types.ts';
+import { json, type ApiDeps, type HttpRequest, type HttpResponse } from '../types.ts';
 
 /** The server's Auth; an API made without one (an embedder's) has no accounts. */
 export function authOf(deps: ApiDeps): Auth {
@@ -13,9 +14,27 @@ export function authOf(deps: ApiDeps): Auth {
   return deps.auth;
 }
 
-async function login(request: HttpRequest, deps: ApiDeps) {
+/**
+ * Secure when the browser reached troupe over https: troupe serves TLS itself, or a proxy ending
+ * TLS says so. The cookie must still work over plain http on 127.0.0.1.
+ */
+const overHttps = (request: HttpRequest, deps: ApiDeps) => deps.servesTls === true || request.headers['x-forwarded-proto']?.split(',')[0]?.trim() === 'https';
+
+// The token is in the answer for scripts, and in an HttpOnly cookie for the dashboard, whose
+// script then never holds it. Strict, as every session cookie of troupe (auth.md).
+async function login(request: HttpRequest, deps: ApiDeps): Promise<HttpResponse> {
   const body = await parseBody(LoginBody, request.body);
-  return json(await authOf(deps).login(body.username, body.password, request.remoteAddress));
+  const session = await authOf(deps).login(body.username, body.password, request.remoteAddress);
+  const cookie = stringifySetCookie(SESSION_COOKIE, session.token, {
+    path: '/', httpOnly: true, sameSite: 'strict', secure: overHttps(request, deps), expires: new Date(session.expiresAt),
+  });
+  return { status: 200, headers: { 'set-cookie': cookie, 'cache-control': 'no-store' }, body: session };
+}
+
+/** Ends the browser's session cookie; the token itself stays valid until it expires (a password change ends them all). */
+function logout(request: HttpRequest, deps: ApiDeps): HttpResponse {
+  const cookie = stringifySetCookie(SESSION_COOKIE, '', { path: '/', httpOnly: true, sameSite: 'strict', secure: overHttps(request, deps), expires: new Date(0) });
+  return { status: 200, headers: { 'set-cookie': cookie, 'cache-control': 'no-store' }, body: { message: 'Signed out' } };
 }
 
 /** Credentials that are not a stored user (static ones, an API key, auth off) are shown as such a user, without an id. */
@@ -41,8 +60,14 @@ export function authRoutes(router: Router): void {
       operationId: 'login', summary: 'Sign in with a username and password: a session token', tag: 'auth',
       description: 'Failed attempts are limited per username and per client address: past the limit, 429 `too_many_requests` with Retry-After.',
       body: LoginBody,
-      responses: { 200: { description: 'Signed in', body: LoginResponse } },
+      responses: { 200: { description: 'Signed in; the same token is set as the session cookie `troupe_session` (HttpOnly, SameSite=Strict, Path=/)', body: LoginResponse, headers: { 'set-cookie': 'The session cookie `troupe_session`' } } },
       errors: ['bad_request', 'unauthorized', 'too_many_requests', 'not_found'],
+    })
+    .add('POST', '/auth/logout', logout, {
+      public: true,
+      operationId: 'logout', summary: 'Sign the browser out: clears the session cookie', tag: 'auth',
+      description: 'The token itself stays valid until it expires; changing the password ends every session token.',
+      responses: { 200: { description: 'The cookie is cleared', body: SuccessResponse, headers: { 'set-cookie': 'The session cookie, expired' } } },
     })
     .add('GET', '/auth/me', me, {
       permission: 'read',
