@@ -168,6 +168,7 @@ describe('the dashboard with authentication on', () => {
     const key = await page.getByTestId('api-key-new').inputValue();
     assert.match(key, /^troupe_/);
     await page.getByTestId('api-keys-table').getByTestId('api-key-row-ui-key').waitFor();
+    await screenshot(page, 'api-keys');
     // The key shown works, with its role.
     assert.equal((await send(server, 'GET', '/auth/me', bearer(key))).body.user.role, 'operator');
     page.once('dialog', (dialog) => void dialog.accept());

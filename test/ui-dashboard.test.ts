@@ -123,6 +123,7 @@ describe('the dashboard in a browser', () => {
     await page.goto(`${origin}/runs?from=${today}&to=${today}&name=ui-hello`);
     await page.getByTestId('runs-table').waitFor();
     assert.equal(await page.getByTestId('runs-from-filter').inputValue(), today);
+    await screenshot(page, 'runs');
     await page.getByTestId('runs-from-filter').fill('2099-01-01');
     await page.getByTestId('runs-to-filter').fill('2099-01-02');
     await page.getByTestId('runs-empty').waitFor();
