@@ -131,6 +131,33 @@ describe('the dashboard in a browser', () => {
     await page.close();
   });
 
+  test('a narrow window: no page is wider than the window (tables scroll inside); the keyboard alone reaches a DAG', async () => {
+    const narrow = await newContext(browser, { width: 400, height: 800 });
+    try {
+      const page = await narrow.newPage();
+      for (const path of ['/', '/runs', '/dags/ui-hello', '/queues', '/system']) {
+        await page.goto(`${origin}${path}`);
+        await page.locator('main h1').first().waitFor();
+        await page.waitForLoadState('networkidle').catch(() => undefined);
+        const width = await page.evaluate('document.documentElement.scrollWidth');
+        assert.ok(Number(width) <= 400, `${path} is ${width} px wide in a 400 px window`);
+      }
+      await page.goto(`${origin}/`);
+      await page.getByTestId('dag-link-ui-hello').waitFor();
+      await screenshot(page, 'narrow');
+      // Tab until the DAG's link has the focus, then Enter opens its page.
+      for (let presses = 0; presses < 40; presses++) {
+        await page.keyboard.press('Tab');
+        if (await page.getByTestId('dag-link-ui-hello').evaluate((link) => link === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)) break;
+      }
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/\/dags\/ui-hello$/);
+      await page.getByTestId('dag-details').waitFor();
+    } finally {
+      await narrow.close();
+    }
+  });
+
   test('a deep link reloads the page it names; a failed action shows the API\'s message', async () => {
     const page = await context.newPage();
     await page.goto(`${origin}/runs/ui-hello/no-such-run`);
