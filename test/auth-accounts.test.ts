@@ -62,6 +62,16 @@ describe('builtin accounts', () => {
     assert.equal((await fetch(`${server.base}/auth/me`)).headers.get('www-authenticate'), 'Basic realm="troupe", Bearer realm="troupe"');
   });
 
+  test('GET /auth/methods tells anyone how to sign in: credentials needed, with a password, no OIDC provider here; with auth off none is needed', async () => {
+    assert.deepEqual((await send(server, 'GET', '/auth/methods', undefined)).body, { required: true, password: true, oidc: false });
+    const open = await startTestServer('node');
+    try {
+      assert.deepEqual((await send(open, 'GET', '/auth/methods', undefined)).body, { required: false, password: false, oidc: false });
+    } finally {
+      await open.close();
+    }
+  });
+
   test('GET /auth/me names the caller, whichever credential it sent', async () => {
     const me = await send(server, 'GET', '/auth/me', admin);
     assert.equal(me.body.user.username, 'a-admin');

@@ -283,6 +283,7 @@ describe('every operation answers as the document says', () => {
     const login = await call('POST', '/auth/login', { username: 'oa-user', password: 'oa-password-2' });
     assert.equal(login.status, 200);
     assert.equal((await call('POST', '/auth/logout', {})).status, 200);
+    assert.equal((await call('GET', '/auth/methods')).body.required, false);
     assert.equal((await call('POST', '/auth/login', { username: 'oa-user', password: 'wrong-password' })).status, 401);
     assert.equal((await call('GET', '/auth/me')).body.user.role, 'admin');
     assert.equal((await call('POST', '/auth/change-password', { currentPassword: 'x', newPassword: 'oa-password-3' })).status, 400);

@@ -389,6 +389,11 @@ export const LoginResponse = bodySchema((Type) => closed(Type, {
   user: ref(Type, User),
 }));
 export const SuccessResponse = bodySchema((Type) => closed(Type, { message: Type.String() }));
+export const SignInMethodsResponse = bodySchema((Type) => closed(Type, {
+  required: Type.Boolean({ description: 'Whether requests need credentials' }),
+  password: Type.Boolean({ description: 'Whether POST /auth/login signs in stored users (auth mode builtin)' }),
+  oidc: Type.Boolean({ description: 'Whether GET /auth/oidc/login signs in with an OIDC provider' }),
+}));
 export const ApiKeyResponse = bodySchema((Type) => closed(Type, { apiKey: ref(Type, ApiKey) }));
 export const ApiKeysResponse = bodySchema((Type) => closed(Type, { apiKeys: Type.Array(ref(Type, ApiKey)) }));
 export const CreatedApiKeyResponse = bodySchema((Type) => closed(Type, {

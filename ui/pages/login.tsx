@@ -7,14 +7,10 @@ import { navigate, type Location } from '../router';
 
 const OIDC_LOGIN = '/api/v2/auth/oidc/login';
 
-/**
- * The API names no setting that says OIDC is on, but its sign-in route answers 404 when it is off
- * and redirects to the provider when it is on. The redirect is not followed (nothing leaves the site).
- */
+/** Whether the server signs in with an OIDC provider: GET /auth/methods says, changing nothing. */
 async function oidcConfigured(): Promise<boolean> {
   try {
-    const response = await fetch(OIDC_LOGIN, { redirect: 'manual', credentials: 'same-origin' });
-    return response.type === 'opaqueredirect' || response.status === 502;
+    return (await api<{ oidc: boolean }>('GET', '/auth/methods')).oidc;
   } catch {
     return false;
   }

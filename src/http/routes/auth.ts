@@ -3,7 +3,7 @@ import { stringifySetCookie } from 'cookie';
 import { AppError } from '../../core/index.ts';
 import { SESSION_COOKIE, userView, type Auth, type Identity, type UserView } from '../../auth/index.ts';
 import { ChangePasswordBody, LoginBody } from '../auth-schemas.ts';
-import { LoginResponse, SuccessResponse, UserResponse } from '../response-schemas.ts';
+import { LoginResponse, SignInMethodsResponse, SuccessResponse, UserResponse } from '../response-schemas.ts';
 import type { Router } from '../router.ts';
 import { parseBody } from '../schemas.ts';
 import { json, type ApiDeps, type HttpRequest, type HttpResponse } from '../types.ts';
@@ -47,6 +47,12 @@ function me(request: HttpRequest, deps: ApiDeps) {
   return json({ user: callerView(request.identity, deps) });
 }
 
+/** How one signs in here, for a sign-in page: asking changes nothing and reaches no provider. */
+function signInMethods(_request: HttpRequest, deps: ApiDeps) {
+  const auth = deps.auth;
+  return json({ required: auth?.enabled ?? false, password: auth?.mode === 'builtin', oidc: deps.oidc !== undefined });
+}
+
 async function changePassword(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(ChangePasswordBody, request.body);
   await authOf(deps).changeOwnPassword(request.identity, body.currentPassword, body.newPassword, request.remoteAddress);
@@ -68,6 +74,11 @@ export function authRoutes(router: Router): void {
       operationId: 'logout', summary: 'Sign the browser out: clears the session cookie', tag: 'auth',
       description: 'The token itself stays valid until it expires; changing the password ends every session token.',
       responses: { 200: { description: 'The cookie is cleared', body: SuccessResponse, headers: { 'set-cookie': 'The session cookie, expired' } } },
+    })
+    .add('GET', '/auth/methods', signInMethods, {
+      public: true,
+      operationId: 'getSignInMethods', summary: 'How to sign in: whether credentials are needed, with a password, or with the OIDC provider', tag: 'auth',
+      responses: { 200: { description: 'The sign-in methods', body: SignInMethodsResponse } },
     })
     .add('GET', '/auth/me', me, {
       permission: 'read',
