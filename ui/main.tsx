@@ -12,7 +12,9 @@
 //           param-text, params-submit, params-error (a refused start, shown inside the form)
 //   Run:    run-status, run-started-at, run-finished-at, run-queued-at, run-params, stop-button,
 //           retry-button, dequeue-button, node-table, node-row-{step}, node-status-{step},
-//           node-error-{step}, step-button-{step}, log-tab-stdout, log-tab-stderr, log-view, log-state
+//           node-error-{step}, step-button-{step}, log-tab-stdout, log-tab-stderr, log-view, log-state,
+//           reschedule-button, retry-from-{step}, step-status-select-{step}, step-status-apply-{step},
+//           step-status-error-{step} (a refused status), outputs-table, output-{name} (the value)
 //   Runs:   runs-name-filter, runs-status-filter, runs-table, runs-empty, run-row-{dagRunId}, run-link-{dagRunId}
 //   DAG:    dag-details, dag-runs-table, spec-editor, spec-errors, spec-valid, save-spec, spec-saved,
 //           spec-read-only (the note shown instead of Save)
@@ -30,7 +32,8 @@
 //   API keys: api-keys-table, api-keys-empty, api-key-row-{name}, api-key-revoke-{name}, api-key-create-form,
 //           api-key-create-name, api-key-create-description, api-key-create-role, api-key-create-submit,
 //           api-key-created, api-key-new (the key, shown once)
-// Actions a role may not take are not rendered at all (Start, Suspend, Stop, Retry, Dequeue, Save...);
+// Actions a role may not take are not rendered at all (Start, Suspend, Stop, Retry, Reschedule, Dequeue,
+// a step's Retry from here and status, Save...);
 // the spec editor is read-only (readonly attribute) without the write permission.
 // Statuses also carry data-status="{statusLabel}" on their badge.
 import { render } from 'preact';

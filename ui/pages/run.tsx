@@ -13,6 +13,8 @@ import { Time } from '../components/time';
 import { LogView } from '../components/log-view';
 import { DagGraph } from '../components/dag-graph';
 import { SubRunLinks } from '../components/sub-run-links';
+import { RescheduleButton, StepActions } from '../components/run-actions';
+import { OutputsTable } from '../components/outputs-table';
 import { handlerNames, type Node, type RunDetails } from '../types';
 
 const RUNNING = 1;
@@ -63,7 +65,10 @@ export function RunPage({ name, dagRunId, subDagRunId, loc }: { name: string; da
 
   // The API stops and retries a sub DAG run through its root run; a role without `run` sees none of these.
   const canStop = mayRun && !subDagRunId && details.status === RUNNING;
-  const canRetry = mayRun && !subDagRunId && details.status !== RUNNING && details.status !== QUEUED && details.status !== NOT_STARTED;
+  const ended = details.status !== RUNNING && details.status !== QUEUED && details.status !== NOT_STARTED;
+  const canRetry = mayRun && !subDagRunId && ended;
+  // A step's status is set on a run that is not active, a sub run's too (through its root's path).
+  const canSetStatus = mayRun && ended;
   const canDequeue = mayRun && !subDagRunId && details.status === QUEUED;
   const rootId = subDagRunId ? dagRunId : details.dagRunId;
 
@@ -77,6 +82,7 @@ export function RunPage({ name, dagRunId, subDagRunId, loc }: { name: string; da
         <StatusBadge label={details.statusLabel} testId="run-status" />
         {canStop && <button type="button" disabled={busy} data-testid="stop-button" onClick={() => void act(() => api('POST', path`/dag-runs/${name}/${details.dagRunId}/stop`, {}))}>Stop</button>}
         {canRetry && <button type="button" disabled={busy} data-testid="retry-button" onClick={() => void act(() => api('POST', path`/dag-runs/${name}/${details.dagRunId}/retry`, { dagRunId: details.dagRunId }))}>Retry</button>}
+        {canRetry && <RescheduleButton name={details.name} dagRunId={details.dagRunId} />}
         {canDequeue && <button type="button" disabled={busy} data-testid="dequeue-button" onClick={() => void act(() => api('GET', path`/dag-runs/${name}/${details.dagRunId}/dequeue`))}>Dequeue</button>}
       </div>
       <dl class="facts">
@@ -98,6 +104,7 @@ export function RunPage({ name, dagRunId, subDagRunId, loc }: { name: string; da
               <th scope="col">Started</th>
               <th scope="col">Finished</th>
               <th scope="col">Error</th>
+              {canSetStatus && <th scope="col">Actions</th>}
             </tr>
           </thead>
           <tbody>
@@ -117,12 +124,16 @@ export function RunPage({ name, dagRunId, subDagRunId, loc }: { name: string; da
                   <td><Time iso={node.startedAt} /></td>
                   <td><Time iso={node.finishedAt} /></td>
                   <td class="error-text" data-testid={`node-error-${stepName}`}>{node.error}</td>
+                  {/* Handlers are no steps of the run's record: the API neither retries nor sets them. */}
+                  {canSetStatus && <td>{!handler && <StepActions runPath={subDagRunId ? runPath : path`/dag-runs/${name}/${details.dagRunId}`} retryPath={canRetry ? path`/dag-runs/${name}/${details.dagRunId}/retry` : undefined} dagRunId={details.dagRunId} stepName={stepName} onDone={run.reload} />}</td>}
                 </tr>
               );
             })}
           </tbody>
         </table>
       </div>
+
+      {!subDagRunId && <OutputsTable name={name} dagRunId={details.dagRunId} version={`${details.status}:${details.finishedAt}`} />}
 
       {selected && (
         <section class="log-panel" aria-labelledby="log-title">
