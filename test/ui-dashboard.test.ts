@@ -106,6 +106,10 @@ describe('the dashboard in a browser', () => {
     await editor.waitFor();
     await editor.fill('steps:\n  - name: a\n    command: echo a\n    depends: [nowhere]\n');
     await page.getByTestId('spec-errors').getByText(/nowhere/).waitFor();
+    // The problem names its line (4, the depends): that line is marked in the gutter beside the text, no other.
+    assert.match(await page.getByTestId('spec-errors').innerText(), /line 4/i);
+    await page.getByTestId('spec-bad-line-4').waitFor();
+    assert.equal(await page.locator('[data-testid^="spec-bad-line-"]').count(), 1);
     await screenshot(page, 'dag');
     const fixed = 'steps:\n  - name: a\n    command: echo fixed\n';
     await editor.fill(fixed);

@@ -17,7 +17,7 @@
 //           step-status-error-{step} (a refused status), outputs-table, output-{name} (the value)
 //   Runs:   runs-name-filter, runs-status-filter, runs-table, runs-empty, run-row-{dagRunId}, run-link-{dagRunId}
 //   DAG:    dag-details, dag-runs-table, spec-editor, spec-errors, spec-valid, save-spec, spec-saved,
-//           spec-read-only (the note shown instead of Save)
+//           spec-read-only (the note shown instead of Save), spec-bad-line-{n} (a line a problem names, in the gutter)
 //   Graph (DAG and run pages): dag-graph, graph-node-{step} (data-status; `none` when not run), graph-edge-{from}-{to}
 //   History (DAG page): history-grid, history-run-{dagRunId} (column links), history-cell-{step}-{dagRunId} (data-status)
 //   Sub runs: sub-run-link-{step} (one per sub DAG run of the step), root-run-link (on a sub run's page)

@@ -70,10 +70,18 @@ export function SpecEditor({ fileName, initial, onSaved }: Props) {
 
   const lineCount = text.split('\n').length;
   const dirty = text !== saved;
+  // The lines a problem names are marked in the gutter, beside the text they are about.
+  const badLines = new Set((issues ?? []).map((p) => p.line).filter((line): line is number => line !== null));
   return (
     <div class="spec">
       <div class="editor">
-        <pre class="gutter" ref={gutter} aria-hidden="true">{Array.from({ length: lineCount }, (_, i) => i + 1).join('\n')}</pre>
+        <pre class="gutter" ref={gutter} aria-hidden="true">
+          {Array.from({ length: lineCount }, (_, i) => {
+            const line = i + 1;
+            const text = `${line}${line < lineCount ? '\n' : ''}`;
+            return badLines.has(line) ? <span key={line} class="bad-line" data-testid={`spec-bad-line-${line}`} title="A problem is on this line">{text}</span> : text;
+          })}
+        </pre>
         <textarea
           ref={area}
           value={text}
