@@ -39,7 +39,7 @@ export async function serve(flags: Flags, withApi: boolean): Promise<number> {
   process.off('SIGHUP', ignoreHangup);
   if (troupe) {
     const url = `${troupe.server.scheme}://${config.host}:${troupe.server.port}/api/v2`;
-    log.info({ url, carrier: troupe.server.carrier, home: config.home }, `troupe listening on ${url} (${troupe.server.carrier}); home ${config.home}; steps start with ${troupe.spawnMethod}`);
+    log.info({ url, carrier: troupe.server.carrier, home: config.home }, `troupe listening on ${url} (${troupe.server.carrier}); home ${config.home}; steps start with ${troupe.spawnMethod}${config.ui ? `; dashboard ${url.replace(/\/api\/v2$/, '/')}` : ''}`);
   } else {
     log.info({ home: config.home }, `troupe scheduler running (no API); home ${config.home}; steps start with ${handle.spawnMethod}`);
   }
