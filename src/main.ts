@@ -15,6 +15,9 @@ import { CronStateFile, DagFiles, EventRetention, LmdbIdempotencyStore, LmdbQueu
 import { Auth, openOidcSignIn, type AuthSettings, type OidcSettings } from './auth/index.ts';
 import { completeAuth, completeSettings, homePaths, type QueueConfig, type Settings, type SettingsInput, type TlsConfig } from './config/index.ts';
 
+/** How long the DAG listing waits after the last file change before it reads the changed files in the background. */
+const LISTING_WARM_DELAY_MS = 250;
+
 /**
  * What `startTroupe` and `openEngine` take: any of the settings (src/config/settings.ts names each
  * with its default), the home always (its folders follow it unless given). Completed once, at the top of each.
@@ -116,6 +119,14 @@ async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock): Pro
     clock: config.clock, timers: config.cronTimers, timeZone: config.timeZone,
   });
   const handEdits = new DagFileChanges(dags, (events) => runs.appendEvents(events));
+  // The DAG listing reads every file it has not read (0.5 ms a file): done in the background once
+  // the schedules are planned, and a moment after files change, so that the first listing after a
+  // start or a bulk change (a deploy copying a thousand files) does not wait for it.
+  let warming: NodeJS.Timeout | undefined;
+  const warmListing = () => {
+    clearTimeout(warming);
+    warming = setTimeout(() => { catalog.listing.entries().catch(() => undefined); }, LISTING_WARM_DELAY_MS).unref();
+  };
   if (!config.commandOnly) await handEdits.start();
   // Watching first: a file changed while the others are read is read again once they are.
   const watcher = new DagsWatcher({ dir: config.dagsDir, onChange: (fileName) => {
@@ -126,6 +137,7 @@ async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock): Pro
     // forgotten here, as soon as the kernel tells of a change (a rewrite of the same size within a
     // clock tick keeps a file's stamp, so the shown ones are forgotten here too).
     catalog.listing.forget(fileName);
+    warmListing();
   }, onRescan: () => {
     catalog.listing.recheck();
     void cron.rescan();
@@ -135,10 +147,14 @@ async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock): Pro
   // Reading every DAG file takes about 0.5 ms a file: the API opens meanwhile, and what needs
   // the plan (a DAG's nextRun and missedRuns) waits for `cron.ready()`. Ticks due meanwhile are
   // handed out once it is planned, so none is lost.
-  if (!config.commandOnly) void cron.start();
+  if (!config.commandOnly) {
+    void cron.start();
+    void cron.ready().then(warmListing, () => undefined);
+  }
   let closed: Promise<void> | undefined;
   const close = () => (closed ??= (async () => {
     watcher.close();
+    clearTimeout(warming);
     await cron.close();
     await retention.close();
     await eventRetention.close();
