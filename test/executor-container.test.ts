@@ -415,8 +415,7 @@ describe('the container executor', { skip }, () => {
         '    command: echo never',
       ].join('\n'));
       assert.equal(result.status, 2, JSON.stringify(result));
-      // Seen running before its command fails, it passes the readiness check; the step's exec then
-      // finds it stopped (Docker's message may name its state as it goes on: "Exited (127) ...").
+      // Seen running before its command fails, it passes the readiness check; the step's exec then finds it stopped (Docker may name its state: "Exited (127) ...").
       assert.match(await runLog('ct_nostart', result.dagRunId), /container did not start.*the container stopped before it was ready \(status exited, exit code 127\)|is not running(: Exited \(127\)[^"(]*)? \(status exited, exit code 127\)/);
       assert.notEqual(result.nodes[0].status, 4, 'the step did not succeed');
       assert.deepEqual(await containerNamed('ct_nostart'), []);
