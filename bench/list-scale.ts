@@ -1,4 +1,4 @@
-// List endpoints at scale (issue 18): one server in this process, 300 DAG files, and 1,000 then
+// List endpoints at scale: one server in this process, 300 DAG files, and 1,000 then
 // 100,000 finished runs written through the store (the API would take an hour to make 100,000).
 // Prints one JSON line per store size: the median time of one request, one request at a time,
 // per endpoint (of 41 requests; of 3 for the answer of every run past 10,000 runs). `fresh` figures make the listing again each time (a run is written before each
