@@ -5,10 +5,10 @@
 // message; with an OIDC provider, its sign-in is offered and ends on the dashboard, signed in.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
 import { bearer, send, signIn, type Credential } from './auth-support.ts';
-import { launchBrowser, newContext, screenshot } from './support/browser.ts';
+import { launchBrowser, newContext, screenshot, signedInPage } from './support/browser.ts';
 import { freePort, startTestProvider } from './support/oidc-provider.ts';
 
 const PASSWORD = 'ui-auth-password-1';
@@ -21,17 +21,7 @@ describe('the dashboard with authentication on', () => {
   let finishedRun = '';
   let runningRun = '';
 
-  /** A fresh browser profile (no cookie) signed in on /login as `username`, landing on `next`. */
-  async function signedIn(username: string, next: string): Promise<Page> {
-    const page = await (await newContext(browser)).newPage();
-    await page.goto(`${origin}/login?next=${encodeURIComponent(next)}`);
-    await page.getByTestId('login-username').fill(username);
-    await page.getByTestId('login-password').fill(PASSWORD);
-    await page.getByTestId('login-submit').click();
-    await page.waitForURL(`${origin}${next}`);
-    await page.getByTestId('signed-in-user').waitFor();
-    return page;
-  }
+  const signedIn = (username: string, next: string) => signedInPage(browser, origin, username, PASSWORD, next);
 
   before(async () => {
     server = await startTestServer('uws', {

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
-import { launchBrowser, newContext, screenshot } from './support/browser.ts';
+import { waitUntil, type TestServer } from './helpers.ts';
+import { closeBrowserOnServer, newContext, openBrowserOnServer, screenshot } from './support/browser.ts';
 
 /** The badge of `testId` once it shows `status` (its data-status). */
 async function statusShown(page: Page, testId: string, status: string): Promise<void> {
@@ -22,15 +22,9 @@ describe('the dashboard in a browser', () => {
   let origin = '';
 
   before(async () => {
-    server = await startTestServer('uws');
-    origin = new URL(server.base).origin;
-    browser = await launchBrowser();
-    context = await newContext(browser);
+    ({ server, browser, context, origin } = await openBrowserOnServer());
   });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  after(() => closeBrowserOnServer({ server, browser }));
 
   test('a DAG created through the API is found on the DAGs page, started there, and its run turns succeeded without a reload', async () => {
     const created = await server.call('POST', '/dags', { name: 'ui-hello', spec: 'steps:\n  - name: greet\n    command: echo hello from the dashboard\n' });

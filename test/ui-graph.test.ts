@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startTestServer, type TestServer } from './helpers.ts';
-import { launchBrowser, newContext, screenshot } from './support/browser.ts';
+import type { TestServer } from './helpers.ts';
+import { closeBrowserOnServer, openBrowserOnServer, screenshot } from './support/browser.ts';
 
 /** The element of `testId` once its data-status is `status`. */
 async function statusShown(page: Page, testId: string, status: string): Promise<void> {
@@ -24,15 +24,9 @@ describe('the steps graph, the history grid and sub DAG runs in a browser', () =
   let origin = '';
 
   before(async () => {
-    server = await startTestServer('uws');
-    origin = new URL(server.base).origin;
-    browser = await launchBrowser();
-    context = await newContext(browser);
+    ({ server, browser, context, origin } = await openBrowserOnServer());
   });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  after(() => closeBrowserOnServer({ server, browser }));
 
   test('a diamond is drawn as four steps and four arrows, and a run started through the API colours them live on the DAG and run pages', async () => {
     const go = join(server.home, 'GO-ui-diamond');

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startTestServer, type TestServer } from './helpers.ts';
+import type { TestServer } from './helpers.ts';
 import { bearer, send, signIn, waitForRunAs } from './auth-support.ts';
-import { launchBrowser, newContext, screenshot } from './support/browser.ts';
+import { closeBrowserOnServer, openBrowserOnServer, screenshot, signedInPage } from './support/browser.ts';
 
 const PASSWORD = 'ui-run-password-1';
 
@@ -42,15 +42,9 @@ describe('a run\'s actions in a browser', () => {
   let origin = '';
 
   before(async () => {
-    server = await startTestServer('uws');
-    origin = new URL(server.base).origin;
-    browser = await launchBrowser();
-    context = await newContext(browser);
+    ({ server, browser, context, origin } = await openBrowserOnServer());
   });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  after(() => closeBrowserOnServer({ server, browser }));
 
   test('Retry from here on the failed second step runs it again as a new attempt; the first step keeps its result and does not run again', async () => {
     const dag = twoSteps(server.home, 'retry');
@@ -133,19 +127,10 @@ describe('a run\'s actions with authentication on', () => {
   let origin = '';
   let failedRun = '';
 
-  async function signedIn(username: string, next: string): Promise<Page> {
-    const page = await (await newContext(browser)).newPage();
-    await page.goto(`${origin}/login?next=${encodeURIComponent(next)}`);
-    await page.getByTestId('login-username').fill(username);
-    await page.getByTestId('login-password').fill(PASSWORD);
-    await page.getByTestId('login-submit').click();
-    await page.waitForURL(`${origin}${next}`);
-    return page;
-  }
+  const signedIn = (username: string, next: string) => signedInPage(browser, origin, username, PASSWORD, next);
 
   before(async () => {
-    server = await startTestServer('uws', { auth: { mode: 'builtin', admin: { username: 'ui-admin', password: PASSWORD } } });
-    origin = new URL(server.base).origin;
+    ({ server, browser, origin } = await openBrowserOnServer({ auth: { mode: 'builtin', admin: { username: 'ui-admin', password: PASSWORD } } }));
     const admin = bearer(await signIn(server, 'ui-admin', PASSWORD));
     for (const [username, role] of [['ui-viewer', 'viewer'], ['ui-operator', 'operator']]) {
       assert.equal((await send(server, 'POST', '/users', admin, { username, password: PASSWORD, role })).status, 201);
@@ -153,12 +138,8 @@ describe('a run\'s actions with authentication on', () => {
     await server.writeDag('ui-guarded', 'steps:\n  - name: emit\n    command: echo shown\n    output: SHOWN\n  - name: broken\n    command: exit 3\n    depends: [emit]\n');
     failedRun = (await send(server, 'POST', '/dags/ui-guarded/start', admin, {})).body.dagRunId;
     assert.equal((await waitForRunAs(server, admin, 'ui-guarded', failedRun)).statusLabel, 'failed');
-    browser = await launchBrowser();
   });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  after(() => closeBrowserOnServer({ server, browser }));
 
   test('a viewer sees the failed run and its outputs but no Reschedule, Retry from here or step status; an operator sees them', async () => {
     const runPage = `/runs/ui-guarded/${failedRun}`;
