@@ -11,7 +11,21 @@ export class ApiError extends Error {
 const base = '/api/v2';
 
 export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { Accept: 'application/json' };
+  const text = await call(method, path, 'application/json', body);
+  try {
+    return (text ? JSON.parse(text) : undefined) as T;
+  } catch {
+    return undefined as T;
+  }
+}
+
+/** A GET answered in text (the Prometheus metrics), failing as `api` fails. */
+export function apiText(path: string): Promise<string> {
+  return call('GET', path, 'text/plain');
+}
+
+async function call(method: string, path: string, accept: string, body?: unknown): Promise<string> {
+  const headers: Record<string, string> = { Accept: accept };
   // The server refuses a changing request signed in by cookie unless it is labelled JSON.
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   let response: Response;
@@ -26,21 +40,18 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
     throw new ApiError(0, 'network_error', `The server cannot be reached (${(cause as Error).message}).`);
   }
   const text = await response.text();
-  let data: unknown;
+  if (response.ok) return text;
+  let doc: Partial<ErrorDocument> | undefined;
   try {
-    data = text ? JSON.parse(text) : undefined;
+    doc = JSON.parse(text) as Partial<ErrorDocument>;
   } catch {
-    data = undefined;
+    // Not the error document: the status says what happened.
   }
-  if (!response.ok) {
-    const doc = data as Partial<ErrorDocument> | undefined;
-    throw new ApiError(
-      response.status,
-      typeof doc?.code === 'string' ? doc.code : `http_${response.status}`,
-      typeof doc?.message === 'string' ? doc.message : `${response.status} ${response.statusText}`.trim(),
-    );
-  }
-  return data as T;
+  throw new ApiError(
+    response.status,
+    typeof doc?.code === 'string' ? doc.code : `http_${response.status}`,
+    typeof doc?.message === 'string' ? doc.message : `${response.status} ${response.statusText}`.trim(),
+  );
 }
 
 /** Encodes each value as one path segment. */

@@ -1,7 +1,7 @@
 // A small history-API router: the server answers index.html for every page path, and the page
 // routes itself from location.pathname. Clicks on same-origin links to known pages are taken
 // over here; any other link (the API, the OIDC sign-in) loads as usual.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 export type Route =
   | { page: 'dags' }
@@ -90,3 +90,28 @@ export const href = {
   subRun: (rootName: string, rootDagRunId: string, subDagRunId: string) => `${href.run(rootName, rootDagRunId)}/sub/${encodeURIComponent(subDagRunId)}`,
   runs: (name?: string) => (name ? `/runs?name=${encodeURIComponent(name)}` : '/runs'),
 };
+
+/**
+ * A search box over a query parameter: what is typed goes to the address (`push`) once typing has
+ * paused for `delayMs`, made `clean` first; back and forward change the box to the address's value,
+ * unless it is what the box itself just set.
+ */
+export function useTypedQuery(value: string, push: (typed: string) => void, delayMs: number, clean: (typed: string) => string = (typed) => typed): [string, (typed: string) => void] {
+  const [typed, setTyped] = useState(value);
+  const pushed = useRef(value);
+  useEffect(() => {
+    if (typed === value) return;
+    const timer = setTimeout(() => {
+      pushed.current = clean(typed);
+      push(pushed.current);
+    }, delayMs);
+    return () => clearTimeout(timer);
+  }, [typed]);
+  useEffect(() => {
+    if (value !== pushed.current) {
+      pushed.current = value;
+      setTyped(value);
+    }
+  }, [value]);
+  return [typed, setTyped];
+}

@@ -1,9 +1,8 @@
 // The DAGs page: every definition with its latest run, searchable by name and tag, paged.
-import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, query } from '../api';
 import { useResource } from '../resource';
 import { useLiveRefresh } from '../live';
-import { href, setQuery, type Location } from '../router';
+import { href, setQuery, useTypedQuery, type Location } from '../router';
 import { StatusBadge } from '../components/status-badge';
 import { Time } from '../components/time';
 import { Pager } from '../components/pager';
@@ -17,25 +16,8 @@ export function DagsPage({ loc }: { loc: Location }) {
   const name = loc.search.get('name') ?? '';
   const tag = loc.search.get('tag') ?? '';
   const page = Math.max(1, Number(loc.search.get('page')) || 1);
-  const [typed, setTyped] = useState(name);
-  const pushed = useRef(name);
-
   // The search box filters as one types, once typing pauses.
-  useEffect(() => {
-    if (typed === name) return;
-    const timer = setTimeout(() => {
-      pushed.current = typed;
-      setQuery({ name: typed, tag });
-    }, 250);
-    return () => clearTimeout(timer);
-  }, [typed]);
-  // Back and forward change the name under the box: follow, unless it is what the box just set.
-  useEffect(() => {
-    if (name !== pushed.current) {
-      pushed.current = name;
-      setTyped(name);
-    }
-  }, [name]);
+  const [typed, setTyped] = useTypedQuery(name, (typedName) => setQuery({ name: typedName, tag }), 250);
 
   const list = useResource(() => api<DagList>('GET', `/dags${query({ page, perPage, name, tag })}`), [page, name, tag]);
   const tags = useResource(() => api<{ tags: string[] }>('GET', '/dags/tags'), []);

@@ -1,11 +1,10 @@
 // Every run, newest first, filtered by DAG name, status and the days they were created in (the
 // browser's days), paged by the API's cursor; new runs appear as their events come.
-import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, query } from '../api';
 import { useResource } from '../resource';
 import { useLiveRefresh } from '../live';
 import { formatDuration, formatParams, runStatuses, statusText } from '../format';
-import { href, setQuery, type Location } from '../router';
+import { href, setQuery, useTypedQuery, type Location } from '../router';
 import { StatusBadge } from '../components/status-badge';
 import { Time } from '../components/time';
 import { Pager } from '../components/pager';
@@ -23,23 +22,7 @@ export function RunsPage({ loc }: { loc: Location }) {
   const cursor = loc.search.get('cursor') ?? '';
   // The cursors of the pages before this one, so that Previous can go back (the API only gives the next).
   const before = (loc.search.get('before') ?? '').split(',').filter(Boolean);
-  const [typed, setTyped] = useState(name);
-  const pushed = useRef(name);
-
-  useEffect(() => {
-    if (typed === name) return;
-    const timer = setTimeout(() => {
-      pushed.current = typed.trim();
-      setQuery({ ...filters, name: typed.trim() });
-    }, 400);
-    return () => clearTimeout(timer);
-  }, [typed]);
-  useEffect(() => {
-    if (name !== pushed.current) {
-      pushed.current = name;
-      setTyped(name);
-    }
-  }, [name]);
+  const [typed, setTyped] = useTypedQuery(name, (typedName) => setQuery({ ...filters, name: typedName }), 400, (text) => text.trim());
 
   const list = useResource(
     () => api<{ dagRuns: RunSummary[]; nextCursor?: string }>('GET', `/dag-runs${query({ name, status, fromDate: dayStart(from), toDate: dayEnd(to), limit, cursor })}`),

@@ -1,7 +1,7 @@
 // The server: its health and version, the machine's resources over the last hour (the resource
 // history, sampled every 5 s by the server), and the key figures of its metrics.
 import { useEffect } from 'preact/hooks';
-import { api, ApiError } from '../api';
+import { api, apiText } from '../api';
 import { LineChart, type Point } from '../components/line-chart';
 import { parseMetrics, type Sample } from '../metrics-text';
 import { useResource } from '../resource';
@@ -25,7 +25,7 @@ const WANTED = new Set([...FIGURES.map(([name]) => name), RUNS_ENDED]);
 export function SystemPage() {
   const health = useResource(() => api<Health>('GET', '/health'), []);
   const history = useResource(() => api<ResourceHistory>('GET', '/services/resources/history?duration=1h'), []);
-  const metrics = useResource(async () => parseMetrics(await fetchMetricsText(), WANTED), []);
+  const metrics = useResource(async () => parseMetrics(await apiText('/metrics'), WANTED), []);
   useEffect(() => {
     const timer = setInterval(() => {
       history.reload();
@@ -100,28 +100,4 @@ function formatUptime(seconds: number): string {
   const h = Math.floor((seconds % 86400) / 3600);
   const m = Math.floor((seconds % 3600) / 60);
   return [d && `${d}d`, (d || h) && `${h}h`, `${m}m`, `${seconds % 60}s`].filter(Boolean).join(' ');
-}
-
-/** GET /api/v2/metrics as text; a refusal becomes the same ApiError every other call gives. */
-async function fetchMetricsText(): Promise<string> {
-  let response: Response;
-  try {
-    response = await fetch('/api/v2/metrics', { credentials: 'same-origin', headers: { Accept: 'text/plain' } });
-  } catch (cause) {
-    throw new ApiError(0, 'network_error', `The server cannot be reached (${(cause as Error).message}).`);
-  }
-  const text = await response.text();
-  if (!response.ok) {
-    let message = `${response.status} ${response.statusText}`.trim();
-    let code = `http_${response.status}`;
-    try {
-      const document = JSON.parse(text) as { code?: string; message?: string };
-      if (typeof document.message === 'string') message = document.message;
-      if (typeof document.code === 'string') code = document.code;
-    } catch {
-      // Not the error document: the status says it.
-    }
-    throw new ApiError(response.status, code, message);
-  }
-  return text;
 }
