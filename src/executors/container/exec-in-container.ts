@@ -18,6 +18,9 @@ export interface ExecSettings {
   Env: string[];
 }
 
+/** The exit code of an exec whose command the runtime could not invoke. */
+const CANNOT_INVOKE = 126;
+
 export async function execInContainer(containerId: string, argv: string[], settings: ExecSettings, output: StepOutput, stops: Stops): Promise<Outcome> {
   if (stops.requested) return { kind: 'stopped', signal: stops.first!.signal };
   let exec: Docker.Exec;
@@ -77,6 +80,12 @@ export async function execInContainer(containerId: string, argv: string[], setti
         clearTimeout(timer);
       }
       if (stoppedBy !== undefined) return { kind: 'stopped', signal: stoppedBy };
+      // 126: the runtime could not start the command, as when the container stopped between the
+      // check that it runs and the exec (its own command failed): its state says why.
+      if (info.ExitCode === CANNOT_INVOKE) {
+        const state = await stateOf(containerId);
+        if (state !== '') return { kind: 'failed', message: `the step's command could not run: container ${containerId.slice(0, 12)} is not running${state}` };
+      }
       return { kind: 'exited', exitCode: info.ExitCode ?? 1 };
     }
   } catch (error) {
