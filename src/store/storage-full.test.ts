@@ -31,3 +31,11 @@ test('a failed LMDB commit is reported with its cause, which is handled', async 
     return true;
   });
 });
+
+test('a failed LMDB commit whose cause never arrives is judged by the room left on its file system', async () => {
+  const pending = () => Object.assign(new Error('Commit failed (see commitError for details)'), { commitError: new Promise(() => undefined) });
+  // tmpdir has room: the failure is not a full disk, and passes unchanged once the cause is given up on.
+  const failure = pending();
+  await assert.rejects(lmdbWrite(Promise.reject(failure), 'the record', tmpdir()), (error: unknown) => error === failure);
+  assert.equal(isStorageFull(pending(), tmpdir()), false);
+});

@@ -18,7 +18,16 @@ export function isStorageFull(error: unknown, where?: string): boolean {
   if (error instanceof AppError) return error.code === 'insufficient_storage';
   const code = (error as { code?: unknown } | undefined)?.code;
   if ((typeof code === 'string' && FULL_CODES.has(code)) || (typeof code === 'number' && FULL_NUMBERS.has(code))) return true;
-  return (code === 5 || code === 'EIO') && where !== undefined && freeBytes(where) < NEARLY_FULL_BYTES;
+  return (code === 5 || code === 'EIO' || isBareCommitFailure(error)) && where !== undefined && freeBytes(where) < NEARLY_FULL_BYTES;
+}
+
+/**
+ * lmdb-js's "Commit failed" whose cause never arrived: it rejects the cause only when the writer
+ * thread's callback reports the failure, which can come after the writes were rejected, or not
+ * at all for a batch whose failure a later write found. Judged, like EIO, by the room left.
+ */
+function isBareCommitFailure(error: unknown): boolean {
+  return (error as { commitError?: unknown } | undefined)?.commitError instanceof Promise;
 }
 
 function freeBytes(where: string): number {
@@ -38,17 +47,20 @@ export function storageError(error: unknown, what: string, where: string): unkno
   return new AppError('insufficient_storage', `cannot store ${what}: the file system of ${where} is full (${reason}); nothing was changed, try again once space is freed`);
 }
 
+/** How long a failed commit's cause is waited for before the failure is judged without it. */
+const CAUSE_WAIT_MS = 50;
+
 /**
  * lmdb-js rejects the writes of a failed commit with "Commit failed" and keeps the cause in
  * `commitError`, a promise rejected beside it that nobody else handles: unhandled, it ended the
- * process. It is read here, once it has settled (it settles in the same callback).
+ * process. It is read here, once it has settled (it usually settles in the same callback; when it does not, isStorageFull judges by the room left).
  */
 function causeOf(error: unknown): Promise<unknown> {
   const commitError = (error as { commitError?: unknown } | undefined)?.commitError;
   if (!(commitError instanceof Promise)) return Promise.resolve(error);
   return Promise.race([
     commitError.then(() => error, (cause: unknown) => cause),
-    new Promise((resolve) => setImmediate(() => resolve(error))),
+    new Promise((resolve) => setTimeout(() => resolve(error), CAUSE_WAIT_MS)),
   ]);
 }
 
