@@ -14,3 +14,4 @@ export * from './users.ts';
 export * from './events.ts';
 export * from './idempotency.ts';
 export * from './log-follow.ts';
+export * from './stages.ts';

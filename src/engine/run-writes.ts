@@ -1,7 +1,7 @@
 // The writes of active runs: one write per run per tick, in order, and when a run counts as
 // finished (its final record durable and its log closed). A write that fails (a full disk) is not
 // the end of the run's record: its newest record is written again until it is stored.
-import { isFinalRunStatus, runKey, type EventBody, type LogStore, type RunRecord, type RunStore } from '../core/index.ts';
+import { isFinalRunStatus, markStage, runKey, type EventBody, type LogStore, type RunRecord, type RunStore } from '../core/index.ts';
 import { errorText, log } from '../logging/index.ts';
 
 /** How long a run whose record could not be stored waits before it is written again. */
@@ -64,6 +64,7 @@ export class RunWrites {
     if (lost) this.lostEvents.delete(key);
     const events = lost ? [...lost, ...own] : own;
     return this.runs.save(record, changed, events).then(() => {
+      if (isFinalRunStatus(record.status)) markStage('record.final.durable');
       const failure = this.unsaved.get(key);
       if (failure !== undefined && failure <= issuedAfter) {
         this.unsaved.delete(key);

@@ -3,7 +3,7 @@
 // aborted (that would end its thread and every other step on it); it is stopped by a message.
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { StepDispatcher, StepHandle, StepResult, StepTask } from '../core/index.ts';
+import { markStage, type StepDispatcher, type StepHandle, type StepResult, type StepTask } from '../core/index.ts';
 import type { ControlMessage, SpawnMode } from './protocol.ts';
 import { logDescriptor, logIsText } from '../logging/index.ts';
 
@@ -43,11 +43,15 @@ export class PiscinaDispatcher implements StepDispatcher {
   }
 
   dispatch(task: StepTask): StepHandle {
+    markStage('step.dispatched');
     const { port1, port2 } = new MessageChannel();
     const result: Promise<StepResult> = this.pool
       .run({ ...task, port: port2 }, { transferList: [port2] })
       .catch((error: Error) => ({ kind: 'error' as const, code: 'pool_error', message: error.message }))
-      .finally(() => port1.close());
+      .finally(() => {
+        port1.close();
+        markStage('step.result');
+      });
     return {
       result,
       stop(signal: string, cleanupMs: number) {

@@ -2,7 +2,7 @@
 // of the run: variables, params, plan, first record, and its beginning on the slot. Starts,
 // retries, queued runs and sub DAG runs all end here.
 import {
-  AppError, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, uuidv7,
+  AppError, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, markStage, uuidv7,
   type Clock, type Dag, type EventBody, type RunRecord,
 } from '../core/index.ts';
 import { fieldsNotRunYet, paramsFromRequest } from '../definition/index.ts';
@@ -139,8 +139,10 @@ export class RunStarter {
       }
     });
     if (!beginning.begun) throw beginning.error;
+    markStage('run.admitted');
     try {
       await saved;
+      markStage('record.first.durable');
     } catch (error) {
       // Admitted already, so that its first steps start while the record commits: it is stopped
       // and recorded aborted, written again until the store takes it (run-writes.ts). The caller

@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import { rm, writeFile } from 'node:fs/promises';
 import type { StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
-import { LineMasker, createMasker } from '../../core/index.ts';
+import { LineMasker, createMasker, markStage } from '../../core/index.ts';
 import { spawner, type OutputStream, type StepProcess } from './spawner.ts';
 import { workerLog } from '../../logging/worker-log.ts';
 import { Stops } from '../stops.ts';
@@ -25,6 +25,7 @@ const PIPE_GRACE_MS = 100;
 export async function runShell(task: WorkerTask): Promise<StepResult> {
   // Stop messages are heard from the start: one that comes while the script is written or while
   // the process starts (which may take a few ms on libuv's pool, see spawner.ts) is not lost.
+  markStage('step.received');
   const stops = new Stops(task.port);
   try {
     if (task.commands !== undefined) return await executeEach(task, task.commands, stops);
@@ -33,6 +34,7 @@ export async function runShell(task: WorkerTask): Promise<StepResult> {
     stops.detach();
     // The script lives as long as its step: what it holds is nobody's to read afterwards.
     if (task.script !== undefined) await rm(task.scriptPath, { force: true }).catch(() => {});
+    markStage('step.returned');
   }
 }
 
@@ -87,6 +89,7 @@ async function execute(task: WorkerTask, argv: string[], stops: Stops): Promise<
     return { kind: 'error', code: 'spawn_failed', message: (error as Error).message };
   }
   const pid = child.pid;
+  markStage('process.spawned');
   runningGroups.add(pid);
   task.onSpawn?.(pid);
   let stopping = false;
@@ -99,6 +102,7 @@ async function execute(task: WorkerTask, argv: string[], stops: Stops): Promise<
   });
   const output = forwardOutputs(child, task);
   const { code, signal } = await child.exited;
+  markStage('process.exited');
   stops.detach();
   runningGroups.delete(pid);
   task.onExit?.(pid);
