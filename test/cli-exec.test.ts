@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { startTestServer, waitUntil } from './helpers.ts';
 import { makeHome, troupeChild, type Home } from './cli-run.ts';
 
-/** Writes `first`, waits (20 s at most) for the file GO in the home, then writes the rest. */
+/** Writes `first`, waits (60 s at most: a loaded machine starts troupe slowly) for the file GO in the home, then writes the rest. */
 function waiting(home: Home): string[] {
   const go = join(home.dir, 'GO');
-  return ['sh', '-c', `echo first; echo "on stderr" >&2; i=0; while [ ! -f '${go}' ]; do i=$((i+1)); [ $i -gt 400 ] && exit 7; sleep 0.05; done; printf 'no newline yet'; sleep 1.5; echo ' then one'; echo last`];
+  return ['sh', '-c', `echo first; echo "on stderr" >&2; i=0; while [ ! -f '${go}' ]; do i=$((i+1)); [ $i -gt 1200 ] && exit 7; sleep 0.05; done; printf 'no newline yet'; sleep 1.5; echo ' then one'; echo last`];
 }
 
 async function execWhileReading(home: Home, extra: string[]): Promise<{ code: number | null; stdout: string; stderr: string; early: string }> {
@@ -21,7 +21,7 @@ async function execWhileReading(home: Home, extra: string[]): Promise<{ code: nu
   const seen = await waitUntil(async () => {
     early = output();
     return early.includes('first') && early.includes('on stderr');
-  }, 20_000);
+  }, 60_000);
   await writeFile(join(home.dir, 'GO'), '');
   const ended = await outcome;
   assert.ok(seen, `the first lines were shown while the command waited:\n${early}`);
