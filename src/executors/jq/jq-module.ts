@@ -16,6 +16,8 @@ export interface JqModule {
   run(args: readonly string[], input: Uint8Array): JqExit;
   /** The bytes of WebAssembly memory the module holds: it grows with the largest input, never shrinks. */
   memoryBytes(): number;
+  /** The most it may grow to, as jq-wasm was built: past it, jq aborts. */
+  readonly maxMemoryBytes: number;
 }
 
 type Imports = Record<string, (...args: number[]) => number>;
@@ -35,13 +37,14 @@ const require = createRequire(import.meta.url);
 const gluePath = require.resolve('jq-wasm/dist/build/jq.js');
 const createModule = require(gluePath) as (settings: object) => Promise<EmscriptenModule>;
 
-/** The wasm binary the glue embeds, and the export behind its stack allocator (see restoreStack). */
-function readBuild(): { binary: Uint8Array; stackAllocExport: string } {
+/** The wasm binary the glue embeds, the export behind its stack allocator (see restoreStack), the memory's limit. */
+function readBuild(): { binary: Uint8Array; stackAllocExport: string; maxMemoryBytes: number } {
   const glue = readFileSync(gluePath, 'utf8');
   const binary = /"data:application\/octet-stream;base64,([A-Za-z0-9+/=]+)"/.exec(glue)?.[1];
   const stackAllocExport = /__emscripten_stack_alloc = wasmExports\["(\w+)"\]/.exec(glue)?.[1];
   if (binary === undefined || stackAllocExport === undefined) throw new Error(`jq: ${gluePath} is not the jq-wasm build this executor drives`);
-  return { binary: Buffer.from(binary, 'base64'), stackAllocExport };
+  const maxMemoryBytes = Number(/getHeapMax = \(\) => (\d+)/.exec(glue)?.[1] ?? Infinity);
+  return { binary: Buffer.from(binary, 'base64'), stackAllocExport, maxMemoryBytes };
 }
 
 const STDIN_PATH = Buffer.from('/dev/stdin\0');
@@ -77,7 +80,7 @@ class Sink {
 }
 
 export async function loadJq(): Promise<JqModule> {
-  const { binary, stackAllocExport } = readBuild();
+  const { binary, stackAllocExport, maxMemoryBytes } = readBuild();
   let memory: WasmMemory | undefined;
   let heap = new Uint8Array(0);
   let words = new Uint32Array(0);
@@ -187,6 +190,7 @@ export async function loadJq(): Promise<JqModule> {
       }
     },
     memoryBytes: () => memory?.buffer.byteLength ?? 0,
+    maxMemoryBytes,
   };
 }
 

@@ -31,6 +31,9 @@ export async function runJqProgram(input: string, filter: string, rawOutput: boo
   } catch (error) {
     // The module aborted (out of memory, a failed assertion): its state is lost, the next program loads it anew.
     jq = undefined;
+    if (module.memoryBytes() >= module.maxMemoryBytes) {
+      return { kind: 'error', message: `jq: out of memory: jq-wasm gives jq at most ${Math.round(module.maxMemoryBytes / 2 ** 20)} MB (about 15 MB of input JSON)` };
+    }
     return { kind: 'error', message: `jq: ${(error as Error).message}` };
   }
   if (exit.status !== 0) return { kind: 'error', message: exit.stderr.trim() || `jq failed (exit status ${exit.status})` };
