@@ -140,6 +140,36 @@ describe('rule 21: the jq executor', () => {
     assert.equal(await server.stepLog('jq_errors', dagRun.dagRunId, 'late_error'), '');
   });
 
+  test('a 1 MB input runs through jq steps in well under the test\'s time (jq-wasm\'s raw() took over 25 s, moving it a byte at a time)', async () => {
+    const items: string[] = [];
+    for (let length = 12; length < 1_000_000; length += items.at(-1)!.length + 1) items.push(JSON.stringify({ name: `item-${items.length}`, size: items.length, tags: ['a', 'b'] }));
+    const input = `{"items":[${items.join(',')}]}`;
+    const jq = (name: string, command: string, raw: boolean, script: string) => [
+      `  - name: ${name}`, '    executor:', '      type: jq', '      config:', `        raw: ${raw}`, `    command: '${command}'`, '    script: |', `      ${script}`,
+    ];
+    // Written to the DAG folder: the definition is larger than a request body may be. The input
+    // reaches the later steps as the first one's output.
+    await server.writeDag('jq_large', [
+      'steps:', ...jq('same', '.', true, input), '    output: SAME',
+      ...jq('count', '(.items | length), .items[-1]', false, '${SAME}'), ...jq('names', '.items[] | .name', true, '${SAME}'),
+    ].join('\n'));
+    // The run's record holds the 1 MB script: failures name the steps' states, never the record.
+    const started = await server.call('POST', '/dags/jq_large/start', {});
+    const dagRun = await server.waitForRun('jq_large', started.body.dagRunId).catch(async () => {
+      const { body } = await server.call('GET', `/dag-runs/jq_large/${started.body.dagRunId}`);
+      await server.call('POST', `/dag-runs/jq_large/${started.body.dagRunId}/stop`);
+      throw new Error(`the run did not end in time: ${JSON.stringify(body.dagRun.nodes.map((n: any) => [n.step.name, n.statusLabel]))}`);
+    });
+    assert.equal(dagRun.status, 4, JSON.stringify(dagRun.nodes.map((n: any) => n.error)));
+    // Compact with sorted keys, the input comes back as it was.
+    const same = await server.stepLog('jq_large', dagRun.dagRunId, 'same');
+    assert.ok(same === input, `the step printed ${same.length} bytes, not the ${input.length} of its input`);
+    const last = items.length - 1;
+    assert.equal(await server.stepLog('jq_large', dagRun.dagRunId, 'count'), `${items.length}\n{\n    "name": "item-${last}",\n    "size": ${last},\n    "tags": [\n        "a",\n        "b"\n    ]\n}`);
+    const names = (await server.call('GET', `/dag-runs/jq_large/${dagRun.dagRunId}/steps/names/log?tail=2`)).body;
+    assert.deepEqual([names.totalLines, names.content], [items.length, `item-${last - 1}\nitem-${last}`]);
+  });
+
   test('continueOn and retryPolicy work for jq steps, and a jq handler runs', async () => {
     const spec = [
       'handlerOn:',

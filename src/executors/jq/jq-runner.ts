@@ -1,7 +1,7 @@
 // The jq thread of a pool worker: a thread of its own, started with the first jq step and ended
-// after a minute without one. jq-wasm runs jq synchronously, for seconds on large JSON (it copies
-// input and output a byte at a time): on the pool worker it would hold up every other step of that
-// thread, and a stop could not interrupt it. Here a stop ends the thread (Piscina does so for an
+// after a minute without one. jq runs synchronously, a second or more on JSON of many megabytes, and
+// a filter may never end: on the pool worker it would hold up every other step of that thread, and
+// a stop could not interrupt it. Here a stop ends the thread (Piscina does so for an
 // aborted task that is running), and the next job gets a new one. Jobs run one at a time, in order.
 import { Piscina } from 'piscina';
 import type { JqAnswer } from './jq-program.ts';

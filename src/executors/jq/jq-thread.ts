@@ -1,5 +1,5 @@
-// Entry of the jq thread (jq-runner.ts): runs one jq program at a time. jq-wasm holds its thread
-// while jq runs; here that blocks no other step.
+// Entry of the jq thread (jq-runner.ts): runs one jq program at a time. jq holds its thread while
+// it runs; here that blocks no other step.
 import { runJqProgram, type JqAnswer } from './jq-program.ts';
 
 export interface JqRequest {
