@@ -146,7 +146,9 @@ export class LmdbRunStore implements RunStore {
    */
   summaries(filter: RunFilter, page?: { limit: number; after?: ListPosition }): SummaryPage {
     if (filter.name !== undefined && !couldExist(filter.name)) return { runs: [] };
-    return listSummaries({ byTime: this.byTime, byName: this.byName, byStatus: this.byStatus, summary: (name, dagRunId) => this.summary(name, dagRunId) }, filter, page);
+    // An id no run can have is read from no index (a key too long for LMDB would throw).
+    if (filter.dagRunId !== undefined && dagRunIdProblem(filter.dagRunId) !== undefined) return { runs: [] };
+    return listSummaries({ byTime: this.byTime, byName: this.byName, byStatus: this.byStatus, summary: (name, dagRunId) => this.summary(name, dagRunId), runNames: () => this.runNames() }, filter, page);
   }
 
   /** The newest run of `name` that is not a sub DAG run, as its summary row. */

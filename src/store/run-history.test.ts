@@ -103,3 +103,24 @@ test('removing runs leaves no row in any database nor any log file of theirs, an
   // Two nodes a run.
   assert.equal(rows['run-nodes'].length, 2 * rows.runs.length);
 });
+
+test("a sweep's folder listing: files of a run that ended before it are found by it, those of a run that ended after it are removed all the same", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-history-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const logs = new LogFiles(join(dir, 'logs'));
+  const store = new LmdbRunStore(join(dir, 'data'));
+  t.after(() => store.close());
+  const remover = new RunHistory(store).remover();
+  const old = await storedRun(store, logs, 'etl', 'old', 1000, { finishedAt: '2000-01-01T00:00:00.000Z' });
+  await storedRun(store, logs, 'etl', 'kept', 1500, { finishedAt: '2000-01-01T00:00:00.000Z' });
+  // Lists the folder for this remover's lifetime.
+  assert.equal(await remover.removeRuns([old]), 1);
+  assert.deepEqual((await readdir(logs.dagDir('etl'))).filter((file) => file.startsWith('old.')), []);
+  // Written after the listing, by a run that ended after it: the listing cannot tell of its files.
+  const fresh = await storedRun(store, logs, 'etl', 'fresh', 2000, { finishedAt: new Date().toISOString() });
+  assert.equal(await remover.removeRuns([fresh]), 1);
+  const left = await readdir(logs.dagDir('etl'));
+  // Its named files went; an earlier attempt's files, found only through a listing, wait for the next sweep's.
+  assert.deepEqual(left.filter((file) => file.startsWith('fresh.b2c3d4.')), []);
+  assert.equal(left.filter((file) => file.startsWith('kept.')).length, 9);
+});

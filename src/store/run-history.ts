@@ -45,8 +45,21 @@ export class RunHistory {
   }
 }
 
-/** Files of a log folder by the run id they begin with (`<dagRunId>.<attemptId>.<rest>`). */
-type FolderIndex = Map<string, string[]>;
+/**
+ * A log folder as listed once per sweep: its files by the run id they begin with
+ * (`<dagRunId>.<attemptId>.<rest>`), every name, and when it was listed.
+ */
+interface FolderIndex {
+  byId: Map<string, string[]>;
+  names: Set<string>;
+  listedAtMs: number;
+}
+
+/**
+ * A run that ended this long before its folder was listed has all its files in the listing: its
+ * run log is written as it ends, in the same second.
+ */
+const SETTLED_BEFORE_LISTING_MS = 60_000;
 
 export class RunRemover {
   private readonly folders = new Map<string, Promise<FolderIndex>>();
@@ -80,12 +93,18 @@ export class RunRemover {
     const dir = dirname(record.log);
     const nodes: NodeRecord[] = [...record.nodes, ...Object.values(record.handlers ?? {})];
     const named = [record.log, ...nodes.flatMap((node) => [node.stdout, node.stderr, scriptPathOf(node.stdout)])];
+    const folder = await this.folder(dir);
+    // A record names files a run may never have written (stderr left empty, a step without a
+    // script): those the listing lacks are not unlinked, when the listing came after the run
+    // ended. A failed unlink costs the main thread more than a good one (the error it builds), and
+    // most of a sweep's main-thread time went to them (10 of a run's 16 names on a 5-step run).
+    const listed = Date.parse(record.finishedAt) < folder.listedAtMs - SETTLED_BEFORE_LISTING_MS;
     // Only files of the run's own folder: a record never names another, and this is a second fence.
-    const files = new Set(named.filter((path) => path !== '' && dirname(path) === dir));
+    const files = new Set(named.filter((path) => path !== '' && dirname(path) === dir && (!listed || folder.names.has(basename(path)))));
     const { name, dagRunId } = record;
     if (fileSafe(dagRunId) !== dagRunId || basename(dir) !== fileSafe(name)) return [...files];
     const extended = this.runs.hasRunIdStartingWith(name, `${dagRunId}.`);
-    for (const file of (await this.folder(dir)).get(dagRunId) ?? []) {
+    for (const file of folder.byId.get(dagRunId) ?? []) {
       if (extended && this.ownedByLongerId(name, dagRunId, file)) continue;
       files.add(join(dir, file));
     }
@@ -99,11 +118,13 @@ export class RunRemover {
     return false;
   }
 
-  /** The folder's files under every id they could belong to; a folder that cannot be read has none. */
+  /** The folder's files under every id they could belong to, and their names; a folder that cannot be read lists none (and is trusted for none). */
   private folder(dir: string): Promise<FolderIndex> {
     let index = this.folders.get(dir);
     if (!index) {
-      index = readdir(dir).catch(() => [] as string[]).then(indexFolder);
+      const listedAtMs = Date.now();
+      // A folder that cannot be listed tells nothing of which files exist: every named one is tried.
+      index = readdir(dir).then((names) => indexFolder(names, listedAtMs), () => ({ byId: new Map(), names: new Set<string>(), listedAtMs: Number.NEGATIVE_INFINITY }));
       this.folders.set(dir, index);
     }
     return index;
@@ -113,8 +134,8 @@ export class RunRemover {
 /** File names indexed per turn of the event loop: 30,000 took 20 - 35 ms in one (measured). */
 const FILES_PER_TURN = 2048;
 
-async function indexFolder(names: string[]): Promise<FolderIndex> {
-  const byId: FolderIndex = new Map();
+async function indexFolder(names: string[], listedAtMs: number): Promise<FolderIndex> {
+  const byId = new Map<string, string[]>();
   for (let start = 0; start < names.length; start += FILES_PER_TURN) {
     if (start > 0) await nextTurn();
     for (const file of names.slice(start, start + FILES_PER_TURN)) {
@@ -128,5 +149,5 @@ async function indexFolder(names: string[]): Promise<FolderIndex> {
       }
     }
   }
-  return byId;
+  return { byId, names: new Set(names), listedAtMs };
 }

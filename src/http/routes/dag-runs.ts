@@ -12,8 +12,8 @@ import { errorResponse, statusOverrides } from '../errors.ts';
 import { decodeCursor, encodeCursor } from '../run-cursor.ts';
 import { ListCache } from '../list-cache.ts';
 
-/** The largest page of `GET /dag-runs?limit=`. */
-const MAX_RUNS_PER_PAGE = 500;
+/** The largest page of `GET /dag-runs?limit=`: Dagu's own cap, so that its clients' pages are accepted. */
+const MAX_RUNS_PER_PAGE = 1000;
 
 async function startDag(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(StartBody, request.body);
