@@ -1,4 +1,5 @@
 // Records and models -> the API's JSON shapes (docs/api.md).
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { RunStatus, isoTime, nodeStatusLabel, runStatusLabel, type Dag, type HandlerNodeName, type NodeRecord, type RunRecord, type RunSummaryRow } from '../core/index.ts';
 import { conditionView, paramsJson, paramsList, stepView, type ParseResult } from '../definition/index.ts';
 import type { DagListing } from '../catalog/index.ts';
@@ -123,14 +124,41 @@ const PRECONDITIONS_CLOSE = Buffer.from('"preconditions":[]}');
  * changed since the record's previous version.
  */
 export function runDetailsParts(record: RunRecord): Buffer[] {
-  const summary = JSON.stringify(runSummary(record));
-  const parts: Buffer[] = [Buffer.from(summary.slice(0, -1)), NODES_OPEN];
+  const parts = detailsHead(record);
   for (let from = 0; from < record.nodes.length; from += NODE_BLOCK) {
     if (from > 0) parts.push(COMMA);
     parts.push(blockOf(record.nodes, from));
   }
+  return detailsTail(record, parts);
+}
+
+function detailsHead(record: RunRecord): Buffer[] {
+  return [Buffer.from(JSON.stringify(runSummary(record)).slice(0, -1)), NODES_OPEN];
+}
+
+function detailsTail(record: RunRecord, parts: Buffer[]): Buffer[] {
   parts.push(NODES_CLOSE, Buffer.from(JSON.stringify(handlerViews(record)).slice(1, -1)), COMMA, PRECONDITIONS_CLOSE);
   return parts;
+}
+
+/** Blocks encoded between two turns of the event loop: about 1,000 nodes, a few milliseconds. */
+const BLOCKS_PER_TURN = 4;
+
+/** runDetailsParts, yielding to the event loop between blocks it has to encode (a record never changes: the answer is the same). */
+async function runDetailsPartsInTurns(record: RunRecord): Promise<Buffer[]> {
+  const parts = detailsHead(record);
+  let encodedThisTurn = 0;
+  for (let from = 0; from < record.nodes.length; from += NODE_BLOCK) {
+    if (from > 0) parts.push(COMMA);
+    const before = blocksEncoded;
+    parts.push(blockOf(record.nodes, from));
+    encodedThisTurn += blocksEncoded - before;
+    if (encodedThisTurn >= BLOCKS_PER_TURN) {
+      encodedThisTurn = 0;
+      await nextTurn();
+    }
+  }
+  return detailsTail(record, parts);
 }
 
 /** Documents by key list, by record: a record object is never changed, a new write is a new object. */
@@ -138,15 +166,17 @@ const documents = new Map<string, WeakMap<RunRecord, Buffer>>();
 
 /**
  * `JSON.stringify({ [key]: runDetails(record), ... })` for each of `keys`, as bytes, kept while the
- * record lives: repeated reads of an unchanged run cost nothing but the write to the socket.
+ * record lives: repeated reads of an unchanged run cost nothing but the write to the socket. The
+ * nodes left to encode (a large run read for the first time) are encoded a few blocks per turn of
+ * the event loop, so that other requests are answered meanwhile.
  */
-export function runDetailsDocument(record: RunRecord, keys: readonly string[]): Buffer {
+export async function runDetailsDocument(record: RunRecord, keys: readonly string[]): Promise<Buffer> {
   const signature = keys.join(',');
   let kept = documents.get(signature);
   if (!kept) documents.set(signature, kept = new WeakMap());
   let body = kept.get(record);
   if (body === undefined) {
-    const details = runDetailsParts(record);
+    const details = await runDetailsPartsInTurns(record);
     const parts: Buffer[] = [];
     keys.forEach((key, index) => parts.push(Buffer.from(`${index === 0 ? '{' : ','}${JSON.stringify(key)}:`), ...details));
     parts.push(Buffer.from('}'));

@@ -222,3 +222,21 @@ test('run log lines land in call order, across ticks, and are all written when t
   assert.equal(errors.length, 1);
   assert.deepEqual([JSON.parse(errors[0]).msg, JSON.parse(errors[0]).path], ['cannot write a run log', lost]);
 });
+
+test('a run read from the store is kept as its committed record until a write of it commits', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-store-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const written = new LmdbRunStore(dir);
+  await written.save(record('d', 'r', 1000));
+  await written.close();
+  const store = new LmdbRunStore(dir);
+  t.after(() => store.close());
+  // Read twice from a store that did not write it: decoded once (the API keeps what it rendered by record).
+  const first = store.get('d', 'r');
+  assert.ok(first);
+  assert.equal(store.get('d', 'r'), first);
+  const failed = { ...first, status: RunStatus.Failed };
+  await store.save(failed);
+  assert.equal(store.get('d', 'r'), failed);
+  assert.equal(store.newestRun('d')?.status, RunStatus.Failed);
+});

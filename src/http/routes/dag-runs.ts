@@ -93,8 +93,8 @@ const listCaches = new WeakMap<RunStore, ListCache>();
 const DETAILS_KEYS = ['dagRun', 'dagRunDetails'];
 
 /** A run's details, as bytes kept per record (present.ts): a large run is encoded a block of nodes at a time. */
-export function detailsResponse(record: RunRecord, keys: readonly string[] = DETAILS_KEYS) {
-  return { status: 200, headers: { 'content-type': 'application/json' }, body: runDetailsDocument(record, keys) };
+export async function detailsResponse(record: RunRecord, keys: readonly string[] = DETAILS_KEYS) {
+  return { status: 200, headers: { 'content-type': 'application/json' }, body: await runDetailsDocument(record, keys) };
 }
 
 function getRun(request: HttpRequest, deps: ApiDeps) {
