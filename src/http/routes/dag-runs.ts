@@ -97,8 +97,8 @@ export async function detailsResponse(record: RunRecord, keys: readonly string[]
   return { status: 200, headers: { 'content-type': 'application/json' }, body: await runDetailsDocument(record, keys) };
 }
 
-function getRun(request: HttpRequest, deps: ApiDeps) {
-  return detailsResponse(deps.engine.findRun(request.params.name, request.params.dagRunId));
+async function getRun(request: HttpRequest, deps: ApiDeps) {
+  return detailsResponse(await deps.engine.readRun(request.params.name, request.params.dagRunId));
 }
 
 async function stopRun(request: HttpRequest, deps: ApiDeps) {

@@ -339,7 +339,7 @@ async function dagRunsOfDag(request: HttpRequest, deps: ApiDeps) {
 async function dagRunOfDag(request: HttpRequest, deps: ApiDeps) {
   const { fileName, dagRunId } = request.params;
   const { result } = await requireDag(deps, fileName);
-  return detailsResponse(deps.engine.findRun(result.dag?.name ?? fileName, dagRunId), ['dagRun']);
+  return detailsResponse(await deps.engine.readRun(result.dag?.name ?? fileName, dagRunId), ['dagRun']);
 }
 
 async function stopAll(request: HttpRequest, deps: ApiDeps) {
