@@ -6,6 +6,8 @@ import type { LogFollow, LogFollowOptions } from './log-follow.ts';
 
 export interface RunStore {
   get(name: string, dagRunId: string): RunRecord | undefined;
+  /** get(), a large run decoded a slice of its nodes per turn of the event loop, from one snapshot. */
+  read(name: string, dagRunId: string): Promise<RunRecord | undefined>;
   latest(name: string): RunRecord | undefined;
   /** Newest first. */
   list(filter: RunFilter): RunRecord[];

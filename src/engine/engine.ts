@@ -12,7 +12,7 @@ import {
 } from '../scheduler/index.ts';
 import { RunTransitions, type EngineListener } from './engine-events.ts';
 import { followEvents, type FollowOptions } from './event-feed.ts';
-import { findRun, findSubRun, subRunsOf } from './run-lookup.ts';
+import { findRun, findSubRun, readRun, subRunsOf } from './run-lookup.ts';
 import { RunWrites } from './run-writes.ts';
 import { errorText, log } from '../logging/index.ts';
 
@@ -220,6 +220,11 @@ export class Engine {
 
   findRun(name: string, dagRunId: string): RunRecord {
     return findRun(this.deps.runs, name, dagRunId);
+  }
+
+  /** findRun for an answer that presents the whole run: a large run is read without holding the event loop. */
+  readRun(name: string, dagRunId: string): Promise<RunRecord> {
+    return readRun(this.deps.runs, name, dagRunId);
   }
 
   /**

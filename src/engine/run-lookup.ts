@@ -11,6 +11,16 @@ export function findRun(runs: RunStore, name: string, dagRunId: string): RunReco
   return record;
 }
 
+/** findRun, a large run read from the store a slice of its nodes per turn of the event loop (RunStore.read). */
+export async function readRun(runs: RunStore, name: string, dagRunId: string): Promise<RunRecord> {
+  const newest = dagRunId === 'latest' ? runs.summaries({ name }, { limit: 1 }).runs[0] : undefined;
+  const record = dagRunId === 'latest' ? newest && await runs.read(newest.name, newest.dagRunId) : await runs.read(name, dagRunId);
+  if (!record) {
+    throw new AppError('not_found', dagRunId === 'latest' ? `no dag-runs found for DAG ${name}` : `dag-run ID ${dagRunId} not found for DAG ${name}`);
+  }
+  return record;
+}
+
 /** A sub DAG run of a run (at any depth below it), by its id; 404 when it is not one. */
 export function findSubRun(runs: RunStore, name: string, dagRunId: string, subDagRunId: string): RunRecord {
   const search = (record: RunRecord, depth: number): RunRecord | undefined => {

@@ -4,7 +4,7 @@
 // and removes in small batches, yielding to the event loop between them. A cleanup asked for
 // (`troupe cleanup`, `POST /dag-runs/cleanup`) goes the same way, in turn with the sweeps.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { DAG_DEFAULTS, isFinalRunStatus, type Clock, type RunRecord } from '../core/index.ts';
+import { DAG_DEFAULTS, isFinalRunStatus, type Clock, type RunRecord, type RunSummaryRow } from '../core/index.ts';
 import type { Definitions } from '../catalog/index.ts';
 import { errorText, log } from '../logging/index.ts';
 
@@ -23,7 +23,7 @@ export interface RetentionStore {
   runsCreatedBefore(name: string, beforeMs: number, limit: number, after?: { createdAtMs: number; dagRunId: string }): Array<{ createdAtMs: number; dagRunId: string }>;
   get(name: string, dagRunId: string): RunRecord | undefined;
   /** The newest run of the name, sub DAG runs included, from one index read. */
-  newestRun(name: string): RunRecord | undefined;
+  newestRun(name: string): RunSummaryRow | undefined;
   /** A removal for one sweep (it may keep what it read of the log folders until the sweep ends). */
   remover(): RunRemoval;
 }

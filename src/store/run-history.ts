@@ -2,7 +2,7 @@
 import { readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { fileSafe, type NodeRecord, type RunRecord } from '../core/index.ts';
+import { fileSafe, type NodeRecord, type RunRecord, type RunSummaryRow } from '../core/index.ts';
 import type { LmdbRunStore } from './lmdb-run-store.ts';
 import { ATTEMPT_FILE_TAIL, scriptPathOf } from './log-files.ts';
 import { log } from '../logging/index.ts';
@@ -35,7 +35,7 @@ export class RunHistory {
     return this.runs.get(name, dagRunId);
   }
 
-  newestRun(name: string): RunRecord | undefined {
+  newestRun(name: string): RunSummaryRow | undefined {
     return this.runs.newestRun(name);
   }
 

@@ -222,3 +222,46 @@ test('run log lines land in call order, across ticks, and are all written when t
   assert.equal(errors.length, 1);
   assert.deepEqual([JSON.parse(errors[0]).msg, JSON.parse(errors[0]).path], ['cannot write a run log', lost]);
 });
+
+test('a run read from the store is kept as its committed record until a write of it commits', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-store-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const written = new LmdbRunStore(dir);
+  await written.save(record('d', 'r', 1000));
+  await written.close();
+  const store = new LmdbRunStore(dir);
+  t.after(() => store.close());
+  // Read twice from a store that did not write it: decoded once (the API keeps what it rendered by record).
+  const first = store.get('d', 'r');
+  assert.ok(first);
+  assert.equal(store.get('d', 'r'), first);
+  const failed = { ...first, status: RunStatus.Failed };
+  await store.save(failed);
+  assert.equal(store.get('d', 'r'), failed);
+  assert.equal(store.newestRun('d')?.status, RunStatus.Failed);
+});
+
+test('a large run read from the disk is decoded a slice per turn of the event loop, whole and in order', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-store-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const node = (index: number): NodeRecord => ({
+    step: { name: `s${index}`, executorConfig: { type: 'shell', config: {} } }, stdout: '', stderr: '', startedAt: '', finishedAt: '',
+    status: index % 2 === 0 ? NodeStatus.Succeeded : NodeStatus.Failed, retryCount: 0, doneCount: 1, error: '', subRuns: [], subRunsRepeated: [],
+  });
+  const written = new LmdbRunStore(dir);
+  await written.save({ ...record('big', 'r', 1000), nodes: Array.from({ length: 3500 }, (_, index) => node(index)) });
+  await written.close();
+  const store = new LmdbRunStore(dir);
+  t.after(() => store.close());
+  const order: string[] = [];
+  const reading = store.read('big', 'r').then((run) => { order.push('read'); return run; });
+  setImmediate(() => order.push('another request'));
+  const run = await reading;
+  assert.deepEqual(order, ['another request', 'read']);
+  assert.deepEqual(run?.nodes.map((n) => `${n.step.name}:${n.status}`), Array.from({ length: 3500 }, (_, index) => `s${index}:${node(index).status}`));
+  // Kept: the next read is the same record, at once.
+  assert.equal(await store.read('big', 'r'), run);
+  assert.equal(store.get('big', 'r'), run);
+  assert.equal(await store.read('big', 'none'), undefined);
+  assert.equal(await store.read('nosuch', 'r'), undefined);
+});

@@ -1,11 +1,11 @@
 // Start and wait: a run of a stored DAG, answered once it has ended (or when the caller's timeout
 // passes first: 408, and the run goes on). The wait is woken by the run's final event.
 import { AppError, isFinalRunStatus } from '../../core/index.ts';
-import { runDetails } from '../present.ts';
+import { detailsResponse } from './dag-runs.ts';
 import { DagRunResponse } from '../response-schemas.ts';
 import { StartSyncBody, parseBody } from '../schemas.ts';
 import type { Router } from '../router.ts';
-import { json, type ApiDeps, type HttpRequest, type HttpResponse } from '../types.ts';
+import { type ApiDeps, type HttpRequest, type HttpResponse } from '../types.ts';
 
 async function startSync(request: HttpRequest, deps: ApiDeps): Promise<HttpResponse> {
   const { timeout, ...options } = await parseBody(StartSyncBody, request.body);
@@ -23,7 +23,7 @@ async function startSync(request: HttpRequest, deps: ApiDeps): Promise<HttpRespo
   } finally {
     clearTimeout(timeoutAt);
   }
-  return json({ dagRun: runDetails(deps.engine.findRun(name, dagRunId)) });
+  return detailsResponse(deps.engine.findRun(name, dagRunId), ['dagRun']);
 }
 
 export function startSyncRoutes(router: Router): void {
