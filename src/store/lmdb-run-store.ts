@@ -8,6 +8,7 @@ import { RunStatus, dagRunIdProblem, type EngineEvent, type EventBody, isFinalRu
 import { keys } from './keys.ts';
 import { LmdbEventLog } from './lmdb-event-log.ts';
 import { listSummaries } from './run-listing.ts';
+import { StoreProbe } from './store-probe.ts';
 import { alongside, letCommitFailuresPass, lmdbWrite, storageError } from './storage-full.ts';
 import { errorText, log } from '../logging/index.ts';
 
@@ -30,9 +31,6 @@ const ISSUED_CACHE_SIZE = 1024;
  */
 const MAIN_THREAD_COMMIT_MAX_MS = 1;
 const MAIN_THREAD_COMMIT_PAUSE_MS = 10_000;
-/** The store is probed (a write read back) this often; /health answers from an outcome younger than PROBE_FRESH_MS. */
-const PROBE_EVERY_MS = 2_000;
-const PROBE_FRESH_MS = 5_000;
 
 /**
  * Whether a run of that name (and id) could be stored: names and ids are validated where they
@@ -88,12 +86,7 @@ export class LmdbRunStore implements RunStore {
   private writesInFlight = 0;
   private mainThreadCommitMs = 0;
   private mainThreadCommitsPausedUntil = 0;
-  private readonly opened = Date.now();
-  private probes = 0;
-  private probing: Promise<void> | undefined;
-  /** How the newest probe ended, and when: checks answer from it while it is fresh. */
-  private lastProbe: { at: number; error?: Error } | undefined;
-  private readonly probeTimer: NodeJS.Timeout;
+  private readonly probe: StoreProbe;
   /** What happened, numbered in the commits of the records it describes. */
   readonly events: LmdbEventLog;
 
@@ -110,8 +103,7 @@ export class LmdbRunStore implements RunStore {
     this.stepViews = this.root.openDB({ name: 'run-steps' });
     this.events = new LmdbEventLog(this.root, this.flags);
     this.buildStatusIndex();
-    void this.probeNow().catch(() => undefined);
-    this.probeTimer = setInterval(() => { this.probeNow().catch(() => undefined); }, PROBE_EVERY_MS).unref();
+    this.probe = new StoreProbe((value) => this.committing(this.flags.put(keys.probe(), value), 'the health probe'), () => this.flags.get(keys.probe()));
   }
 
   get(name: string, dagRunId: string): RunRecord | undefined {
@@ -473,36 +465,13 @@ export class LmdbRunStore implements RunStore {
     this.events.committed(staged);
   }
 
-  /**
-   * Writes a probe and reads it back, every PROBE_EVERY_MS in the background; a check answers from
-   * the newest outcome while it is fresh, without waiting on the disk. uWS closes a connection whose
-   * pipelined request arrives while an earlier one waits on I/O, and load balancers pipeline /health.
-   * Checks that find no fresh outcome share the probe in flight: a burst costs one write, and no
-   * probe can overwrite another between its write and its read.
-   */
+  /** Whether the store takes a write and reads it back (store-probe.ts). */
   check(): Promise<void> {
-    const last = this.lastProbe;
-    if (last && Date.now() - last.at < PROBE_FRESH_MS) return last.error ? Promise.reject(last.error) : Promise.resolve();
-    return this.probeNow();
-  }
-
-  private probeNow(): Promise<void> {
-    return (this.probing ??= this.probe().then(
-      () => { this.lastProbe = { at: Date.now() }; },
-      (error: Error) => { this.lastProbe = { at: Date.now(), error }; throw error; },
-    ).finally(() => { this.probing = undefined; }));
-  }
-
-  private async probe(): Promise<void> {
-    // Unique across restarts too: a write that did not land cannot be mistaken for this one.
-    const value = `${this.opened}.${++this.probes}`;
-    await this.committing(this.flags.put(keys.probe(), value), 'the health probe');
-    if (this.flags.get(keys.probe()) !== value) throw new Error('the store did not return what was written');
+    return this.probe.check();
   }
 
   async close(): Promise<void> {
-    clearInterval(this.probeTimer);
-    await this.probing?.catch(() => undefined);
+    await this.probe.stop();
     await this.root.flushed;
     await this.root.close();
   }
