@@ -3,7 +3,7 @@
 // what it starts is the same run, in the same store, as a server would start.
 import { AppError, isFinalRunStatus, isRunEvent, NodeStatus, nodeStatusLabel, runStatusLabel, RunStatus, type RunRecord } from '../../core/index.ts';
 import { logToStderr } from '../../logging/index.ts';
-import { openEngine, type EngineHandle, type TroupeConfig } from '../../main.ts';
+import { openEngine, type EngineHandle, type TroupeConfig } from '../../open-engine.ts';
 import type { EngineEvent } from '../../index.ts';
 import { CliError } from '../errors.ts';
 import { followStepFile, nodeOf } from './embedded-log.ts';
