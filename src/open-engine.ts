@@ -41,12 +41,13 @@ export interface EngineHandle {
   close(): Promise<void>;
 }
 
-export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>): Promise<EngineHandle> {
-  return (await openHome(completeSettings(config))).handle;
+/** `warm`: a thread and its step host start now, while the caller records the run it is about to start. */
+export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>, options: { warm?: boolean } = {}): Promise<EngineHandle> {
+  return (await openHome(completeSettings(config), options)).handle;
 }
 
 /** The engine on the home, and the home's lock (the server records in it where it listens). */
-export async function openHome(config: Settings): Promise<{ handle: EngineHandle; lock: HomeLock }> {
+export async function openHome(config: Settings, options: { warm?: boolean } = {}): Promise<{ handle: EngineHandle; lock: HomeLock }> {
   // Before the pool starts: its workers write their lines in the same format.
   setLogFormat(config.logFormat);
   const firstStart = !(await exists(config.dataDir));
@@ -61,14 +62,14 @@ export async function openHome(config: Settings): Promise<{ handle: EngineHandle
     if (config.writeExample && firstStart && (await readdir(config.dagsDir)).length === 0) {
       await dags.write('example', exampleSpec(), 'create');
     }
-    return { handle: await openLocked(config, dags, lock), lock };
+    return { handle: await openLocked(config, dags, lock, options.warm === true), lock };
   } catch (error) {
     lock.release();
     throw error;
   }
 }
 
-async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock): Promise<EngineHandle> {
+async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock, warm: boolean): Promise<EngineHandle> {
   const runs = new LmdbRunStore(config.dataDir);
   await tightenStoreFiles(config.dataDir);
   const logs = new LogFiles(config.logDir);
@@ -77,7 +78,7 @@ async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock): Pro
   const stepRegistryDir = join(config.dataDir, 'steps');
   await endOrphanSteps(stepRegistryDir, { log: (line) => log.warn(line) });
   await mkdir(stepRegistryDir, { recursive: true });
-  const dispatcher = new PiscinaDispatcher({ maxThreads: config.maxThreads, spawnMode, stepRegistryDir });
+  const dispatcher = new PiscinaDispatcher({ maxThreads: config.maxThreads, spawnMode, stepRegistryDir, ...(warm ? { minThreads: 1, prepareHost: true } : {}) });
   // Large definitions are parsed on a thread of their own, so no step waits behind a parse.
   const parsePool = new TaskPool<ParseTask, ParseAnswer>({ filename: parseWorkerFile, maxThreads: 1 });
   const catalog = new Definitions(dags, new DefinitionParser((task) => parsePool.run(task)));

@@ -11,10 +11,12 @@ import type { ExecutorFn, SpawnMode, WorkerTask } from './protocol.ts';
 import { runShell } from './shell/shell.executor.ts';
 import { spawnMethod } from './shell/spawner.ts';
 
-const data = workerData as { spawnMode?: SpawnMode; stepRegistryDir?: string; logDescriptor?: 1 | 2; logText?: boolean } | undefined;
+const data = workerData as { spawnMode?: SpawnMode; stepRegistryDir?: string; logDescriptor?: 1 | 2; logText?: boolean; prepareHost?: boolean } | undefined;
 if (data?.logDescriptor) setWorkerLogDescriptor(data.logDescriptor, data.logText === true);
 const mode: SpawnMode = data?.spawnMode ?? spawnMethod;
 const host = new HostClient(mode === 'child_process', data?.stepRegistryDir);
+// The host's start (a process of its own) overlaps what precedes the first step, instead of following it.
+if (data?.prepareHost) void host.ready();
 
 const relayToHost: ExecutorFn = ({ port, ...task }) => host.run(task, port);
 const runHere: ExecutorFn = async (task) => {
