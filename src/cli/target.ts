@@ -1,10 +1,9 @@
 // Where a verb runs: the server named by --server (or TROUPE_SERVER), else the server that owns
-// the home (its lock says where it listens), else this process, embedded on the home.
-import { HomeLock } from '../home-lock.ts';
+// the home (its lock says where it listens), else this process, embedded on the home. Each backend
+// is loaded when chosen: the embedded one brings the engine and the store, the other an HTTP
+// client, and the verbs that read DAG files alone (validate, dry) load neither.
 import { resolveConfig, type ResolvedConfig } from '../config/index.ts';
 import { CliError } from './errors.ts';
-import { EmbeddedBackend } from './backend/embedded-backend.ts';
-import { HttpBackend } from './backend/http-backend.ts';
 import type { Backend } from './backend/types.ts';
 
 /** The flags every verb takes. */
@@ -24,15 +23,22 @@ export async function homeConfig(options: CommonOptions): Promise<ResolvedConfig
 export async function openBackend(options: CommonOptions): Promise<Backend> {
   const token = options.token ?? nonEmpty(process.env.TROUPE_TOKEN);
   const named = options.server ?? nonEmpty(process.env.TROUPE_SERVER);
-  if (named) return new HttpBackend(apiBase(named), token);
+  if (named) return httpBackend(apiBase(named), token);
   const config = await homeConfig(options);
+  const { HomeLock } = await import('../home-lock.ts');
   const holder = HomeLock.holder(config.dataDir);
-  if (holder?.url) return new HttpBackend(holder.url, token);
+  if (holder?.url) return httpBackend(holder.url, token);
   if (holder) {
     throw new CliError(`the home ${config.home} is in use by troupe process ${holder.pid} on ${holder.host}, which serves no API (a \`troupe scheduler\`, or another command)`,
       'wait for it to end, run `troupe server` instead of `troupe scheduler`, or pass --server URL');
   }
+  const { EmbeddedBackend } = await import('./backend/embedded-backend.ts');
   return new EmbeddedBackend(config);
+}
+
+async function httpBackend(base: string, token: string | undefined): Promise<Backend> {
+  const { HttpBackend } = await import('./backend/http-backend.ts');
+  return new HttpBackend(base, token);
 }
 
 /** `http://host:8080`, `http://host:8080/` and `http://host:8080/api/v2` all name the same API. */

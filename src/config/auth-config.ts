@@ -1,8 +1,8 @@
 // config.yaml `auth` and `permissions` (Dagu 1.30's keys) and their TROUPE_ variables, into the
 // settings of src/auth. Problems name the key, never a value: values here are secrets.
 import { AppError } from '../core/index.ts';
-import { AUTH_MODES, type AuthMode, type AuthSettings } from '../auth/index.ts';
-import { parseDuration } from '../ops/index.ts';
+import { AUTH_MODES, type AuthMode, type AuthSettings } from '../auth/auth-settings.ts';
+import { parseDuration } from '../ops/duration.ts';
 import { DEFAULTS } from './settings.ts';
 
 type Env = Record<string, string | undefined>;

@@ -1,8 +1,8 @@
 // The service's configuration from its sources: config.yaml < TROUPE_* variables < command-line
 // flags, each setting taken from the first that gives it; completeSettings applies the defaults.
 import { join, resolve } from 'node:path';
-import { readOidcSettings } from '../auth/index.ts';
-import type { LogFormat, LogLevel } from '../logging/index.ts';
+import { readOidcSettings } from '../auth/auth-settings.ts';
+import type { LogFormat, LogLevel } from '../logging/log-settings.ts';
 import { resolveAuth } from './auth-config.ts';
 import { readConfigFile, type Layer } from './config-file.ts';
 import { completeSettings, defaultHome, type CarrierChoice, type Settings, type SettingsInput, type WrittenAs } from './settings.ts';

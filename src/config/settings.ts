@@ -4,8 +4,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { AppError, parseRemoteNodes, queueNameProblem, systemClock, systemTimers, type Clock, type RemoteNode, type Timers } from '../core/index.ts';
 import { isTimeZone } from '../definition/index.ts';
-import { LOG_FORMATS, LOG_LEVELS, isLogFormat, isLogLevel, type LogFormat, type LogLevel } from '../logging/index.ts';
-import { AUTH_MODES, type AuthInForce, type AuthSettings, type OidcSettings } from '../auth/index.ts';
+import { LOG_FORMATS, LOG_LEVELS, isLogFormat, isLogLevel, type LogFormat, type LogLevel } from '../logging/log-settings.ts';
+import { AUTH_MODES, type AuthInForce, type AuthSettings, type OidcSettings } from '../auth/auth-settings.ts';
 
 export interface QueueConfig {
   name: string;

@@ -19,6 +19,11 @@ export interface PoolOptions {
    * to end those a crash left running (orphans.ts); nowhere without it.
    */
   stepRegistryDir?: string;
+  /**
+   * Each thread starts its step host as it starts, not at its first shell step: with minThreads,
+   * a command that is about to run a DAG has both ready while it records the run.
+   */
+  prepareHost?: boolean;
 }
 
 const workerFile = new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './worker.js', import.meta.url);
@@ -38,7 +43,7 @@ export class PiscinaDispatcher implements StepDispatcher {
       // 'sync' blocks a worker's event loop while it waits for the next task, which delays the
       // process events of the steps it already holds.
       atomics: 'disabled',
-      workerData: { spawnMode: options.spawnMode, stepRegistryDir: options.stepRegistryDir, logDescriptor: logDescriptor(), logText: logIsText() },
+      workerData: { spawnMode: options.spawnMode, stepRegistryDir: options.stepRegistryDir, logDescriptor: logDescriptor(), logText: logIsText(), prepareHost: options.prepareHost === true },
     });
   }
 

@@ -8,21 +8,15 @@ import type { StepResult } from '../core/index.ts';
 import { setWorkerLogDescriptor } from '../logging/worker-log.ts';
 import { HostClient } from './host-client.ts';
 import type { ExecutorFn, SpawnMode, WorkerTask } from './protocol.ts';
-import { runArchive } from './archive/archive.executor.ts';
-import { runHttp } from './http/http.executor.ts';
-import { runContainerStep } from './container/container.executor.ts';
-import { runDagContainer } from './container/dag-container.executor.ts';
-import { runJq } from './jq/jq.executor.ts';
-import { runMail } from './mail/mail.executor.ts';
 import { runShell } from './shell/shell.executor.ts';
-import { runSsh } from './ssh/ssh.executor.ts';
 import { spawnMethod } from './shell/spawner.ts';
-import { runWorkflowAction } from './workflow-action/workflow-action.executor.ts';
 
-const data = workerData as { spawnMode?: SpawnMode; stepRegistryDir?: string; logDescriptor?: 1 | 2; logText?: boolean } | undefined;
+const data = workerData as { spawnMode?: SpawnMode; stepRegistryDir?: string; logDescriptor?: 1 | 2; logText?: boolean; prepareHost?: boolean } | undefined;
 if (data?.logDescriptor) setWorkerLogDescriptor(data.logDescriptor, data.logText === true);
 const mode: SpawnMode = data?.spawnMode ?? spawnMethod;
 const host = new HostClient(mode === 'child_process', data?.stepRegistryDir);
+// The host's start (a process of its own) overlaps what precedes the first step, instead of following it.
+if (data?.prepareHost) void host.ready();
 
 const relayToHost: ExecutorFn = ({ port, ...task }) => host.run(task, port);
 const runHere: ExecutorFn = async (task) => {
@@ -30,6 +24,24 @@ const runHere: ExecutorFn = async (task) => {
   return runShell({ ...task, onSpawn: (pid) => host.watch(pid, task), onExit: (pid) => host.unwatch(pid) });
 };
 const shell = mode === 'posix_spawn' ? runHere : relayToHost;
+
+/**
+ * An executor loaded at its first step, once per thread: a thread that runs shell steps alone never
+ * loads tar, undici, dockerode or ssh2, so that the first step of a run waits for none of them.
+ */
+function loaded(load: () => Promise<ExecutorFn>): ExecutorFn {
+  let executor: Promise<ExecutorFn> | undefined;
+  return async (task) => (await (executor ??= load()))(task);
+}
+
+const runArchive = loaded(async () => (await import('./archive/archive.executor.ts')).runArchive);
+const runHttp = loaded(async () => (await import('./http/http.executor.ts')).runHttp);
+const runContainerStep = loaded(async () => (await import('./container/container.executor.ts')).runContainerStep);
+const runDagContainer = loaded(async () => (await import('./container/dag-container.executor.ts')).runDagContainer);
+const runJq = loaded(async () => (await import('./jq/jq.executor.ts')).runJq);
+const runMail = loaded(async () => (await import('./mail/mail.executor.ts')).runMail);
+const runSsh = loaded(async () => (await import('./ssh/ssh.executor.ts')).runSsh);
+const runWorkflowAction = loaded(async () => (await import('./workflow-action/workflow-action.executor.ts')).runWorkflowAction);
 
 const executors: Record<string, ExecutorFn> = {
   shell,

@@ -8,11 +8,9 @@ import { pino, type Logger } from 'pino';
 import type PinoPretty from 'pino-pretty';
 import { createLogger, textLines, type LogSink } from './logger-options.ts';
 
-export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-/** json: JSON lines; text: a line for a person; auto: text when the log goes to a terminal. */
-export const LOG_FORMATS = ['auto', 'json', 'text'] as const;
-export type LogFormat = (typeof LOG_FORMATS)[number];
+import type { LogFormat, LogLevel } from './log-settings.ts';
+
+export { LOG_FORMATS, LOG_LEVELS, isLogFormat, isLogLevel, type LogFormat, type LogLevel } from './log-settings.ts';
 
 /**
  * Where the lines go: stdout, written asynchronously a line at a time, so that a busy server does
@@ -101,14 +99,6 @@ export function logDescriptor(): 1 | 2 {
 
 export function setLogLevel(level: LogLevel): void {
   log.level = level;
-}
-
-export function isLogLevel(value: string): value is LogLevel {
-  return (LOG_LEVELS as readonly string[]).includes(value);
-}
-
-export function isLogFormat(value: string): value is LogFormat {
-  return (LOG_FORMATS as readonly string[]).includes(value);
 }
 
 /** Writes what is pending: called before the process ends. */

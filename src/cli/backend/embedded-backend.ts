@@ -3,7 +3,7 @@
 // what it starts is the same run, in the same store, as a server would start.
 import { AppError, isFinalRunStatus, isRunEvent, NodeStatus, nodeStatusLabel, runStatusLabel, RunStatus, type RunRecord } from '../../core/index.ts';
 import { logToStderr } from '../../logging/index.ts';
-import { openEngine, type EngineHandle, type TroupeConfig } from '../../main.ts';
+import { openEngine, type EngineHandle, type TroupeConfig } from '../../open-engine.ts';
 import type { EngineEvent } from '../../index.ts';
 import { CliError } from '../errors.ts';
 import { followStepFile, nodeOf } from './embedded-log.ts';
@@ -18,13 +18,16 @@ export class EmbeddedBackend implements Backend {
 
   constructor(private readonly config: Omit<TroupeConfig, 'host' | 'port'>) {}
 
-  /** The engine, opened at the first verb that needs it (help and errors never take the lock). */
-  handle(): Promise<EngineHandle> {
+  /**
+   * The engine, opened at the first verb that needs it (help and errors never take the lock).
+   * `runs`: the verb is about to run steps, so a step thread and its host start meanwhile.
+   */
+  handle(runs = false): Promise<EngineHandle> {
     // The engine's log (a step process a crash left, a log file it cannot write) goes to stderr:
     // stdout is the verb's output, and `--json` is read by programs.
     if (!this.opened) logToStderr();
     // A new home gets the example DAG, as from `troupe server`: `troupe start example` works first.
-    return (this.opened ??= openEngine({ ...this.config, commandOnly: true, writeExample: true }).then((handle) => {
+    return (this.opened ??= openEngine({ ...this.config, commandOnly: true, writeExample: true }, { warm: runs }).then((handle) => {
       handle.engine.subscribe((event) => {
         this.events.push(event);
         for (const listener of this.listeners) listener(event);
@@ -34,7 +37,7 @@ export class EmbeddedBackend implements Backend {
   }
 
   async start(dag: DagRef, options: RunOptions): Promise<{ dagRunId: string }> {
-    const { engine } = await this.handle();
+    const { engine } = await this.handle(true);
     if (dag.kind === 'stored') return engine.startDag(dag.fileName, options);
     return engine.startInline({ spec: dag.spec, name: options.dagName ?? dag.name, params: options.params, dagRunId: options.dagRunId });
   }
@@ -46,7 +49,7 @@ export class EmbeddedBackend implements Backend {
   }
 
   async startSpec(spec: string, options: RunOptions & { name: string }): Promise<{ dagRunId: string }> {
-    const { engine } = await this.handle();
+    const { engine } = await this.handle(true);
     return engine.startInline({ spec, name: options.name, params: options.params, dagRunId: options.dagRunId });
   }
 
@@ -85,7 +88,7 @@ export class EmbeddedBackend implements Backend {
   }
 
   async retry(name: string, dagRunId: string, options: { stepName?: string }): Promise<void> {
-    await (await this.handle()).engine.retry(name, dagRunId, options);
+    await (await this.handle(true)).engine.retry(name, dagRunId, options);
   }
 
   async reschedule(name: string, dagRunId: string, options: { dagRunId?: string }): Promise<{ dagRunId: string; queued: boolean }> {

@@ -3,7 +3,7 @@
 // or left running by a server that stopped) will not write more: what is there is read, and that
 // is its end.
 import { AppError, isFinalRunStatus, stepNodeOf, nodeStatusLabel, type EngineEvent, type LogFollow, type NodeStatus } from '../../core/index.ts';
-import type { EngineHandle } from '../../main.ts';
+import type { EngineHandle } from '../../open-engine.ts';
 import type { FollowLogOptions, StepLogEnd } from './types.ts';
 
 

@@ -1,0 +1,82 @@
+// What the troupe command loads for a verb: each verb loads the modules it uses, so that `version`,
+// `validate` and `dry` never load the engine, the store's LMDB, the worker pool, the HTTP server or
+// auth's crypto, and a run without a server loads the engine but not the server's parts. Read from
+// the URLs the module loader of the command's main thread is asked for
+// (test/support/loaded-modules.mjs), in real processes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { cli } from './cli-process.ts';
+import { makeHome, type Home, type Outcome } from './cli-run.ts';
+
+const recorder = resolve(import.meta.dirname, 'support', 'loaded-modules.mjs');
+
+/** Runs `troupe <args>` with the recorder; its outcome and every module URL loaded. */
+async function traced(home: Home, args: string[], options: { home?: boolean } = {}): Promise<Outcome & { modules: string[] }> {
+  const list = join(home.dir, `modules-${Date.now()}-${Math.random().toString(36).slice(2)}.txt`);
+  await writeFile(list, '');
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('TROUPE_'))), TROUPE_TEST_LOADED_MODULES: list };
+  const child = spawn(process.execPath, ['--import', 'tsx', '--import', recorder, cli, ...args, ...(options.home === false ? [] : home.flag)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => { stdout += chunk; });
+  child.stderr.on('data', (chunk) => { stderr += chunk; });
+  const code = await new Promise<number | null>((done) => child.once('close', done));
+  const modules = (await readFile(list, 'utf8')).split('\n').filter((line) => line !== '');
+  return { code, stdout, stderr, modules };
+}
+
+/** What a verb that reads no run must not load: the engine, LMDB, the pool, the server, auth's crypto. */
+const ENGINE_AND_SERVER = [
+  /\/src\/(engine|actors|scheduler|http|executors)\//, /\/src\/(main|open-engine|home-lock)\.ts$/, /\/src\/store\/lmdb-/, /\/src\/auth\/auth\.ts$/,
+  /\/node_modules\/(lmdb|piscina|xstate|pino|jose|@node-rs\/argon2|openid-client|prom-client|undici|ws|uWebSockets\.js|dockerode|ssh2)\//,
+];
+/** What a run without a server does not load: the HTTP server, auth, metrics, the server's wiring. */
+const SERVER_ONLY = [
+  /\/src\/http\//, /\/src\/ops\/(index|metrics|resource-history|engine-sources)\.ts$/, /\/src\/main\.ts$/, /\/src\/auth\/auth\.ts$/,
+  /\/node_modules\/(jose|@node-rs\/argon2|openid-client|prom-client|ws|uWebSockets\.js|cookie)\//,
+];
+
+function loadedOf(modules: string[], patterns: RegExp[]): string[] {
+  return modules.filter((url) => patterns.some((pattern) => pattern.test(url)));
+}
+
+const DAG = 'steps:\n  - name: hello\n    command: echo hello\n';
+
+test('version, validate and dry load neither the engine nor the store, the pool, the server or auth, and answer as before', async () => {
+  const home = await makeHome({ hello: DAG });
+  try {
+    const version = await traced(home, ['version'], { home: false });
+    assert.equal(version.code, 0, version.stderr);
+    assert.match(version.stdout, /^troupe \d+\.\d+\.\d+/);
+    const validate = await traced(home, ['validate', 'hello']);
+    assert.equal(validate.code, 0, validate.stderr);
+    assert.match(validate.stdout, /valid \(DAG hello, 1 steps\)/);
+    const dry = await traced(home, ['dry', 'hello']);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stdout, /dry run of DAG hello/);
+    for (const [verb, outcome] of Object.entries({ version, validate, dry })) {
+      // The recorder saw the command itself: an empty list would prove nothing.
+      assert.ok(outcome.modules.some((url) => url.endsWith('/src/cli/main.ts')), `${verb}: the recorder saw no module`);
+      assert.deepEqual(loadedOf(outcome.modules, ENGINE_AND_SERVER), [], `${verb} loads none of them`);
+    }
+    assert.ok(validate.modules.some((url) => url.includes('/src/definition/')), 'validate reads the definition');
+  } finally {
+    await home.remove();
+  }
+});
+
+test('a run started without a server loads the engine but not the HTTP server, auth or metrics', async () => {
+  const home = await makeHome({ hello: DAG });
+  try {
+    const run = await traced(home, ['start', 'hello']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /hello \| hello/);
+    assert.ok(run.modules.some((url) => url.endsWith('/src/engine/engine.ts')), 'the engine ran the step');
+    assert.deepEqual(loadedOf(run.modules, SERVER_ONLY), []);
+  } finally {
+    await home.remove();
+  }
+});
