@@ -79,6 +79,15 @@ async function homeWithin(folder: string): Promise<Home> {
   return { home, fileCreateMs: fileCreateMs(probe), spreadFolders: false, attempts: 1 };
 }
 
+/** Whether `checkout`'s build reads queues from config.yaml (its config module moved from cli/ to config/). */
+async function knowsQueues(checkout: string): Promise<boolean> {
+  for (const file of [['cli', 'config.js'], ['config', 'config-file.js']]) {
+    const text = await readFile(resolve(checkout, 'dist', ...file), 'utf8').catch(() => '');
+    if (text.includes('queues')) return true;
+  }
+  return false;
+}
+
 /**
  * Starts `troupe start-all` from `checkout`'s `dist/` (this checkout by default). Its home is
  * chosen by chooseHome, or made inside `within` (a folder chooseHome chose): servers compared
@@ -91,7 +100,7 @@ export async function startBenchServer(checkout = resolve(import.meta.dirname, '
   const nodeArgs = (process.env.TROUPE_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   // The custom queue of the queue-drain workload; the other workloads do not use it. A build from
   // before queues refuses the key (bench:ab may compare with one).
-  if ((await readFile(resolve(checkout, 'dist', 'cli', 'config.js'), 'utf8')).includes('queues')) {
+  if (await knowsQueues(checkout)) {
     await writeFile(join(home, 'config.yaml'), 'queues:\n  config:\n    - name: bench-q\n      maxConcurrency: 16\n');
   }
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, cli, 'start-all', '--home', home, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });

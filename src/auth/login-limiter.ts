@@ -3,7 +3,7 @@
 // passed. An attempt is counted before its password is checked, so that attempts made at once
 // count as many as the same attempts made one after another; a success gives its count back.
 import { createHmac, randomBytes } from 'node:crypto';
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+import type { RateLimiterMemory } from 'rate-limiter-flexible';
 import { AppError } from '../core/index.ts';
 
 export interface LoginLimits {
@@ -31,23 +31,34 @@ export const LIMITER_SLOTS = 1 << 14;
  */
 const SLOTS_PER_NAME = 2;
 
+// Loaded with the first sign-in attempt: a server no one signs in to never holds it.
+let limiters: Promise<typeof import('rate-limiter-flexible')> | undefined;
+const loadLimiters = () => (limiters ??= import('rate-limiter-flexible'));
+
 /** One kind of count (usernames or addresses) in a fixed number of slots. */
 class SlotCounts {
-  private readonly limiter: RateLimiterMemory;
+  private counter: RateLimiterMemory | undefined;
 
   constructor(
     private readonly kind: string,
     private readonly limit: number,
-    windowSec: number,
+    private readonly windowSec: number,
     private readonly slots: number,
     private readonly key: Buffer,
-  ) {
-    this.limiter = new RateLimiterMemory({ keyPrefix: kind, points: limit, duration: windowSec });
+  ) {}
+
+  private async limiter(): Promise<RateLimiterMemory> {
+    if (!this.counter) {
+      const { RateLimiterMemory } = await loadLimiters();
+      this.counter ??= new RateLimiterMemory({ keyPrefix: this.kind, points: this.limit, duration: this.windowSec });
+    }
+    return this.counter;
   }
 
   /** Milliseconds until `name` is under its limit again; undefined while it is under. */
   async wait(name: string): Promise<number | undefined> {
-    const counts = await Promise.all(this.slotsOf(name).map((slot) => this.limiter.get(slot)));
+    const limiter = await this.limiter();
+    const counts = await Promise.all(this.slotsOf(name).map((slot) => limiter.get(slot)));
     if (counts.some((count) => count === null || count.consumedPoints < this.limit)) return undefined;
     return Math.min(...counts.map((count) => count!.msBeforeNext));
   }
@@ -56,22 +67,25 @@ class SlotCounts {
   async count(name: string): Promise<number | undefined> {
     const slots = this.slotsOf(name);
     // penalty adds at once, whatever the count (consume would reject per slot).
-    const counts = await Promise.all(slots.map((slot) => this.limiter.penalty(slot)));
+    const limiter = await this.limiter();
+    const counts = await Promise.all(slots.map((slot) => limiter.penalty(slot)));
     if (counts.some((count) => count.consumedPoints <= this.limit)) return undefined;
     await this.giveBack(name);
     return Math.min(...counts.map((count) => count.msBeforeNext));
   }
 
   async giveBack(name: string): Promise<void> {
-    await Promise.all(this.slotsOf(name).map((slot) => this.limiter.reward(slot)));
+    const limiter = await this.limiter();
+    await Promise.all(this.slotsOf(name).map((slot) => limiter.reward(slot)));
   }
 
   async clear(name: string): Promise<void> {
-    await Promise.all(this.slotsOf(name).map((slot) => this.limiter.delete(slot)));
+    const limiter = await this.limiter();
+    await Promise.all(this.slotsOf(name).map((slot) => limiter.delete(slot)));
   }
 
   size(): number {
-    return this.limiter.dump().storage.length;
+    return this.counter?.dump().storage.length ?? 0;
   }
 
   private slotsOf(name: string): string[] {

@@ -1,7 +1,13 @@
 // Password hashing (argon2id, @node-rs/argon2, off the main thread) and the rule a new password
 // must meet. Messages never contain the password.
-import { hash, verify } from '@node-rs/argon2';
 import { AppError } from '../core/index.ts';
+
+// Loaded with the first password checked or set: a server without password users never holds it
+// (its native library and bindings cost the process several megabytes).
+let argon2: Promise<typeof import('@node-rs/argon2')> | undefined;
+const loadArgon2 = () => (argon2 ??= import('@node-rs/argon2'));
+const hash = async (password: string) => (await loadArgon2()).hash(password);
+const verify = async (against: string, password: string) => (await loadArgon2()).verify(against, password);
 
 export const MIN_PASSWORD_LENGTH = 8;
 /** argon2 hashes any length; a bound keeps a request from making it hash megabytes. */

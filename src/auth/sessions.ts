@@ -1,9 +1,12 @@
 // Session tokens: HS256 JWTs (jose) naming a user and the token version they were issued at.
-import { SignJWT, jwtVerify } from 'jose';
 import type { Clock } from '../core/index.ts';
 import type { SessionToken } from './identity.ts';
 
 const ISSUER = 'troupe';
+
+// Loaded with the first session issued or checked: a server that no one signs in to never holds it.
+let jose: Promise<typeof import('jose')> | undefined;
+const loadJose = () => (jose ??= import('jose'));
 
 export interface SessionClaims {
   userId: string;
@@ -20,6 +23,7 @@ export class Sessions {
   async issue(claims: SessionClaims): Promise<SessionToken> {
     const nowMs = this.clock.now();
     const expiresMs = nowMs + this.ttlMs;
+    const { SignJWT } = await loadJose();
     const token = await new SignJWT({ ver: claims.tokenVersion })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setIssuer(ISSUER)
@@ -32,6 +36,7 @@ export class Sessions {
 
   /** The claims of a valid, unexpired token of ours; undefined for anything else. */
   async verify(token: string): Promise<SessionClaims | undefined> {
+    const { jwtVerify } = await loadJose();
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER, currentDate: new Date(this.clock.now()) });
       if (typeof payload.sub !== 'string' || typeof payload.ver !== 'number') return undefined;

@@ -3,6 +3,7 @@
 // steps itself (the cost does not depend on the server's size) and names their process groups to
 // its step host, which stops them if the server crashes; without it, shell steps are relayed to the
 // host, which forks them from a small process (see step-host.ts).
+import { createRequire } from 'node:module';
 import { workerData } from 'node:worker_threads';
 import type { StepResult } from '../core/index.ts';
 import { setWorkerLogDescriptor } from '../logging/worker-log.ts';
@@ -25,46 +26,54 @@ const runHere: ExecutorFn = async (task) => {
 };
 const shell = mode === 'posix_spawn' ? runHere : relayToHost;
 
-/**
- * An executor loaded at its first step, once per thread: a thread that runs shell steps alone never
- * loads tar, undici, dockerode or ssh2, so that the first step of a run waits for none of them.
- */
-function loaded(load: () => Promise<ExecutorFn>): ExecutorFn {
-  let executor: Promise<ExecutorFn> | undefined;
-  return async (task) => (await (executor ??= load()))(task);
+// The other executors' modules, and the libraries they hold (tar, yauzl, yazl, dockerode, ssh2,
+// nodemailer, undici, jq-wasm), load with a thread's first step of their type: a thread that only
+// runs shell steps never holds them (each thread would otherwise carry them all from its start).
+const loaders: Record<string, () => Promise<ExecutorFn>> = {
+  jq: async () => (await load<typeof import('./jq/jq.executor.ts')>('./jq/jq.executor')).runJq,
+  mail: async () => (await load<typeof import('./mail/mail.executor.ts')>('./mail/mail.executor')).runMail,
+  ssh: async () => (await load<typeof import('./ssh/ssh.executor.ts')>('./ssh/ssh.executor')).runSsh,
+  http: async () => (await load<typeof import('./http/http.executor.ts')>('./http/http.executor')).runHttp,
+  archive: async () => (await load<typeof import('./archive/archive.executor.ts')>('./archive/archive.executor')).runArchive,
+  docker: async () => (await load<typeof import('./container/container.executor.ts')>('./container/container.executor')).runContainerStep,
+  'dag-container': async () => (await load<typeof import('./container/dag-container.executor.ts')>('./container/dag-container.executor')).runDagContainer,
+  'workflow-action': async () => (await load<typeof import('./workflow-action/workflow-action.executor.ts')>('./workflow-action/workflow-action.executor')).runWorkflowAction,
+};
+loaders.container = loaders.docker;
+loaders['github-action'] = loaders['workflow-action'];
+loaders.github_action = loaders['workflow-action'];
+loaders.gha = loaders['workflow-action'];
+
+// Run from source (the tests, under tsx), this thread's modules are CommonJS compiled by tsx's
+// require hook, which a dynamic import() of a .ts file does not pass through in a worker thread;
+// the build's are ES modules, loaded with import().
+const fromSource = import.meta.url.endsWith('.ts');
+const requireHere = createRequire(import.meta.url);
+function load<Module>(path: string): Promise<Module> {
+  return fromSource ? Promise.resolve().then(() => requireHere(`${path}.ts`) as Module) : import(`${path}.js`) as Promise<Module>;
 }
 
-const runArchive = loaded(async () => (await import('./archive/archive.executor.ts')).runArchive);
-const runHttp = loaded(async () => (await import('./http/http.executor.ts')).runHttp);
-const runContainerStep = loaded(async () => (await import('./container/container.executor.ts')).runContainerStep);
-const runDagContainer = loaded(async () => (await import('./container/dag-container.executor.ts')).runDagContainer);
-const runJq = loaded(async () => (await import('./jq/jq.executor.ts')).runJq);
-const runMail = loaded(async () => (await import('./mail/mail.executor.ts')).runMail);
-const runSsh = loaded(async () => (await import('./ssh/ssh.executor.ts')).runSsh);
-const runWorkflowAction = loaded(async () => (await import('./workflow-action/workflow-action.executor.ts')).runWorkflowAction);
+const loaded = new Map<string, Promise<ExecutorFn>>();
 
-const executors: Record<string, ExecutorFn> = {
-  shell,
-  command: shell,
-  jq: runJq,
-  mail: runMail,
-  ssh: runSsh,
-  http: runHttp,
-  archive: runArchive,
-  docker: runContainerStep,
-  container: runContainerStep,
-  'dag-container': runDagContainer,
-  'workflow-action': runWorkflowAction,
-  'github-action': runWorkflowAction,
-  github_action: runWorkflowAction,
-  gha: runWorkflowAction,
-};
+/** The executor of `type`, its module loaded once; undefined for a type no executor has. */
+function executorOf(type: string): ExecutorFn | Promise<ExecutorFn> | undefined {
+  if (type === 'shell' || type === 'command') return shell;
+  if (!Object.hasOwn(loaders, type)) return undefined;
+  let executor = loaded.get(type);
+  if (!executor) {
+    executor = loaders[type]();
+    // A module that failed to load is tried again by the next step, rather than fail every step after.
+    executor.catch(() => loaded.delete(type));
+    loaded.set(type, executor);
+  }
+  return executor;
+}
 
 export default async function runTask(task: WorkerTask & { port: { close(): void } }): Promise<StepResult> {
-  const executor = executors[task.executor.type];
   try {
+    const executor = executorOf(task.executor.type);
     if (!executor) return { kind: 'error', code: 'unknown_executor', message: `executor "${task.executor.type}" is not supported` };
-    return await executor(task);
+    return await (typeof executor === 'function' ? executor(task) : (await executor)(task));
   } catch (error) {
     return { kind: 'error', code: 'executor_failed', message: (error as Error).message };
   } finally {

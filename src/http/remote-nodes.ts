@@ -1,7 +1,7 @@
 // Forwards a request whose `remoteNode` names a configured remote to that node and answers with
 // the remote's status, body and content type as they are. The one place requests leave for a
 // remote: routes never see a forwarded request.
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import { AppError, LOCAL_NODE, type RemoteNode } from '../core/index.ts';
 import { urlBelow } from './remote-path.ts';
 import type { Readable } from 'node:stream';
@@ -34,9 +34,15 @@ const CONNECT_TIMEOUT_MS = 10_000;
 
 interface Remote {
   node: RemoteNode;
-  agent: Agent;
+  /** Made with the first request forwarded to the node. */
+  agent?: Agent;
   authorization?: string;
 }
+
+// Loaded with the first request forwarded: a server that forwards none never holds the HTTP client
+// (about 10 MB of the process's memory).
+let undici: Promise<typeof import('undici')> | undefined;
+const loadUndici = () => (undici ??= import('undici'));
 
 export class RemoteNodes implements RemoteForwarder {
   private remotes = new Map<string, Remote>();
@@ -53,7 +59,7 @@ export class RemoteNodes implements RemoteForwarder {
   replace(nodes: RemoteNode[]): void {
     const previous = this.remotes;
     this.remotes = new Map(nodes.map((node) => [node.name, this.remoteOf(node)]));
-    for (const { agent } of previous.values()) void agent.close();
+    for (const { agent } of previous.values()) void agent?.close();
   }
 
   names(): string[] {
@@ -70,6 +76,8 @@ export class RemoteNodes implements RemoteForwarder {
     const name = query.get('remoteNode');
     if (!name || name === LOCAL_NODE) return undefined;
     if (!takesRemoteNode(apiPath)) return undefined;
+    // Before the node is looked up: a reload meanwhile cannot leave an agent on a list it closed.
+    const { Agent, request } = await loadUndici();
     const remote = this.remotes.get(name);
     if (!remote) {
       const known = this.names();
@@ -87,6 +95,11 @@ export class RemoteNodes implements RemoteForwarder {
     if (remote.authorization) headers.authorization = remote.authorization;
     // A start-sync answers once its run ended: it may take as long as the run is given, and more.
     const limitMs = this.timeoutMs + (apiPath.endsWith('/start-sync') ? syncSeconds(body) * 1000 : 0);
+    remote.agent ??= new Agent({
+      connect: { rejectUnauthorized: !remote.node.skipTLSVerify, timeout: this.connectTimeoutMs },
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    });
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), limitMs);
     const { signal } = controller;
@@ -132,20 +145,15 @@ export class RemoteNodes implements RemoteForwarder {
   async close(): Promise<void> {
     const remotes = [...this.remotes.values()];
     this.remotes = new Map();
-    await Promise.all(remotes.map(({ agent }) => agent.destroy()));
+    await Promise.all(remotes.map(({ agent }) => agent?.destroy()));
   }
 
   private remoteOf(node: RemoteNode): Remote {
-    const agent = new Agent({
-      connect: { rejectUnauthorized: !node.skipTLSVerify, timeout: this.connectTimeoutMs },
-      headersTimeout: this.timeoutMs,
-      bodyTimeout: this.timeoutMs,
-    });
     let authorization: string | undefined;
     // Dagu's precedence: basic auth when both are set (the configuration refuses both).
     if (node.isBasicAuth) authorization = `Basic ${Buffer.from(`${node.basicAuthUsername ?? ''}:${node.basicAuthPassword ?? ''}`).toString('base64')}`;
     else if (node.isAuthToken) authorization = `Bearer ${node.authToken ?? ''}`;
-    return { node, agent, authorization };
+    return { node, authorization };
   }
 
   /**

@@ -1,7 +1,6 @@
 // Starts the API on uWebSockets.js, or on node:http when asked or when uWS cannot load (one warning
 // line either way: on uWS, the limits of its HTTP/1.1; see uws-server.ts).
 import { createApi } from './app.ts';
-import { listenNode } from './node-server.ts';
 import { listenUws } from './uws-server.ts';
 import type { ApiDeps } from './types.ts';
 import type { Carrier, RunningServer } from './running-server.ts';
@@ -38,5 +37,7 @@ export async function startServer(deps: ApiDeps, options: ServerOptions): Promis
       (options.warn ?? ((line: string) => log.warn(line)))(`troupe: uWebSockets.js cannot load here (${(error as Error).message.split('\n')[0]}); serving with node:http`);
     }
   }
+  // Loaded only for this carrier: with it the `ws` library of its event sockets (several MB held idle).
+  const { listenNode } = await import('./node-server.ts');
   return listenNode(api, options.host, options.port, { headersTimeoutMs: options.headersTimeoutMs, tls: options.tls, sockets: api.sockets });
 }

@@ -2,7 +2,7 @@
 // redirect with state, nonce and PKCE, and the callback's checks and code exchange. It answers who
 // logged in; what a login then makes (a user, a session) is the caller's.
 import { timingSafeEqual } from 'node:crypto';
-import * as client from 'openid-client';
+import type * as client from 'openid-client';
 import { AppError } from '../../core/index.ts';
 import type { OidcIdentity } from './admission.ts';
 import type { OidcSettings } from './settings.ts';
@@ -25,6 +25,11 @@ export interface LoginResult {
   /** The login was begun with a request for JSON. */
   json: boolean;
 }
+
+// Loaded with the first OIDC discovery (at start when OIDC is configured): without OIDC, the server
+// never holds openid-client and jose.
+let openidClient: Promise<typeof client> | undefined;
+const loadClient = () => (openidClient ??= import('openid-client'));
 
 export class OidcLogin {
   readonly redirectUri: string;
@@ -49,6 +54,7 @@ export class OidcLogin {
 
   private async discover(): Promise<client.Configuration> {
     const { issuer, clientId, clientSecret } = this.settings;
+    const client = await loadClient();
     try {
       return await client.discovery(
         new URL(issuer), clientId, clientSecret === undefined ? undefined : { client_secret: clientSecret },
@@ -63,12 +69,13 @@ export class OidcLogin {
         },
       );
     } catch (error) {
-      throw new AppError('bad_gateway', `OIDC issuer ${issuer} cannot be discovered: ${reason(error)}`);
+      throw new AppError('bad_gateway', `OIDC issuer ${issuer} cannot be discovered: ${reason(error, client)}`);
     }
   }
 
   async begin(json: boolean): Promise<LoginStart> {
     const provider = await this.provider();
+    const client = await loadClient();
     const codeVerifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
     const nonce = client.randomNonce();
@@ -94,6 +101,7 @@ export class OidcLogin {
     const state = query.get('state');
     if (state === null || !sameText(state, transaction.state)) throw new AppError('unauthorized', 'the OIDC state does not match the login in progress: begin again');
     const provider = await this.provider();
+    const client = await loadClient();
     let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
     try {
       // The URL the provider was given, whatever address the request came in on (a proxy's).
@@ -103,7 +111,7 @@ export class OidcLogin {
         expectedNonce: transaction.nonce,
       });
     } catch (error) {
-      throw failure(error, 'the OIDC login failed');
+      throw failure(error, 'the OIDC login failed', client);
     }
     const claims = tokens.claims();
     if (!claims) throw new AppError('unauthorized', 'the OIDC provider returned no ID token');
@@ -113,7 +121,7 @@ export class OidcLogin {
       try {
         profile = { ...(await client.fetchUserInfo(provider, tokens.access_token, claims.sub)), ...claims };
       } catch (error) {
-        throw failure(error, 'the OIDC userinfo request failed');
+        throw failure(error, 'the OIDC userinfo request failed', client);
       }
     }
     return { identity: identityOf(claims.sub, profile), json: transaction.json === true };
@@ -142,15 +150,15 @@ function sameText(a: string, b: string): boolean {
 const UNREACHABLE = new Set(['OAUTH_TIMEOUT', 'OAUTH_ABORT', 'OAUTH_RESPONSE_IS_NOT_CONFORM', 'OAUTH_RESPONSE_IS_NOT_JSON']);
 
 /** A provider that cannot be reached or answers nonsense is bad_gateway; a refusal or failed check, unauthorized. */
-function failure(error: unknown, what: string): AppError {
+function failure(error: unknown, what: string, client: typeof import('openid-client')): AppError {
   if (error instanceof AppError) return error;
   const code = (error as { code?: unknown }).code;
-  if (error instanceof TypeError || (typeof code === 'string' && UNREACHABLE.has(code))) return new AppError('bad_gateway', `${what}: the provider cannot be reached (${reason(error)})`);
-  return new AppError('unauthorized', `${what}: ${reason(error)}`);
+  if (error instanceof TypeError || (typeof code === 'string' && UNREACHABLE.has(code))) return new AppError('bad_gateway', `${what}: the provider cannot be reached (${reason(error, client)})`);
+  return new AppError('unauthorized', `${what}: ${reason(error, client)}`);
 }
 
 /** The provider's own words (error, error_description) or the library's, with the network cause. */
-function reason(error: unknown): string {
+function reason(error: unknown, client: typeof import('openid-client')): string {
   if (error instanceof client.ResponseBodyError || error instanceof client.AuthorizationResponseError) {
     return [error.error, error.error_description].filter(Boolean).join(': ');
   }
