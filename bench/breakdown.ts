@@ -62,6 +62,9 @@ async function chains(server: BenchServer): Promise<Array<{ t0: number; seen: nu
   return windows;
 }
 
+/** Why runs could not be followed through their stages: the first stage not found, counted. */
+const unmatched = new Map<string, number>();
+
 /** One run's stages, from the marks of its window. */
 function runStages(marks: Mark[], window: { t0: number; answered: number; seen: number }): Record<string, number> | undefined {
   const inRun = marks.filter((mark) => mark.at >= window.t0 && mark.at <= window.seen);
@@ -75,8 +78,15 @@ function runStages(marks: Mark[], window: { t0: number; answered: number; seen: 
   const exited = spawned && first(inRun, 'process.exited', spawned.at);
   const returned = exited && first(inRun, 'step.returned', exited.at);
   const result = returned && first(inRun, 'step.result', returned.at);
-  const final = result && first(inRun, 'record.final.durable', result.at);
-  if (!final || !answered || !dispatched) return undefined;
+  const issued = result && first(inRun, 'record.final.issued', result.at);
+  const final = issued && first(inRun, 'record.final.durable', issued.at);
+  if (!received || !admitted || !durable || !answered || !dispatched || !taken || !spawned || !exited || !returned || !result || !issued || !final) {
+    const missing = !received ? 'request.received' : !admitted ? 'run.admitted' : !durable ? 'record.first.durable' : !answered ? 'request.answered'
+      : !dispatched ? 'step.dispatched' : !taken ? 'step.received' : !spawned ? 'process.spawned' : !exited ? 'process.exited'
+        : !returned ? 'step.returned' : !result ? 'step.result' : !issued ? 'record.final.issued' : 'record.final.durable';
+    unmatched.set(missing, (unmatched.get(missing) ?? 0) + 1);
+    return undefined;
+  }
   return {
     'request: client send to handler': received.at - window.t0,
     'admission: handler to admitted': admitted.at - received.at,
@@ -88,7 +98,8 @@ function runStages(marks: Mark[], window: { t0: number; answered: number; seen: 
     'process: spawned to exit seen': exited.at - spawned.at,
     'result: exit to step returned': returned.at - exited.at,
     'result: returned to main thread': result.at - returned.at,
-    'final record: result to durable': final.at - result.at,
+    'final record: result to issued': issued.at - result.at,
+    'final record: issued to durable': final.at - issued.at,
     'read: durable to client sees it': window.seen - final.at,
     'total: client send to client sees final': window.seen - window.t0,
   };
@@ -185,7 +196,7 @@ const steps = chained.flatMap((window) => chainStepStages(marks, window));
 console.log(JSON.stringify({
   workload: 'breakdown',
   floor: { shSpawnMsBefore: round(reference.spawnMs, 3), shSpawnMsAfter: round(after.spawnMs, 3) },
-  oneStepRun: { runs: oneStep.length, of: single.length, medianMs: medians(oneStep) },
+  oneStepRun: { runs: oneStep.length, of: single.length, ...(unmatched.size > 0 ? { unmatched: Object.fromEntries(unmatched) } : {}), medianMs: medians(oneStep) },
   chainStep: { steps: steps.length, chains: chained.length, chainMedianMs: ms(percentile(chained.map((w) => w.seen - w.t0), 50)), medianMs: medians(steps) },
   throughput: cpu,
 }, null, 2));

@@ -16,6 +16,7 @@ export type Stage =
   | 'process.exited'
   | 'step.returned'
   | 'step.result'
+  | 'record.final.issued'
   | 'record.final.durable';
 
 export interface StageMark {

@@ -63,6 +63,7 @@ export class RunWrites {
     const lost = this.lostEvents.get(key);
     if (lost) this.lostEvents.delete(key);
     const events = lost ? [...lost, ...own] : own;
+    if (isFinalRunStatus(record.status)) markStage('record.final.issued');
     return this.runs.save(record, changed, events).then(() => {
       if (isFinalRunStatus(record.status)) markStage('record.final.durable');
       const failure = this.unsaved.get(key);
