@@ -1,6 +1,6 @@
 // Variables a run gets from outside its definition: dotenv files and secrets, read when
 // the run starts. Secret values are handed to the executor for masking and are never stored.
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { AppError, ownValue, setOwn, type Dag } from '../../core/index.ts';
 import { parseDotenv } from '../../definition/index.ts';
@@ -50,6 +50,9 @@ export function loadRunVariables(dag: Dag, dagDir: string, processEnv: Record<st
 
 /** Small files read at once: a start should not wait on thread-pool round trips for them. */
 function readOptional(path: string): string | undefined {
+  // Most DAGs have no `.env`, which every start looks for: asked without an error thrown (a thrown
+  // ENOENT, with its stack, cost more than the read of a small file).
+  if (!statSync(path, { throwIfNoEntry: false })) return undefined;
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
