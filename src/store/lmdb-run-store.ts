@@ -15,6 +15,7 @@ import { errorText, log } from '../logging/index.ts';
 type Key = Array<string | number>;
 type StoredRun = Omit<RunRecord, 'nodes'> & { nodeCount: number };
 type StoredNode = Omit<NodeRecord, 'step'>;
+type ReadTransaction = ReturnType<RootDatabase['useReadTransaction']>;
 
 const COMMITTED_CACHE_SIZE = 256;
 /** Nodes read() decodes per turn of the event loop: a few milliseconds. */
@@ -113,10 +114,7 @@ export class LmdbRunStore implements RunStore {
     const stored = this.runs.get(keys.run(name, dagRunId));
     if (!stored) return undefined;
     const nodes: NodeRecord[] = [];
-    const views = this.stepViews.get(keys.run(name, dagRunId)) ?? [];
-    for (const { value } of this.nodes.getRange(keys.nodesOf(name, dagRunId, stored.nodeCount))) {
-      nodes.push({ ...value, step: views[nodes.length] } as NodeRecord);
-    }
+    this.readNodes(name, dagRunId, stored, this.stepViews.get(keys.run(name, dagRunId)) ?? [], nodes, stored.nodeCount);
     return this.decoded(stored, nodes);
   }
 
@@ -132,22 +130,30 @@ export class LmdbRunStore implements RunStore {
     const transaction = this.root.useReadTransaction();
     try {
       const stored = this.runs.get(keys.run(name, dagRunId), { transaction });
-      if (!stored || stored.nodeCount <= NODES_PER_TURN) return this.get(name, dagRunId);
+      if (!stored) return undefined;
       const nodes: NodeRecord[] = [];
       const views = this.stepViews.get(keys.run(name, dagRunId), { transaction }) ?? [];
-      for (let from = 0; from < stored.nodeCount; from += NODES_PER_TURN) {
-        await nextTurn();
+      while (nodes.length < stored.nodeCount) {
+        // A small run is read at once; a large one yields before each slice.
+        if (stored.nodeCount > NODES_PER_TURN) await nextTurn();
         // A write of the run committed meanwhile made its record the committed one.
         const meanwhile = this.committed.get(runKey(name, dagRunId));
         if (meanwhile) return meanwhile;
-        const range = keys.nodesOf(name, dagRunId, stored.nodeCount);
-        for (const { value } of this.nodes.getRange({ ...range, start: keys.node(name, dagRunId, from), limit: NODES_PER_TURN, transaction })) {
-          nodes.push({ ...value, step: views[nodes.length] } as NodeRecord);
-        }
+        const before = nodes.length;
+        this.readNodes(name, dagRunId, stored, views, nodes, NODES_PER_TURN, transaction);
+        if (nodes.length === before) break;
       }
-      return this.committed.get(runKey(name, dagRunId)) ?? this.decoded(stored, nodes);
+      return this.decoded(stored, nodes);
     } finally {
       transaction.done();
+    }
+  }
+
+  /** Appends up to `limit` nodes of a stored run to `nodes`, from the first not there yet, each with its step. */
+  private readNodes(name: string, dagRunId: string, stored: StoredRun, views: StepView[], nodes: NodeRecord[], limit: number, transaction?: ReadTransaction): void {
+    const range = { ...keys.nodesOf(name, dagRunId, stored.nodeCount), start: keys.node(name, dagRunId, nodes.length), limit };
+    for (const { value } of this.nodes.getRange(transaction ? { ...range, transaction } : range)) {
+      nodes.push({ ...value, step: views[nodes.length] } as NodeRecord);
     }
   }
 
