@@ -7,7 +7,7 @@
 // - the throughput workload (200 one-step runs, 16 starts in flight): CPU per run, split between
 //   the main thread, the pool's threads, the server's other threads and the steps' processes.
 // Usage: node --import tsx bench/breakdown.ts [runs] (npm run build first; `npm run bench` builds).
-import { readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { percentile, pollUntilFinal, round, shSpawnReference, sleep, startBenchServer, type BenchServer } from './harness.ts';
@@ -136,7 +136,6 @@ function chainStepStages(marks: Mark[], window: { t0: number; seen: number }): A
 async function cpuOf(pid: number): Promise<{ threads: Map<number, number>; children: number }> {
   const tick = 100;
   const threads = new Map<number, number>();
-  const { readdir } = await import('node:fs/promises');
   for (const tid of await readdir(`/proc/${pid}/task`)) {
     try {
       const fields = (await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8')).replace(/^.*\) /, '').split(' ');

@@ -29,6 +29,11 @@ export interface StageMark {
 export const STAGE_CHANNEL = 'troupe:stage';
 const stages = channel(STAGE_CHANNEL);
 
+/** Whether anything listens to the marks: a caller that must build a mark's detail asks first. */
+export function stagesWatched(): boolean {
+  return stages.hasSubscribers;
+}
+
 export function markStage(stage: Stage, detail?: string): void {
   if (!stages.hasSubscribers) return;
   const mark: StageMark = { stage, at: performance.timeOrigin + performance.now() };

@@ -1,5 +1,5 @@
 // The API as one function from a raw request to a response: routing, body parsing, error documents.
-import { AppError, markStage } from '../core/index.ts';
+import { AppError, markStage, stagesWatched } from '../core/index.ts';
 import { log } from '../logging/index.ts';
 import { Cors } from './cors.ts';
 import { refuseCookieForm, refuseCrossSite, SAFE_METHODS } from './cross-site.ts';
@@ -123,7 +123,7 @@ export function createApi(deps: ApiDeps): ServedApi {
     deps.metrics.observeRequest(raw.method, seen.route, response.status, seconds);
     // At debug only: a line per request (health checks included) would drown an info log.
     if (log.isLevelEnabled('debug')) log.debug({ method: raw.method, route: seen.route, status: response.status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
-    markStage('request.answered', `${raw.method} ${seen.route}`);
+    if (stagesWatched()) markStage('request.answered', `${raw.method} ${seen.route}`);
     return response;
   };
   const sockets: SocketAcceptor = {
