@@ -1,5 +1,5 @@
 // What the configuration reads and checks of auth: the modes, the settings' shape and the OIDC
-// section. Kept apart from the modules that sign, hash and limit (jose, argon2, the limiter), so
+// section. Kept apart from the modules that sign, hash and limit (jsonwebtoken, argon2, the limiter), so
 // that the command's verbs read a configuration without loading them.
 import type { LoginLimits } from './login-limiter.ts';
 import type { PermissionSwitches } from './roles.ts';

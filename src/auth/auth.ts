@@ -188,7 +188,7 @@ export class Auth {
   }
 
   private async session(token: string): Promise<Identity> {
-    const claims = await this.sessions.verify(token);
+    const claims = this.sessions.verify(token);
     const user = claims ? this.store.user(claims.userId) : undefined;
     // A deleted user, or a password changed since the token was issued.
     if (!claims || !user || user.tokenVersion !== claims.tokenVersion) throw new AppError('unauthorized', 'Invalid or expired token');

@@ -1,12 +1,19 @@
-// Session tokens: HS256 JWTs (jose) naming a user and the token version they were issued at.
+// Session tokens: HS256 JWTs (jsonwebtoken) naming a user and the token version they were issued at.
+//
+// Signed and checked synchronously: an HMAC is microseconds of work, and a check that waits on
+// nothing lets a WebSocket handshake carrying a session be answered within the carrier's own
+// callback (uws-sockets.ts tells why that matters).
+import { createRequire } from 'node:module';
 import type { Clock } from '../core/index.ts';
 import type { SessionToken } from './identity.ts';
 
 const ISSUER = 'troupe';
 
-// Loaded with the first session issued or checked: a server that no one signs in to never holds it.
-let jose: Promise<typeof import('jose')> | undefined;
-const loadJose = () => (jose ??= import('jose'));
+// Loaded with the first session issued or checked, and synchronously (a require, not an import):
+// a server that no one signs in to never holds it.
+type Jwt = typeof import('jsonwebtoken');
+let jwt: Jwt | undefined;
+const loadJwt = (): Jwt => (jwt ??= createRequire(import.meta.url)('jsonwebtoken') as Jwt);
 
 export interface SessionClaims {
   userId: string;
@@ -14,32 +21,29 @@ export interface SessionClaims {
 }
 
 export class Sessions {
-  private readonly key: Uint8Array;
+  private readonly key: Buffer;
 
   constructor(secret: string, private readonly ttlMs: number, private readonly clock: Clock) {
-    this.key = new TextEncoder().encode(secret);
+    this.key = Buffer.from(secret, 'utf8');
   }
 
   async issue(claims: SessionClaims): Promise<SessionToken> {
     const nowMs = this.clock.now();
-    const expiresMs = nowMs + this.ttlMs;
-    const { SignJWT } = await loadJose();
-    const token = await new SignJWT({ ver: claims.tokenVersion })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setIssuer(ISSUER)
-      .setSubject(claims.userId)
-      .setIssuedAt(Math.floor(nowMs / 1000))
-      .setExpirationTime(Math.floor(expiresMs / 1000))
-      .sign(this.key);
-    return { token, expiresAt: new Date(Math.floor(expiresMs / 1000) * 1000).toISOString() };
+    const expiresS = Math.floor((nowMs + this.ttlMs) / 1000);
+    const token = loadJwt().sign({ ver: claims.tokenVersion, iat: Math.floor(nowMs / 1000), exp: expiresS }, this.key, {
+      algorithm: 'HS256',
+      issuer: ISSUER,
+      subject: claims.userId,
+      noTimestamp: true,
+    });
+    return { token, expiresAt: new Date(expiresS * 1000).toISOString() };
   }
 
   /** The claims of a valid, unexpired token of ours; undefined for anything else. */
-  async verify(token: string): Promise<SessionClaims | undefined> {
-    const { jwtVerify } = await loadJose();
+  verify(token: string): SessionClaims | undefined {
     try {
-      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER, currentDate: new Date(this.clock.now()) });
-      if (typeof payload.sub !== 'string' || typeof payload.ver !== 'number') return undefined;
+      const payload = loadJwt().verify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER, clockTimestamp: Math.floor(this.clock.now() / 1000) });
+      if (typeof payload !== 'object' || typeof payload.sub !== 'string' || typeof payload.ver !== 'number') return undefined;
       return { userId: payload.sub, tokenVersion: payload.ver };
     } catch {
       return undefined;

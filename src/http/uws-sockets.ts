@@ -56,7 +56,14 @@ export function serveUwsSockets(app: TemplatedApp, sockets: SocketAcceptor, inFl
         gone = true;
         done();
         // No subprotocol is chosen, none offered is echoed; permessage-deflate is off (compression's default).
-        res.cork(() => res.upgrade<SocketData>({ session: admission.session, closed: false }, headers['sec-websocket-key'], '', headers['sec-websocket-extensions'] ?? '', context));
+        //
+        // Never inside res.cork(): once cork's callback has upgraded the socket, this binary's cork
+        // goes on to read the HTTP response's state from memory the WebSocket now occupies, and when
+        // a stray bit reads as "close the connection" it ends the socket it has just opened (the
+        // client sees 1006 right after the handshake). An admission that waited on nothing is
+        // answered inside uWS's own upgrade callback, which is corked already; one that waited
+        // (a first password check) is written uncorked, and uWS prints a warning for it.
+        res.upgrade<SocketData>({ session: admission.session, closed: false }, headers['sec-websocket-key'], '', headers['sec-websocket-extensions'] ?? '', context);
       });
     },
     open: (ws) => {
