@@ -7,6 +7,7 @@ import type { StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
 import { LineMasker, createMasker, markStage } from '../../core/index.ts';
 import { spawner, type OutputStream, type StepProcess } from './spawner.ts';
+import { plainCommand, withShellPwd } from './plain-command.ts';
 import { workerLog } from '../../logging/worker-log.ts';
 import { Stops } from '../stops.ts';
 import { stepLogFailure } from '../step-output.ts';
@@ -40,7 +41,7 @@ export async function runShell(task: WorkerTask): Promise<StepResult> {
 
 async function commandLine(task: WorkerTask): Promise<string[]> {
   const shell = task.shell ?? DEFAULT_SHELL;
-  if (task.script === undefined) return [...shell, '-c', task.command ?? ''];
+  if (task.script === undefined) return shellArgv(task, task.command ?? '');
   // Readable by its owner alone, and made anew (a file left by a crash keeps its mode otherwise).
   await rm(task.scriptPath, { force: true });
   try {
@@ -61,11 +62,10 @@ async function commandLine(task: WorkerTask): Promise<string[]> {
  * of the commands that ran.
  */
 async function executeEach(task: WorkerTask, commands: readonly string[], stops: Stops): Promise<StepResult> {
-  const shell = task.shell ?? DEFAULT_SHELL;
   const outputs: string[] = [];
   let last: StepResult = { kind: 'ok', exitCode: 0 };
   for (const [index, command] of commands.entries()) {
-    last = await execute({ ...task, command }, [...shell, '-c', command], stops);
+    last = await execute({ ...task, command }, shellArgv(task, command), stops);
     if (last.kind === 'ok' && last.output) outputs.push(last.output);
     if (last.kind !== 'ok' || last.exitCode !== 0 || last.error !== undefined) {
       const reason = last.kind === 'ok' ? last.error ?? `exit status ${last.exitCode}` : last.message;
@@ -76,6 +76,26 @@ async function executeEach(task: WorkerTask, commands: readonly string[], stops:
   return task.captureOutput ? { ...last, output: outputs.join('\n') } : last;
 }
 
+function shellArgv(task: WorkerTask, command: string): string[] {
+  return [...(task.shell ?? DEFAULT_SHELL), '-c', command];
+}
+
+/**
+ * Starts `argv`; a plain command line run by the default shell is first started without it
+ * (plain-command.ts), and when that cannot start, through the shell, which then says why.
+ */
+async function start(task: WorkerTask, argv: string[]): Promise<StepProcess> {
+  const plain = task.shell === undefined && argv.length === 3 && argv[1] === '-c' ? plainCommand(argv[2]) : undefined;
+  if (plain) {
+    try {
+      return await spawner(plain, { cwd: task.workingDir, env: withShellPwd(task.env, task.workingDir) });
+    } catch {
+      // Not found, not executable, not a program: the shell's own answer follows.
+    }
+  }
+  return spawner(argv, { cwd: task.workingDir, env: task.env });
+}
+
 function quote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
@@ -84,7 +104,7 @@ async function execute(task: WorkerTask, argv: string[], stops: Stops): Promise<
   if (stops.requested) return { kind: 'error', code: 'stopped', message: 'stopped before its process started' };
   let child: StepProcess;
   try {
-    child = await spawner(argv, { cwd: task.workingDir, env: task.env });
+    child = await start(task, argv);
   } catch (error) {
     return { kind: 'error', code: 'spawn_failed', message: (error as Error).message };
   }
