@@ -4,6 +4,8 @@
 // - one-step runs, one at a time, polled every 1 ms: each stage from the start request to the
 //   final record a client reads;
 // - chains of 50 `true` steps: each stage of a step inside the chain;
+// - fanouts of 100 parallel `sleep 0.2` steps: when the steps were dispatched, spawned and seen to
+//   exit, counted from the start request;
 // - the throughput workload (200 one-step runs, 16 starts in flight): CPU per run, split between
 //   the main thread, the pool's threads, the server's other threads and the steps' processes.
 // Usage: node --import tsx bench/breakdown.ts [runs] (npm run build first; `npm run bench` builds).
@@ -19,6 +21,8 @@ const runs = Number(process.argv[2] ?? 200);
 const WARMUP_RUNS = 300;
 const WARMUP_CHAINS = 30;
 const CHAINS = 8;
+const WARMUP_FANOUTS = 2;
+const FANOUTS = 4;
 
 const marksFile = join(tmpdir(), `troupe-stages-${process.pid}.json`);
 process.env.TROUPE_STAGES_OUT = marksFile;
@@ -26,6 +30,30 @@ process.env.TROUPE_BENCH_NODE_ARGS = `${process.env.TROUPE_BENCH_NODE_ARGS ?? ''
 
 const wall = () => performance.timeOrigin + performance.now();
 const ms = (value: number) => round(value, 3);
+
+async function fanouts(server: BenchServer): Promise<Array<{ t0: number; seen: number }>> {
+  await server.writeDag('bd-fanout', 'type: graph\nmaxActiveRuns: -1\nmaxActiveSteps: 100\nsteps:\n' + '  - sleep 0.2\n'.repeat(100));
+  const windows: Array<{ t0: number; seen: number }> = [];
+  for (let i = 0; i < WARMUP_FANOUTS + FANOUTS; i++) {
+    const t0 = wall();
+    const { body } = await server.post('/dags/bd-fanout/start', {});
+    await pollUntilFinal(server, 'bd-fanout', body.dagRunId, 5);
+    if (i >= WARMUP_FANOUTS) windows.push({ t0, seen: wall() });
+  }
+  return windows;
+}
+
+/** Of one fanout: the first and last of each step stage, in ms from the start request. */
+function fanoutSpread(marks: Mark[], window: { t0: number; seen: number }): Record<string, number> {
+  const inside = marks.filter((mark) => mark.at >= window.t0 && mark.at <= window.seen);
+  const spread: Record<string, number> = { wall: window.seen - window.t0 };
+  for (const stage of ['step.dispatched', 'process.spawned', 'process.exited', 'step.result']) {
+    const times = inside.filter((mark) => mark.stage === stage).map((mark) => mark.at - window.t0);
+    spread[`${stage} first`] = Math.min(...times);
+    spread[`${stage} last`] = Math.max(...times);
+  }
+  return spread;
+}
 
 /** The first mark of `stage` (and `detail`, when given) at or after `from`, within `marks`. */
 function first(marks: Mark[], stage: string, from: number, detail?: string): Mark | undefined {
@@ -176,10 +204,12 @@ const reference = await shSpawnReference();
 const server = await startBenchServer();
 let single: Array<{ t0: number; answered: number; seen: number }>;
 let chained: Array<{ t0: number; seen: number }>;
+let fanned: Array<{ t0: number; seen: number }>;
 let cpu: Record<string, unknown>;
 try {
   single = await oneStepRuns(server);
   chained = await chains(server);
+  fanned = await fanouts(server);
   cpu = await throughputCpu(server);
   await sleep(100);
 } finally {
@@ -197,5 +227,6 @@ console.log(JSON.stringify({
   floor: { shSpawnMsBefore: round(reference.spawnMs, 3), shSpawnMsAfter: round(after.spawnMs, 3) },
   oneStepRun: { runs: oneStep.length, of: single.length, ...(unmatched.size > 0 ? { unmatched: Object.fromEntries(unmatched) } : {}), medianMs: medians(oneStep) },
   chainStep: { steps: steps.length, chains: chained.length, chainMedianMs: ms(percentile(chained.map((w) => w.seen - w.t0), 50)), medianMs: medians(steps) },
+  fanout: { runs: fanned.length, steps: 100, medianMs: medians(fanned.map((window) => fanoutSpread(marks, window))) },
   throughput: cpu,
 }, null, 2));
