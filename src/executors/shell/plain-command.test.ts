@@ -19,7 +19,7 @@ test('anything the shell would interpret, and its own words, go through the shel
     '', '   ', 'echo hi', 'true', 'false', 'cd /tmp', 'exit 1', 'test -f x', '[ -f x ]', 'kill 1', 'printf x', ': nothing',
     '. ./env.sh', 'if', 'while', '{', '!', 'FOO=1 env', 'sleep $DELAY', 'ls *.txt', 'ls file?', 'ls [ab]', 'cat ~/x',
     'echo "q"', "echo 'q'", 'a\\ b', 'a;b', 'a && b', 'a | b', 'a > f', 'a < f', 'a & b', 'a #comment', '(a)', 'a `b`',
-    'sleep 1\nsleep 2', 'sleep\r1', 'a b=c{d}', 'a !b',
+    'sleep 1\nsleep 2', 'sleep\r1', 'a b=c{d}', 'a !b', 'time sleep 1', 'source x', 'let x', 'declare x',
   ]) assert.equal(plainCommand(command), undefined, JSON.stringify(command));
 });
 

@@ -14,12 +14,18 @@ const COMMAND_WORD = /^[A-Za-z0-9_./:,+@%-]+$/;
 /** Further words may also hold `=` (`--day=2026-11-28`), which the shell leaves alone there. */
 const ARGUMENT_WORD = /^[A-Za-z0-9_./:,+@%=-]+$/;
 
-/** dash's builtins and reserved words: the shell runs these itself, not a program of that name. */
+/**
+ * dash's builtins and reserved words, and bash's (where `sh` is bash): the shell runs these itself,
+ * not a program of that name (`echo`, `time` and `kill` are also programs that behave otherwise).
+ */
 const SHELL_WORDS = new Set([
   '.', ':', '[', 'alias', 'bg', 'break', 'cd', 'chdir', 'command', 'continue', 'echo', 'eval', 'exec', 'exit',
   'export', 'false', 'fc', 'fg', 'getopts', 'hash', 'jobs', 'kill', 'local', 'printf', 'pwd', 'read', 'readonly',
   'return', 'set', 'shift', 'test', 'times', 'trap', 'true', 'type', 'ulimit', 'umask', 'unalias', 'unset', 'wait',
   '!', 'case', 'do', 'done', 'elif', 'else', 'esac', 'fi', 'for', 'if', 'in', 'then', 'until', 'while', '{', '}',
+  '[[', ']]', 'builtin', 'caller', 'compgen', 'complete', 'compopt', 'coproc', 'declare', 'dirs', 'disown', 'enable',
+  'function', 'help', 'history', 'let', 'logout', 'mapfile', 'popd', 'pushd', 'readarray', 'select', 'shopt',
+  'source', 'suspend', 'time', 'typeset',
 ]);
 
 /** The words of `command` when the shell would do nothing but split it on blanks and run it; else undefined. */
