@@ -31,17 +31,8 @@ process.env.TROUPE_BENCH_NODE_ARGS = `${process.env.TROUPE_BENCH_NODE_ARGS ?? ''
 const wall = () => performance.timeOrigin + performance.now();
 const ms = (value: number) => round(value, 3);
 
-async function fanouts(server: BenchServer): Promise<Array<{ t0: number; seen: number }>> {
-  await server.writeDag('bd-fanout', 'type: graph\nmaxActiveRuns: -1\nmaxActiveSteps: 100\nsteps:\n' + '  - sleep 0.2\n'.repeat(100));
-  const windows: Array<{ t0: number; seen: number }> = [];
-  for (let i = 0; i < WARMUP_FANOUTS + FANOUTS; i++) {
-    const t0 = wall();
-    const { body } = await server.post('/dags/bd-fanout/start', {});
-    await pollUntilFinal(server, 'bd-fanout', body.dagRunId, 5);
-    if (i >= WARMUP_FANOUTS) windows.push({ t0, seen: wall() });
-  }
-  return windows;
-}
+/** One run: its start request sent, answered, and the final status seen. */
+type Window = { t0: number; answered: number; seen: number };
 
 /** Of one fanout: the first and last of each step stage, in ms from the start request. */
 function fanoutSpread(marks: Mark[], window: { t0: number; seen: number }): Record<string, number> {
@@ -65,36 +56,32 @@ function medians(rows: Array<Record<string, number>>): Record<string, number> {
   return Object.fromEntries(keys.map((key) => [key, ms(percentile(rows.map((row) => row[key]).filter(Number.isFinite), 50))]));
 }
 
-async function oneStepRuns(server: BenchServer): Promise<Array<{ t0: number; answered: number; seen: number }>> {
-  await server.writeDag('bd-one', 'maxActiveRuns: -1\nsteps:\n  - name: one\n    command: "true"\n');
-  const windows: Array<{ t0: number; answered: number; seen: number }> = [];
-  for (let i = 0; i < WARMUP_RUNS + runs; i++) {
+/** Runs `name` (`spec`) one after another, polled every `pollMs`; the windows of those past `warmup`. */
+async function timedRuns(server: BenchServer, name: string, spec: string, warmup: number, count: number, pollMs: number): Promise<Window[]> {
+  await server.writeDag(name, spec);
+  const windows: Window[] = [];
+  for (let i = 0; i < warmup + count; i++) {
     const t0 = wall();
-    const { body } = await server.post('/dags/bd-one/start', {});
+    const { body } = await server.post(`/dags/${name}/start`, {});
     const answered = wall();
-    await pollUntilFinal(server, 'bd-one', body.dagRunId, 1);
-    if (i >= WARMUP_RUNS) windows.push({ t0, answered, seen: wall() });
+    await pollUntilFinal(server, name, body.dagRunId, pollMs);
+    if (i >= warmup) windows.push({ t0, answered, seen: wall() });
   }
   return windows;
 }
 
-async function chains(server: BenchServer): Promise<Array<{ t0: number; seen: number }>> {
-  await server.writeDag('bd-chain', 'maxActiveRuns: -1\nsteps:\n' + '  - "true"\n'.repeat(50));
-  const windows: Array<{ t0: number; seen: number }> = [];
-  for (let i = 0; i < WARMUP_CHAINS + CHAINS; i++) {
-    const t0 = wall();
-    const { body } = await server.post('/dags/bd-chain/start', {});
-    await pollUntilFinal(server, 'bd-chain', body.dagRunId, 1);
-    if (i >= WARMUP_CHAINS) windows.push({ t0, seen: wall() });
-  }
-  return windows;
-}
+const oneStepRuns = (server: BenchServer) =>
+  timedRuns(server, 'bd-one', 'maxActiveRuns: -1\nsteps:\n  - name: one\n    command: "true"\n', WARMUP_RUNS, runs, 1);
+const chains = (server: BenchServer) =>
+  timedRuns(server, 'bd-chain', 'maxActiveRuns: -1\nsteps:\n' + '  - "true"\n'.repeat(50), WARMUP_CHAINS, CHAINS, 1);
+const fanouts = (server: BenchServer) =>
+  timedRuns(server, 'bd-fanout', 'type: graph\nmaxActiveRuns: -1\nmaxActiveSteps: 100\nsteps:\n' + '  - sleep 0.2\n'.repeat(100), WARMUP_FANOUTS, FANOUTS, 5);
 
 /** Why runs could not be followed through their stages: the first stage not found, counted. */
 const unmatched = new Map<string, number>();
 
 /** One run's stages, from the marks of its window. */
-function runStages(marks: Mark[], window: { t0: number; answered: number; seen: number }): Record<string, number> | undefined {
+function runStages(marks: Mark[], window: Window): Record<string, number> | undefined {
   const inRun = marks.filter((mark) => mark.at >= window.t0 && mark.at <= window.seen);
   const received = first(inRun, 'request.received', window.t0, 'POST');
   const admitted = received && first(inRun, 'run.admitted', received.at);
@@ -202,9 +189,9 @@ async function throughputCpu(server: BenchServer): Promise<Record<string, unknow
 
 const reference = await shSpawnReference();
 const server = await startBenchServer();
-let single: Array<{ t0: number; answered: number; seen: number }>;
-let chained: Array<{ t0: number; seen: number }>;
-let fanned: Array<{ t0: number; seen: number }>;
+let single: Window[];
+let chained: Window[];
+let fanned: Window[];
 let cpu: Record<string, unknown>;
 try {
   single = await oneStepRuns(server);
