@@ -39,9 +39,9 @@ export async function runShell(task: WorkerTask): Promise<StepResult> {
   }
 }
 
-async function commandLine(task: WorkerTask): Promise<string[]> {
+async function commandLine(task: WorkerTask): Promise<Launch> {
   const shell = task.shell ?? DEFAULT_SHELL;
-  if (task.script === undefined) return shellArgv(task, task.command ?? '');
+  if (task.script === undefined) return shellLine(task, task.command ?? '');
   // Readable by its owner alone, and made anew (a file left by a crash keeps its mode otherwise).
   await rm(task.scriptPath, { force: true });
   try {
@@ -50,10 +50,10 @@ async function commandLine(task: WorkerTask): Promise<string[]> {
     // A full disk: the step fails naming the file (the part written goes with the step's end).
     throw new Error(`cannot write the step's script ${task.scriptPath}: ${(error as Error).message}`);
   }
-  if (task.command !== undefined) return [...shell, '-c', `${task.command} ${quote(task.scriptPath)}`];
+  if (task.command !== undefined) return { argv: [...shell, '-c', `${task.command} ${quote(task.scriptPath)}`] };
   // A shebang chooses the interpreter unless the step set a shell (the plan leaves the DAG's out).
-  if (task.script.startsWith('#!') && task.shell === undefined) return [task.scriptPath];
-  return [...shell, task.scriptPath];
+  if (task.script.startsWith('#!') && task.shell === undefined) return { argv: [task.scriptPath] };
+  return { argv: [...shell, task.scriptPath] };
 }
 
 /**
@@ -65,7 +65,7 @@ async function executeEach(task: WorkerTask, commands: readonly string[], stops:
   const outputs: string[] = [];
   let last: StepResult = { kind: 'ok', exitCode: 0 };
   for (const [index, command] of commands.entries()) {
-    last = await execute({ ...task, command }, shellArgv(task, command), stops);
+    last = await execute({ ...task, command }, shellLine(task, command), stops);
     if (last.kind === 'ok' && last.output) outputs.push(last.output);
     if (last.kind !== 'ok' || last.exitCode !== 0 || last.error !== undefined) {
       const reason = last.kind === 'ok' ? last.error ?? `exit status ${last.exitCode}` : last.message;
@@ -76,16 +76,20 @@ async function executeEach(task: WorkerTask, commands: readonly string[], stops:
   return task.captureOutput ? { ...last, output: outputs.join('\n') } : last;
 }
 
-function shellArgv(task: WorkerTask, command: string): string[] {
-  return [...(task.shell ?? DEFAULT_SHELL), '-c', command];
+/** A process to start: `argv`, or first `plain`, the same command line started without the shell. */
+interface Launch {
+  argv: string[];
+  plain?: string[];
 }
 
-/**
- * Starts `argv`; a plain command line run by the default shell is first started without it
- * (plain-command.ts), and when that cannot start, through the shell, which then says why.
- */
-async function start(task: WorkerTask, argv: string[]): Promise<StepProcess> {
-  const plain = task.shell === undefined && argv.length === 3 && argv[1] === '-c' ? plainCommand(argv[2]) : undefined;
+/** `command` through the step's shell; a plain line run by the default shell may start without it (plain-command.ts). */
+function shellLine(task: WorkerTask, command: string): Launch {
+  const argv = [...(task.shell ?? DEFAULT_SHELL), '-c', command];
+  return task.shell === undefined ? { argv, plain: plainCommand(command) } : { argv };
+}
+
+/** Starts `plain` when there is one, and when it cannot start, `argv`: the shell then says why. */
+async function start(task: WorkerTask, { argv, plain }: Launch): Promise<StepProcess> {
   if (plain) {
     try {
       return await spawner(plain, { cwd: task.workingDir, env: withShellPwd(task.env, task.workingDir) });
@@ -100,11 +104,11 @@ function quote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-async function execute(task: WorkerTask, argv: string[], stops: Stops): Promise<StepResult> {
+async function execute(task: WorkerTask, launch: Launch, stops: Stops): Promise<StepResult> {
   if (stops.requested) return { kind: 'error', code: 'stopped', message: 'stopped before its process started' };
   let child: StepProcess;
   try {
-    child = await start(task, argv);
+    child = await start(task, launch);
   } catch (error) {
     return { kind: 'error', code: 'spawn_failed', message: (error as Error).message };
   }
