@@ -17,7 +17,6 @@ import type { AuthInForce, AuthMode, AuthSettings } from './auth-settings.ts';
 
 export { AUTH_MODES, type AuthInForce, type AuthMode, type AuthSettings } from './auth-settings.ts';
 
-
 export const DEFAULT_TOKEN_TTL_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_PUBLIC_PATHS = ['/health'];
 const SECRET_NAME = 'session-signing-key';

@@ -4,21 +4,18 @@ import { MAX_SUB_DAG_DEPTH } from '../actors/index.ts';
 
 /** Looks a run up by name and id, `latest` included; 404 when absent. */
 export function findRun(runs: RunStore, name: string, dagRunId: string): RunRecord {
-  const record = dagRunId === 'latest' ? runs.latest(name) : runs.get(name, dagRunId);
-  if (!record) {
-    throw new AppError('not_found', dagRunId === 'latest' ? `no dag-runs found for DAG ${name}` : `dag-run ID ${dagRunId} not found for DAG ${name}`);
-  }
-  return record;
+  return found(dagRunId === 'latest' ? runs.latest(name) : runs.get(name, dagRunId), name, dagRunId);
 }
 
 /** findRun, a large run read from the store a slice of its nodes per turn of the event loop (RunStore.read). */
 export async function readRun(runs: RunStore, name: string, dagRunId: string): Promise<RunRecord> {
-  const newest = dagRunId === 'latest' ? runs.summaries({ name }, { limit: 1 }).runs[0] : undefined;
-  const record = dagRunId === 'latest' ? newest && await runs.read(newest.name, newest.dagRunId) : await runs.read(name, dagRunId);
-  if (!record) {
-    throw new AppError('not_found', dagRunId === 'latest' ? `no dag-runs found for DAG ${name}` : `dag-run ID ${dagRunId} not found for DAG ${name}`);
-  }
-  return record;
+  const id = dagRunId === 'latest' ? runs.summaries({ name }, { limit: 1 }).runs[0] : { name, dagRunId };
+  return found(id && await runs.read(id.name, id.dagRunId), name, dagRunId);
+}
+
+function found(record: RunRecord | undefined, name: string, dagRunId: string): RunRecord {
+  if (record) return record;
+  throw new AppError('not_found', dagRunId === 'latest' ? `no dag-runs found for DAG ${name}` : `dag-run ID ${dagRunId} not found for DAG ${name}`);
 }
 
 /** A sub DAG run of a run (at any depth below it), by its id; 404 when it is not one. */

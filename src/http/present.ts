@@ -119,26 +119,26 @@ const NODES_OPEN = Buffer.from(',"nodes":[');
 const NODES_CLOSE = Buffer.from('],');
 const PRECONDITIONS_CLOSE = Buffer.from('"preconditions":[]}');
 
+/** The run's details as pieces of bytes: its summary, its blocks of nodes (each kept while its nodes are), its handlers. */
+function* detailsPieces(record: RunRecord): Generator<Buffer, void, void> {
+  yield Buffer.from(JSON.stringify(runSummary(record)).slice(0, -1));
+  yield NODES_OPEN;
+  for (let from = 0; from < record.nodes.length; from += NODE_BLOCK) {
+    if (from > 0) yield COMMA;
+    yield blockOf(record.nodes, from);
+  }
+  yield NODES_CLOSE;
+  yield Buffer.from(JSON.stringify(handlerViews(record)).slice(1, -1));
+  yield COMMA;
+  yield PRECONDITIONS_CLOSE;
+}
+
 /**
  * `JSON.stringify(runDetails(record))` as pieces of bytes, encoding only the blocks of nodes that
  * changed since the record's previous version.
  */
 export function runDetailsParts(record: RunRecord): Buffer[] {
-  const parts = detailsHead(record);
-  for (let from = 0; from < record.nodes.length; from += NODE_BLOCK) {
-    if (from > 0) parts.push(COMMA);
-    parts.push(blockOf(record.nodes, from));
-  }
-  return detailsTail(record, parts);
-}
-
-function detailsHead(record: RunRecord): Buffer[] {
-  return [Buffer.from(JSON.stringify(runSummary(record)).slice(0, -1)), NODES_OPEN];
-}
-
-function detailsTail(record: RunRecord, parts: Buffer[]): Buffer[] {
-  parts.push(NODES_CLOSE, Buffer.from(JSON.stringify(handlerViews(record)).slice(1, -1)), COMMA, PRECONDITIONS_CLOSE);
-  return parts;
+  return [...detailsPieces(record)];
 }
 
 /** Blocks encoded between two turns of the event loop: about 1,000 nodes, a few milliseconds. */
@@ -146,19 +146,16 @@ const BLOCKS_PER_TURN = 4;
 
 /** runDetailsParts, yielding to the event loop between blocks it has to encode (a record never changes: the answer is the same). */
 async function runDetailsPartsInTurns(record: RunRecord): Promise<Buffer[]> {
-  const parts = detailsHead(record);
-  let encodedThisTurn = 0;
-  for (let from = 0; from < record.nodes.length; from += NODE_BLOCK) {
-    if (from > 0) parts.push(COMMA);
-    const before = blocksEncoded;
-    parts.push(blockOf(record.nodes, from));
-    encodedThisTurn += blocksEncoded - before;
-    if (encodedThisTurn >= BLOCKS_PER_TURN) {
-      encodedThisTurn = 0;
+  const parts: Buffer[] = [];
+  let turnStartedAt = blocksEncoded;
+  for (const piece of detailsPieces(record)) {
+    parts.push(piece);
+    if (blocksEncoded - turnStartedAt >= BLOCKS_PER_TURN) {
       await nextTurn();
+      turnStartedAt = blocksEncoded;
     }
   }
-  return detailsTail(record, parts);
+  return parts;
 }
 
 /** Documents by key list, by record: a record object is never changed, a new write is a new object. */

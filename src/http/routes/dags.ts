@@ -328,7 +328,10 @@ async function dagRunsOfDag(request: HttpRequest, deps: ApiDeps) {
     });
     const gridData = [...stepNames].map((stepName) => ({ name: stepName, history: statuses.map((byName) => byName.get(stepName) ?? 0) }));
     const parts: Buffer[] = [Buffer.from('{"dagRuns":[')];
-    records.forEach((record, index) => parts.push(...(index > 0 ? [Buffer.from(',')] : []), ...runDetailsParts(record)));
+    records.forEach((record, index) => {
+      if (index > 0) parts.push(COMMA);
+      parts.push(...runDetailsParts(record));
+    });
     parts.push(Buffer.from(`],"gridData":${JSON.stringify(gridData)}}`));
     kept = { generation, body: Buffer.concat(parts) };
     if (generation !== undefined) histories.set(result, kept);
