@@ -15,3 +15,4 @@ export * from './events.ts';
 export * from './idempotency.ts';
 export * from './log-follow.ts';
 export * from './stages.ts';
+export * from './turns.ts';

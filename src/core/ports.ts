@@ -33,6 +33,12 @@ export interface RunStore {
    * it every node is compared.
    */
   save(record: RunRecord, changedNodes?: Iterable<number>, events?: readonly EventBody[]): Promise<void>;
+  /**
+   * Encodes a new run's record before its first save, a slice of its nodes per turn of the event
+   * loop: that save then only issues its writes (a run of 10,000 steps held the event loop while
+   * they were encoded). A save of a record not prepared encodes it itself.
+   */
+  prepareFirstSave(record: RunRecord): Promise<void>;
   /** What happened, numbered: each event commits with the record (or flag) it describes. */
   readonly events: EventLog;
   /** Events that describe no run record (a DAG file changed, a queue's limit changed). */

@@ -116,8 +116,10 @@ export class RunStarter {
     const callers = seed.lineage?.callers ?? (seed.prior?.record.parentDAGRunId
       ? ancestry((runName, id) => deps.runs.get(runName, id), { name: seed.prior.record.parentDAGRunName, dagRunId: seed.prior.record.parentDAGRunId })
       : []);
-    const plan = planRun({ dag, name, dagRunId, attemptId, params, systemEnv: deps.systemEnv, logs: deps.logs, variables, dagEnv, specText: seed.specText, root, callers, inheritedSecrets: seed.inheritedSecrets });
-    const record = attemptRecord({ dag, plan, params, now: clock.now(), fileName: seed.fileName, lineage: seed.lineage, prior: seed.prior, queued: seed.queued });
+    const plan = await planRun({ dag, name, dagRunId, attemptId, params, systemEnv: deps.systemEnv, logs: deps.logs, variables, dagEnv, specText: seed.specText, root, callers, inheritedSecrets: seed.inheritedSecrets });
+    const record = await attemptRecord({ dag, plan, params, now: clock.now(), fileName: seed.fileName, lineage: seed.lineage, prior: seed.prior, queued: seed.queued });
+    // Encoded a slice per turn here, so that the save below, in the scheduler's step, only issues its writes.
+    await deps.runs.prepareFirstSave(record);
     // A DAG-level precondition that does not hold aborts the run before its steps; the exit
     // handler still runs (docs/api.md, Handlers): the run actor takes it from there.
     const unmet = await unmetDagPrecondition(dag, plan, deps.dispatcher);

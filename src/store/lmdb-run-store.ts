@@ -3,8 +3,9 @@
 // writes the summary and the nodes it changed, not the whole run, and looks only at those.
 // The queue store shares the environment (its databases change with a run's record: saveAlongside).
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { asBinary, open, type Database, type RootDatabase } from 'lmdb';
 import { RunStatus, dagRunIdProblem, type EngineEvent, type EventBody, isFinalRunStatus, isValidDagName, type NodeRecord, type ListPosition, type RunFilter, type RunRecord, type RunStore, type RunSummaryRow, type StepView, type SummaryPage } from '../core/index.ts';
+import { encodeAhead, type EncodedRecord, type ValueEncoder } from './encode-ahead.ts';
 import { keys } from './keys.ts';
 import { LmdbEventLog } from './lmdb-event-log.ts';
 import { listSummaries } from './run-listing.ts';
@@ -52,6 +53,12 @@ function setNewest(cache: Map<string, RunRecord>, id: string, record: RunRecord,
   if (cache.size > size) cache.delete(cache.keys().next().value!);
 }
 
+/** A database's encoder: lmdb-js has one per database, which its types do not show. */
+const encoderOf = (db: Database<any, Key>) => (db as unknown as { encoder: ValueEncoder }).encoder;
+
+/** A value that database's encoder encoded already, put as it is (lmdb-js's asBinary, which its types do not allow for a typed database). */
+const already = <V>(bytes: Uint8Array) => asBinary(bytes) as unknown as V;
+
 function firstOf<T>(items: Iterable<T>): T | undefined {
   for (const item of items) return item;
   return undefined;
@@ -80,6 +87,8 @@ export class LmdbRunStore implements RunStore {
    * decode; the entry changes only when a write commits, so nothing shows before it is durable.
    */
   private readonly committed = new Map<string, RunRecord>();
+  /** First records encoded before their save (prepareFirstSave), until it issues their writes. */
+  private readonly encoded = new WeakMap<RunRecord, EncodedRecord>();
   /** Moves on every committed write of a run or removal: an answer made from the runs before it is stale. */
   private generation = 0;
   private latestByName = { generation: -1, byName: new Map<string, { row: RunSummaryRow | undefined }>() };
@@ -230,6 +239,12 @@ export class LmdbRunStore implements RunStore {
     });
   }
 
+  async prepareFirstSave(record: RunRecord): Promise<void> {
+    if (record.nodes.length <= NODES_PER_TURN) return;
+    const encoded = await encodeAhead(record, encoderOf(this.nodes), encoderOf(this.stepViews), NODES_PER_TURN);
+    if (encoded) this.encoded.set(record, encoded);
+  }
+
   save(record: RunRecord, changedNodes?: Iterable<number>, events: readonly EventBody[] = []): Promise<void> {
     const id = runKey(record.name, record.dagRunId);
     const previous = this.issued.get(id);
@@ -276,14 +291,16 @@ export class LmdbRunStore implements RunStore {
     // Comparing every node on every write made a run of 10,000 steps quadratic: the writer says
     // which nodes it changed since the record it wrote before, which this one follows.
     const candidates = previous && changedNodes ? changedNodes : record.nodes.keys();
+    const encoded = this.encoded.get(record);
+    this.encoded.delete(record);
     for (const index of candidates) {
       const node = record.nodes[index];
       if (previous?.nodes[index] === node) continue;
       const { step: _step, ...stored } = node;
-      alongside(this.nodes.put(keys.node(record.name, record.dagRunId, index), stored));
+      alongside(this.nodes.put(keys.node(record.name, record.dagRunId, index), encoded ? already<StoredNode>(encoded.nodes[index]) : stored));
     }
     if (!previous) {
-      alongside(this.stepViews.put(keys.run(record.name, record.dagRunId), record.nodes.map((node) => node.step)));
+      alongside(this.stepViews.put(keys.run(record.name, record.dagRunId), encoded ? already<StepView[]>(encoded.steps) : record.nodes.map((node) => node.step)));
       alongside(this.byTime.put(keys.byTime(record.createdAtMs, record.name, record.dagRunId), null));
       alongside(this.byName.put(keys.byName(record.name, record.createdAtMs, record.dagRunId), null));
     }

@@ -39,6 +39,7 @@ export const scriptPathOf = (stdout: string) => stdout.replace(/\.out$/, '.scrip
 export class LogFiles implements LogStore {
   /** Open run logs by path, with the lines waiting to be written (in call order). */
   private readonly runLogs = new Map<string, RunLog>();
+  private lastPrefix?: { name: string; dagRunId: string; attemptId: string; logDir?: string; prefix: string };
   /**
    * Creations waiting by directory, the one under way first. The kernel creates one file at a time
    * in a directory (it holds the directory's lock), so creations in parallel on the thread pool do
@@ -67,9 +68,21 @@ export class LogFiles implements LogStore {
   }
 
   stepPaths(name: string, dagRunId: string, attemptId: string, index: number, stepName: string, logDir?: string): StepLogPaths {
-    const step = `${String(index + 1).padStart(3, '0')}.${fileSafe(stepName)}`;
-    const base = join(this.dagDir(name, logDir), `${fileSafe(dagRunId)}.${fileSafe(attemptId)}.${step}`);
+    const base = `${this.attemptPrefix(name, dagRunId, attemptId, logDir)}${String(index + 1).padStart(3, '0')}.${fileSafe(stepName)}`;
     return { stdout: `${base}.out`, stderr: `${base}.err`, script: `${base}.script` };
+  }
+
+  /**
+   * `<dag dir>/<dagRunId>.<attemptId>.`, the start of every file of an attempt: a run's steps ask
+   * one after another, so the last one is kept (a plan of 10,000 steps joined it 10,000 times).
+   * What follows it holds no separator (fileSafe), so appending is the join.
+   */
+  private attemptPrefix(name: string, dagRunId: string, attemptId: string, logDir?: string): string {
+    const last = this.lastPrefix;
+    if (last && last.name === name && last.dagRunId === dagRunId && last.attemptId === attemptId && last.logDir === logDir) return last.prefix;
+    const prefix = join(this.dagDir(name, logDir), `${fileSafe(dagRunId)}.${fileSafe(attemptId)}.`);
+    this.lastPrefix = { name, dagRunId, attemptId, logDir, prefix };
+    return prefix;
   }
 
   prepare(name: string, logDir?: string): void {

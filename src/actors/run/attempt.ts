@@ -1,5 +1,5 @@
 // The first record of a run's attempt, and which nodes a retry runs again. Pure.
-import { AppError, HANDLER_NODE_NAMES, NodeStatus, RunStatus, isoTime, type Dag, type HandlerKind, type NodeRecord, type ParamDef, type RunRecord, type Step } from '../../core/index.ts';
+import { AppError, HANDLER_NODE_NAMES, NodeStatus, mapInTurns, RunStatus, isoTime, type Dag, type HandlerKind, type NodeRecord, type ParamDef, type RunRecord, type Step } from '../../core/index.ts';
 import { dependencyNames, paramsJson, stepView } from '../../definition/index.ts';
 import { maskParams } from './masking.ts';
 import type { RunPlan } from './plan.ts';
@@ -49,13 +49,18 @@ export function queuedRecord(input: {
   };
 }
 
-export function attemptRecord(input: {
+/** The record an attempt starts with; a run of thousands of steps gets its nodes 1,000 per turn of the event loop. */
+export async function attemptRecord(input: {
   dag: Dag; plan: RunPlan; params: ParamDef[]; now: number; fileName?: string; lineage?: Lineage; prior?: PriorAttempt;
   /** A queued run starting: it keeps its place in listings and the time it was queued. */
   queued?: RunRecord;
-}): RunRecord {
+}): Promise<RunRecord> {
   const { dag, plan, now, prior, queued } = input;
-  const fresh = dag.steps.map((step, index) => newNode(step, plan.steps[index]));
+  const nodes = await mapInTurns(dag.steps, (step, index) => {
+    const node = newNode(step, plan.steps[index]);
+    if (!prior) return node;
+    return prior.rerun.has(index) ? { ...node, ...prior.carried?.get(index) } : { ...prior.record.nodes[index], step: node.step };
+  });
   const handlers = Object.entries(plan.handlers).map(([kind, planned]) => [
     HANDLER_NODE_NAMES[kind as HandlerKind], newNode(dag.handlerOn[kind as HandlerKind]!, planned!),
   ]);
@@ -69,7 +74,7 @@ export function attemptRecord(input: {
     params: paramsJson(maskParams(input.params, plan.secrets)),
     // A retry under the same id keeps its place in listings.
     createdAtMs: queued?.createdAtMs ?? (prior?.record.dagRunId === plan.dagRunId ? prior.record.createdAtMs : now),
-    nodes: prior ? fresh.map((node, index) => (prior.rerun.has(index) ? { ...node, ...prior.carried?.get(index) } : { ...prior.record.nodes[index], step: node.step })) : fresh,
+    nodes,
     ...(handlers.length > 0 ? { handlers: Object.fromEntries(handlers) } : {}),
     ...(prior?.record.outputs ? { outputs: prior.record.outputs } : {}),
     ...(prior?.record.outputVars ? { outputVars: prior.record.outputVars } : {}),

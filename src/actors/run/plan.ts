@@ -1,6 +1,6 @@
 // A run's plan: the DAG resolved for one run (params, env, log paths), as plain data for the actor.
 import { join, resolve } from 'node:path';
-import { HANDLER_NODE_NAMES, ownValue, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepServices, type StepTask } from '../../core/index.ts';
+import { HANDLER_NODE_NAMES, mapInTurns, ownValue, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepServices, type StepTask } from '../../core/index.ts';
 import type { MailSpec } from '../../core/index.ts';
 import { dependencyNames, evaluateEnv, expandVariables, paramsRecord, splitWords, type ExpandScope } from '../../definition/index.ts';
 import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
@@ -104,7 +104,11 @@ export interface PlanInput {
   inheritedSecrets?: readonly string[];
 }
 
-export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, logs, variables, dagEnv, specText, root, callers, inheritedSecrets }: PlanInput): RunPlan {
+/**
+ * The run's plan. A definition's steps are planned 1,000 per turn of the event loop: a start of a
+ * run of 10,000 steps answers other requests meanwhile.
+ */
+export async function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, logs, variables, dagEnv, specText, root, callers, inheritedSecrets }: PlanInput): Promise<RunPlan> {
   const logPath = logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
   const positional = positionalParams(params);
   const scope = runScope({ dag, name, dagRunId, logPath, systemEnv, variables });
@@ -129,7 +133,7 @@ export function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, log
     baseEnv,
     positional,
     secrets: [...new Set([...Object.values(variables?.secrets ?? {}), ...inheritedSecrets ?? []])].filter((value) => value !== ''),
-    steps: dag.steps.map((step, index) => planStep(step, dag, logs.stepPaths(name, dagRunId, attemptId, index, step.name, dag.logDir), names.get(step.name), indexOf)),
+    steps: await mapInTurns(dag.steps, (step, index) => planStep(step, dag, logs.stepPaths(name, dagRunId, attemptId, index, step.name, dag.logDir), names.get(step.name), indexOf)),
     // Handler logs are numbered 000, before the steps'.
     handlers: Object.fromEntries(Object.entries(dag.handlerOn).map(([kind, step]) => [
       kind, planStep(step!, dag, logs.stepPaths(name, dagRunId, attemptId, -1, HANDLER_NODE_NAMES[kind as HandlerKind], dag.logDir), [], indexOf),
@@ -145,6 +149,7 @@ function subDagOf(step: Step): PlannedStep['call'] {
 
 /** A step of the plan: its definition with the DAG's shell, its dependencies by index and its log paths. */
 function planStep(step: Step, dag: Dag, paths: StepLogPaths, depends: string[] | undefined, indexOf: Map<string, number>): PlannedStep {
+  const call = subDagOf(step);
   return {
     name: step.name,
     id: step.id,
@@ -163,7 +168,7 @@ function planStep(step: Step, dag: Dag, paths: StepLogPaths, depends: string[] |
     timeoutSec: step.timeoutSec,
     retryPolicy: step.retryPolicy,
     repeatPolicy: step.repeatPolicy,
-    ...(subDagOf(step) ? { call: subDagOf(step) } : {}),
+    ...(call ? { call } : {}),
     signalOnStop: step.signalOnStop,
     executor: executorOf(step, dag),
     stdout: paths.stdout,

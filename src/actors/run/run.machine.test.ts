@@ -15,10 +15,10 @@ const logs = {
   stepPaths: () => ({ stdout: '/nowhere/out', stderr: '/nowhere/err', script: '/nowhere/script' }),
 } as unknown as LogStore;
 
-function inputOf(spec: string): RunInput {
+async function inputOf(spec: string): Promise<RunInput> {
   const dag = parseDag(spec, { baseDir: '/nowhere', fileName: 'large' }).dag!;
-  const plan = planRun({ dag, name: 'large', dagRunId: 'r1', attemptId: 'a1', params: [], systemEnv: {}, logs });
-  return { plan, record: attemptRecord({ dag, plan, params: [], now: 0 }) };
+  const plan = await planRun({ dag, name: 'large', dagRunId: 'r1', attemptId: 'a1', params: [], systemEnv: {}, logs });
+  return { plan, record: await attemptRecord({ dag, plan, params: [], now: 0 }) };
 }
 
 /** Runs the actor to its end; each step's result comes from `answer`, by the step's name, at once. */
@@ -44,9 +44,9 @@ function runToEnd(input: RunInput, answer: (name: string) => StepResult) {
   return { status: finished, record: record!, mostChildren };
 }
 
-test('a run of 2,000 chained steps reads each step a bounded number of times, and keeps no finished step actor', () => {
+test('a run of 2,000 chained steps reads each step a bounded number of times, and keeps no finished step actor', async () => {
   const steps = 2_000;
-  const input = inputOf('steps:\n' + Array.from({ length: steps }, (_, index) => `  - name: s${index}\n    command: "true"\n`).join(''));
+  const input = await inputOf('steps:\n' + Array.from({ length: steps }, (_, index) => `  - name: s${index}\n    command: "true"\n`).join(''));
   // Counted on the first record's objects: a node changed by the run is a new object, a plain one.
   let reads = 0;
   for (const step of input.plan.steps) {
@@ -67,8 +67,8 @@ test('a run of 2,000 chained steps reads each step a bounded number of times, an
   assert.ok(mostChildren <= 2, `the run held ${mostChildren} step actors at once`);
 });
 
-test('a failure in a fan-out aborts its branch and the join, naming the upstream; the other branches run', () => {
-  const input = inputOf([
+test('a failure in a fan-out aborts its branch and the join, naming the upstream; the other branches run', async () => {
+  const input = await inputOf([
     'type: graph', 'maxActiveSteps: 4', 'steps:',
     '  - {name: root, command: "true"}',
     ...Array.from({ length: 6 }, (_, index) => `  - {name: b${index}, command: "true", depends: root}`),
