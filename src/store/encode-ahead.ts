@@ -1,7 +1,9 @@
-// A new run's first record encoded before its save, a slice of nodes per turn of the event loop:
-// the save of a run of 10,000 steps then only issues its writes, still in one transaction, instead
-// of holding the event loop while it encodes 10,000 nodes and their steps in one piece.
+// A new run's first record encoded before its save, a slice of nodes per turn of the event loop,
+// and, for a run the store has no record of, its node rows written then too: the save of a run of
+// 10,000 steps then only issues its summary, its index rows and its steps, instead of holding the
+// event loop while it encodes and issues 10,000 nodes in one piece.
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { asBinary, type Binary } from 'lmdb';
 import type { RunRecord } from '../core/index.ts';
 
 /** A database's value encoder (lmdb-js's msgpackr): each value it encodes carries its own structures. */
@@ -9,11 +11,12 @@ export interface ValueEncoder {
   encode(value: unknown): Uint8Array;
 }
 
+/** Values a database's put stores as they are (lmdb-js's asBinary, made here too: 10,000 of them took milliseconds). */
 export interface EncodedRecord {
-  /** Each node without its step, as the nodes database stores it. */
-  nodes: Uint8Array[];
+  /** Each node without its step, as the nodes database stores it; absent when they were written ahead. */
+  nodes?: Binary[];
   /** The array of the nodes' steps, as the step views database stores it. */
-  steps: Uint8Array;
+  steps: Binary;
 }
 
 /**
@@ -21,24 +24,32 @@ export interface EncodedRecord {
  * encoded in pieces of `perTurn` steps joined under one array header: each piece defines the
  * structures it uses, which a decoder takes as they come (msgpack records), so the joined bytes
  * decode to the same array. Undefined if the encoder writes arrays some other way.
+ * With `put`, each node is written as it is encoded, and this resolves once they are all durable.
  */
-export async function encodeAhead(record: RunRecord, nodeEncoder: ValueEncoder, stepsEncoder: ValueEncoder, perTurn: number): Promise<EncodedRecord | undefined> {
-  const nodes: Uint8Array[] = [];
+export async function encodeAhead(record: RunRecord, encoders: { node: ValueEncoder; steps: ValueEncoder }, perTurn: number, put?: (index: number, value: Binary) => Promise<unknown>): Promise<EncodedRecord | undefined> {
+  const nodes: Binary[] = [];
+  const writes = new Set<Promise<unknown>>();
   const pieces: Uint8Array[] = [arrayHeader(record.nodes.length)];
   for (let from = 0; from < record.nodes.length; from += perTurn) {
     await nextTurn();
     const slice = record.nodes.slice(from, from + perTurn);
-    // Copied out of the encoder's buffer, which later writes reuse.
-    const encoded = slice.map(({ step: _step, ...stored }) => nodeEncoder.encode(stored));
-    const joined = Buffer.concat(encoded);
-    let offset = 0;
-    for (const bytes of encoded) nodes.push(joined.subarray(offset, offset += bytes.length));
-    const piece = stepsEncoder.encode(slice.map((node) => node.step));
+    const piece = encoders.steps.encode(slice.map((node) => node.step));
     const header = arrayHeader(slice.length);
     if (!header.every((byte, index) => piece[index] === byte)) return undefined;
     pieces.push(Buffer.from(piece.subarray(header.length)));
+    // Copied out of the encoder's buffer, which later writes reuse.
+    const encoded = slice.map(({ step: _step, ...stored }) => encoders.node.encode(stored));
+    const joined = Buffer.concat(encoded);
+    let offset = 0;
+    for (const [at, bytes] of encoded.entries()) {
+      const value = asBinary(joined.subarray(offset, offset += bytes.length));
+      // The writes of a turn share one transaction and one promise.
+      if (put) writes.add(put(from + at, value));
+      else nodes.push(value);
+    }
   }
-  return { nodes, steps: Buffer.concat(pieces) };
+  await Promise.all(writes);
+  return { ...(put ? {} : { nodes }), steps: asBinary(Buffer.concat(pieces)) };
 }
 
 /** msgpack's header of an array of `length` items. */

@@ -3,7 +3,7 @@
 // writes the summary and the nodes it changed, not the whole run, and looks only at those.
 // The queue store shares the environment (its databases change with a run's record: saveAlongside).
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { asBinary, open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type RootDatabase } from 'lmdb';
 import { RunStatus, dagRunIdProblem, type EngineEvent, type EventBody, isFinalRunStatus, isValidDagName, type NodeRecord, type ListPosition, type RunFilter, type RunRecord, type RunStore, type RunSummaryRow, type StepView, type SummaryPage } from '../core/index.ts';
 import { encodeAhead, type EncodedRecord, type ValueEncoder } from './encode-ahead.ts';
 import { keys } from './keys.ts';
@@ -56,8 +56,8 @@ function setNewest(cache: Map<string, RunRecord>, id: string, record: RunRecord,
 /** A database's encoder: lmdb-js has one per database, which its types do not show. */
 const encoderOf = (db: Database<any, Key>) => (db as unknown as { encoder: ValueEncoder }).encoder;
 
-/** A value that database's encoder encoded already, put as it is (lmdb-js's asBinary, which its types do not allow for a typed database). */
-const already = <V>(bytes: Uint8Array) => asBinary(bytes) as unknown as V;
+/** A value encoded already (encode-ahead.ts), which lmdb-js's types do not allow for a typed database. */
+const already = <V>(value: unknown) => value as V;
 
 function firstOf<T>(items: Iterable<T>): T | undefined {
   for (const item of items) return item;
@@ -239,9 +239,18 @@ export class LmdbRunStore implements RunStore {
     });
   }
 
+  /**
+   * The node rows of a run the store has no record of are written here, and durable before this
+   * resolves: no reader finds them before the run's summary row, which its save writes (a crash
+   * or a refused start leaves rows nothing reads, removed with any run of that id). A retry's or a
+   * queued run's stored nodes are replaced only by its save, in the transaction of its record.
+   */
   async prepareFirstSave(record: RunRecord): Promise<void> {
     if (record.nodes.length <= NODES_PER_TURN) return;
-    const encoded = await encodeAhead(record, encoderOf(this.nodes), encoderOf(this.stepViews), NODES_PER_TURN);
+    const { name, dagRunId } = record;
+    const stored = this.issued.has(runKey(name, dagRunId)) || this.runs.get(keys.run(name, dagRunId)) !== undefined;
+    const put = stored ? undefined : (index: number, value: unknown) => this.nodes.put(keys.node(name, dagRunId, index), already<StoredNode>(value));
+    const encoded = await this.committing(encodeAhead(record, { node: encoderOf(this.nodes), steps: encoderOf(this.stepViews) }, NODES_PER_TURN, put), recordOf(record));
     if (encoded) this.encoded.set(record, encoded);
   }
 
@@ -293,11 +302,13 @@ export class LmdbRunStore implements RunStore {
     const candidates = previous && changedNodes ? changedNodes : record.nodes.keys();
     const encoded = this.encoded.get(record);
     this.encoded.delete(record);
-    for (const index of candidates) {
+    // Written ahead (prepareFirstSave): the same nodes, durable already.
+    const writtenAhead = !previous && encoded !== undefined && encoded.nodes === undefined;
+    for (const index of writtenAhead ? [] : candidates) {
       const node = record.nodes[index];
       if (previous?.nodes[index] === node) continue;
       const { step: _step, ...stored } = node;
-      alongside(this.nodes.put(keys.node(record.name, record.dagRunId, index), encoded ? already<StoredNode>(encoded.nodes[index]) : stored));
+      alongside(this.nodes.put(keys.node(record.name, record.dagRunId, index), encoded?.nodes ? already<StoredNode>(encoded.nodes[index]) : stored));
     }
     if (!previous) {
       alongside(this.stepViews.put(keys.run(record.name, record.dagRunId), encoded ? already<StepView[]>(encoded.steps) : record.nodes.map((node) => node.step)));

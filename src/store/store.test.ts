@@ -278,19 +278,29 @@ test('a large first record encoded ahead, a slice per turn, is stored as a plain
     status: index % 5 === 0 ? NodeStatus.Succeeded : NodeStatus.NotStarted, retryCount: index % 4, doneCount: 0, error: index % 9 === 0 ? 'é ✓' : '',
     subRuns: index % 11 === 0 ? [{ dagRunId: `c${index}`, params: '' }] : [], subRunsRepeated: [],
   });
-  const big = { ...record('big', 'r', 1000, RunStatus.Running), nodes: Array.from({ length: 2_345 }, (_, index) => node(index)) };
+  const nodes = Array.from({ length: 2_345 }, (_, index) => node(index));
   const written = new LmdbRunStore(dir);
+  // A new run: its nodes are written ahead, and no read finds the run before its save.
+  const fresh = { ...record('big', 'r', 1000, RunStatus.Running), nodes };
   const order: string[] = [];
-  const preparing = written.prepareFirstSave(big).then(() => order.push('prepared'));
+  const preparing = written.prepareFirstSave(fresh).then(() => order.push('prepared'));
   setImmediate(() => order.push('another request'));
   await preparing;
   assert.deepEqual(order, ['another request', 'prepared']);
-  await written.save(big);
-  await written.save({ ...record('plain', 'r', 1000, RunStatus.Running), nodes: big.nodes });
+  assert.equal(written.get('big', 'r'), undefined);
+  assert.equal(written.summaries({ name: 'big' }).runs.length, 0);
+  await written.save(fresh);
+  // A run stored already (a queued run that starts, a retry): its nodes are written by its save.
+  await written.save({ ...record('again', 'r', 1000, RunStatus.Queued), nodes: nodes.map((queued) => ({ ...queued, stdout: '', stderr: '' })) });
+  const again = { ...record('again', 'r', 1000, RunStatus.Running), nodes };
+  await written.prepareFirstSave(again);
+  await written.save(again);
+  await written.save({ ...record('plain', 'r', 1000, RunStatus.Running), nodes });
   await written.close();
   // Read from the disk: what the encoded writes hold is what a plain save of the same nodes holds.
   const store = new LmdbRunStore(dir);
   t.after(() => store.close());
-  assert.deepEqual(store.get('big', 'r'), big);
+  assert.deepEqual(store.get('big', 'r'), fresh);
+  assert.deepEqual(store.get('again', 'r'), again);
   assert.deepEqual(store.get('big', 'r')?.nodes, store.get('plain', 'r')?.nodes);
 });

@@ -1,8 +1,8 @@
 // A run's plan: the DAG resolved for one run (params, env, log paths), as plain data for the actor.
 import { join, resolve } from 'node:path';
-import { HANDLER_NODE_NAMES, mapInTurns, ownValue, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepServices, type StepTask } from '../../core/index.ts';
+import { HANDLER_NODE_NAMES, eachInTurns, mapInTurns, ownValue, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepServices, type StepTask } from '../../core/index.ts';
 import type { MailSpec } from '../../core/index.ts';
-import { dependencyNames, evaluateEnv, expandVariables, paramsRecord, splitWords, type ExpandScope } from '../../definition/index.ts';
+import { evaluateEnv, expandVariables, paramsRecord, splitWords, type ExpandScope } from '../../definition/index.ts';
 import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
 import { DEFAULT_SHELL, ShellReferences } from './shell-references.ts';
 import { shebangOf } from './shell-syntax.ts';
@@ -114,8 +114,7 @@ export async function planRun({ dag, name, dagRunId, attemptId, params, systemEn
   const scope = runScope({ dag, name, dagRunId, logPath, systemEnv, variables });
   // The DAG's env is evaluated before the params and without them; a param wins over an env variable of its name, as in Dagu.
   const baseEnv = { ...scope, ...(dagEnv ?? evaluateEnv(dag.env, scope)), ...namedParams(params), ...variables?.secrets };
-  const indexOf = new Map(dag.steps.map((step, index) => [step.name, index]));
-  const names = dependencyNames(dag.steps);
+  const indexOf = await stepIndexes(dag.steps);
   const services = runServices(dag, name, attemptId, baseEnv);
   const mail = runMail(dag, baseEnv);
   return {
@@ -133,12 +132,22 @@ export async function planRun({ dag, name, dagRunId, attemptId, params, systemEn
     baseEnv,
     positional,
     secrets: [...new Set([...Object.values(variables?.secrets ?? {}), ...inheritedSecrets ?? []])].filter((value) => value !== ''),
-    steps: await mapInTurns(dag.steps, (step, index) => planStep(step, dag, logs.stepPaths(name, dagRunId, attemptId, index, step.name, dag.logDir), names.get(step.name), indexOf)),
+    steps: await mapInTurns(dag.steps, (step, index) => planStep(step, dag, logs.stepPaths(name, dagRunId, attemptId, index, step.name, dag.logDir), step.depends, indexOf)),
     // Handler logs are numbered 000, before the steps'.
     handlers: Object.fromEntries(Object.entries(dag.handlerOn).map(([kind, step]) => [
       kind, planStep(step!, dag, logs.stepPaths(name, dagRunId, attemptId, -1, HANDLER_NODE_NAMES[kind as HandlerKind], dag.logDir), [], indexOf),
     ])),
   };
+}
+
+/** Each step's index by its name and by its id: a dependency names a step either way. */
+async function stepIndexes(steps: readonly Step[]): Promise<Map<string, number>> {
+  const indexOf = new Map<string, number>();
+  await eachInTurns(steps.length, (index) => {
+    indexOf.set(steps[index].name, index);
+    if (steps[index].id) indexOf.set(steps[index].id!, index);
+  });
+  return indexOf;
 }
 
 function subDagOf(step: Step): PlannedStep['call'] {
@@ -148,12 +157,12 @@ function subDagOf(step: Step): PlannedStep['call'] {
 }
 
 /** A step of the plan: its definition with the DAG's shell, its dependencies by index and its log paths. */
-function planStep(step: Step, dag: Dag, paths: StepLogPaths, depends: string[] | undefined, indexOf: Map<string, number>): PlannedStep {
+function planStep(step: Step, dag: Dag, paths: StepLogPaths, depends: readonly string[], indexOf: Map<string, number>): PlannedStep {
   const call = subDagOf(step);
   return {
     name: step.name,
     id: step.id,
-    depends: (depends ?? []).map((dependency) => indexOf.get(dependency)!),
+    depends: depends.map((dependency) => indexOf.get(dependency)!),
     command: step.command,
     commands: step.commands,
     script: step.script,
