@@ -2,6 +2,8 @@
 // from the store and encoded as the API's bytes off the main thread, then moved to it, not copied
 // (http/stored-details.ts). It opens the store's environment once per home, and only reads.
 import { StoredRunReader } from './store/index.ts';
+// The two modules themselves, not their folders' index.ts: those load the step pool and the HTTP
+// server (uWS), which this thread never uses.
 import { movedAnswer } from './executors/task-pool.ts';
 import { detailsDocumentOf, runDetailsParts } from './http/present.ts';
 import type { StoredDetailsAnswer } from './http/index.ts';
