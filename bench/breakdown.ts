@@ -8,7 +8,8 @@
 //   exit, counted from the start request;
 // - the throughput workload (200 one-step runs, 16 starts in flight): CPU per run, split between
 //   the main thread, the pool's threads, the server's other threads and the steps' processes.
-// Usage: node --import tsx bench/breakdown.ts [runs] (npm run build first; `npm run bench` builds).
+// Usage: node --import tsx bench/breakdown.ts [runs] [checkout] (npm run build first; `npm run bench` builds).
+// A checkout other than this one is measured from its own dist/ (built, with the stage marks).
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -188,7 +189,7 @@ async function throughputCpu(server: BenchServer): Promise<Record<string, unknow
 }
 
 const reference = await shSpawnReference();
-const server = await startBenchServer();
+const server = await startBenchServer(process.argv[3] ? resolve(process.argv[3]) : undefined);
 let single: Window[];
 let chained: Window[];
 let fanned: Window[];

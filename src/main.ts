@@ -1,12 +1,17 @@
 // The composition root: the one place that wires the ports to their implementations.
 import { readFile, stat } from 'node:fs/promises';
 import { logRuns, log, setLogLevel } from './logging/index.ts';
-import { EventHub, RemoteNodes, UiFiles, loadTls, startServer, type ApiDeps, type RunningServer } from './http/index.ts';
+import { EventHub, RemoteNodes, UiFiles, loadTls, startServer, type ApiDeps, type RunningServer, type StoredDetailsAnswer } from './http/index.ts';
 import { ResourceHistory, TroupeMetrics, engineSources } from './ops/index.ts';
 import { LmdbIdempotencyStore, LmdbUserStore } from './store/index.ts';
 import { Auth, openOidcSignIn, type AuthSettings, type OidcSettings } from './auth/index.ts';
 import { completeAuth, completeSettings, homePaths, type QueueConfig, type TlsConfig } from './config/index.ts';
 import { openEngine, openHome, type EngineHandle, type TroupeConfig } from './open-engine.ts';
+import { TaskPool } from './executors/index.ts';
+import type { StoredDetailsTask } from './run-details-worker.ts';
+
+/** The run-details thread's entry file. */
+const runDetailsWorkerFile = new URL(import.meta.url.endsWith('.ts') ? './run-details-worker.ts' : './run-details-worker.js', import.meta.url);
 
 export type { QueueConfig, TlsConfig };
 export { homePaths, openEngine, type EngineHandle, type TroupeConfig };
@@ -53,6 +58,10 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
     metrics.close();
     void remoteNodes.close();
   };
+  // Large runs' details read from the store are decoded and encoded on a thread of their own
+  // (http/stored-details.ts), which starts with the first such read and leaves after a minute idle.
+  const detailsPool = new TaskPool<StoredDetailsTask, StoredDetailsAnswer>({ filename: runDetailsWorkerFile, maxThreads: 1 });
+  const readStoredDetails = (name: string, dagRunId: string, keys: readonly string[]) => detailsPool.run({ dataDir: config.dataDir, name, dagRunId, keys });
   let server: RunningServer;
   let deps: ApiDeps & { auth: Auth };
   // Users and keys live beside the runs, in the same LMDB environment.
@@ -64,11 +73,12 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
     const auth = await Auth.open(config.auth, users, config.clock);
     const ui = config.ui ? await UiFiles.load() : undefined;
     if (config.ui && !ui) log.warn('the dashboard is not built (npm run build writes dist/ui): / answers 404; the API is served');
-    deps = { engine: handle.engine, catalog: handle.catalog, runs: handle.runs, dags: handle.dags, logs: handle.logs, cron: handle.cron, retention: handle.retention, version, startedAtMs,
+    deps = { engine: handle.engine, catalog: handle.catalog, runs: handle.runs, readStoredDetails, dags: handle.dags, logs: handle.logs, cron: handle.cron, retention: handle.retention, version, startedAtMs,
       clock: config.clock, idempotency, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc: openOidcSignIn(config.oidc, auth), eventHub, servesTls: tls !== undefined, ...(ui ? { ui } : {}) };
     server = await startServer(deps, { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs, tls });
   } catch (error) {
     closeOps();
+    await detailsPool.close();
     await idempotency.close();
     await handle.close();
     throw error;
@@ -98,6 +108,7 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
       await handle.engine.drain(config.shutdownGraceMs);
       await server.close();
       closeOps();
+      await detailsPool.close();
       await idempotency.close();
       await handle.close();
     })()),

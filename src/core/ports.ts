@@ -1,13 +1,22 @@
 // The interfaces the runtime and the HTTP layer depend on; store/ and executors/ implement them.
 import type { ContainerSpec, SmtpSpec, SshSpec } from './model.ts';
 import type { ListPosition, RunFilter, RunRecord, RunSummaryRow, SummaryPage } from './run.ts';
+import type { RunStatus } from './status.ts';
 import type { EventBody, EventLog } from './events.ts';
 import type { LogFollow, LogFollowOptions } from './log-follow.ts';
+
+/**
+ * A run held in memory (`held`: its record, decoded), or only stored: its summary row's node count
+ * and status, and `version`, its bytes, which change whenever a write of the run commits.
+ */
+export type RunLocation = { held: RunRecord } | { stored: { nodeCount: number; status: RunStatus; version: Uint8Array } };
 
 export interface RunStore {
   get(name: string, dagRunId: string): RunRecord | undefined;
   /** get(), a large run decoded a slice of its nodes per turn of the event loop, from one snapshot. */
   read(name: string, dagRunId: string): Promise<RunRecord | undefined>;
+  /** Where a run is, its nodes not decoded (RunLocation); undefined when no such run is stored. */
+  locate?(name: string, dagRunId: string): RunLocation | undefined;
   latest(name: string): RunRecord | undefined;
   /** Newest first. */
   list(filter: RunFilter): RunRecord[];

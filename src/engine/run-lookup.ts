@@ -7,9 +7,14 @@ export function findRun(runs: RunStore, name: string, dagRunId: string): RunReco
   return found(dagRunId === 'latest' ? runs.latest(name) : runs.get(name, dagRunId), name, dagRunId);
 }
 
+/** The run a name and id (`latest` included) stand for, as its name and id; undefined when `latest` finds none. */
+export function runIdOf(runs: RunStore, name: string, dagRunId: string): { name: string; dagRunId: string } | undefined {
+  return dagRunId === 'latest' ? runs.summaries({ name }, { limit: 1 }).runs[0] : { name, dagRunId };
+}
+
 /** findRun, a large run read from the store a slice of its nodes per turn of the event loop (RunStore.read). */
 export async function readRun(runs: RunStore, name: string, dagRunId: string): Promise<RunRecord> {
-  const id = dagRunId === 'latest' ? runs.summaries({ name }, { limit: 1 }).runs[0] : { name, dagRunId };
+  const id = runIdOf(runs, name, dagRunId);
   return found(id && await runs.read(id.name, id.dagRunId), name, dagRunId);
 }
 

@@ -33,3 +33,11 @@ export class TaskPool<Task, Answer> {
     await this.pool.close({ force: true });
   }
 }
+
+/**
+ * A task's answer with `buffers` moved to the calling thread, not copied (a worker's default export
+ * returns it). Each buffer is the worker's no longer: nothing may use it after.
+ */
+export function movedAnswer<Answer extends object>(answer: Answer, buffers: ArrayBuffer[]): Answer {
+  return Piscina.move({ [Piscina.transferableSymbol]: buffers, [Piscina.valueSymbol]: answer } as unknown as ArrayBuffer) as unknown as Answer;
+}

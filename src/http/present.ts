@@ -173,14 +173,18 @@ export async function runDetailsDocument(record: RunRecord, keys: readonly strin
   if (!kept) documents.set(signature, kept = new WeakMap());
   let body = kept.get(record);
   if (body === undefined) {
-    const details = await runDetailsPartsInTurns(record);
-    const parts: Buffer[] = [];
-    keys.forEach((key, index) => parts.push(Buffer.from(`${index === 0 ? '{' : ','}${JSON.stringify(key)}:`), ...details));
-    parts.push(Buffer.from('}'));
-    body = Buffer.concat(parts);
+    body = detailsDocumentOf(await runDetailsPartsInTurns(record), keys);
     kept.set(record, body);
   }
   return body;
+}
+
+/** The document of `keys`, each holding the same details (the bytes of runDetailsParts). */
+export function detailsDocumentOf(details: readonly Uint8Array[], keys: readonly string[]): Buffer {
+  const parts: Uint8Array[] = [];
+  keys.forEach((key, index) => parts.push(Buffer.from(`${index === 0 ? '{' : ','}${JSON.stringify(key)}:`), ...details));
+  parts.push(Buffer.from('}'));
+  return Buffer.concat(parts);
 }
 
 /** metadata.status of the outputs document: succeeded, failed or aborted; empty while the run is active. */

@@ -70,11 +70,22 @@ export interface StreamSink {
   readonly closed: boolean;
 }
 
+/**
+ * What the run-details thread answers for a run: the document of the keys asked for (moved, not
+ * copied), where the first key's details are in it, and the version it read (RunLocation).
+ */
+export type StoredDetailsAnswer = { kind: 'ok'; document: Uint8Array; details: { start: number; end: number }; version: Uint8Array } | { kind: 'absent' };
+
+/** Reads a stored run's details document on the run-details thread; rejects when the thread could not answer. */
+export type ReadStoredDetails = (name: string, dagRunId: string, keys: readonly string[]) => Promise<StoredDetailsAnswer>;
+
 export interface ApiDeps {
   engine: Engine;
   /** The stored DAGs' definitions: parsed once per change, listed, checked before they are stored. */
   catalog: Definitions;
   runs: RunStore;
+  /** The details of a large run the store does not hold in memory, read on the run-details thread (stored-details.ts); without it, on the main thread. */
+  readStoredDetails?: ReadStoredDetails;
   dags: DagStore;
   logs: LogStore;
   version: string;

@@ -8,3 +8,4 @@ export { LmdbUserStore } from './lmdb-user-store.ts';
 export { isStorageFull, storageError } from './storage-full.ts';
 export { EventRetention } from './event-retention.ts';
 export { LmdbIdempotencyStore } from './lmdb-idempotency-store.ts';
+export { StoredRunReader } from './stored-runs.ts';

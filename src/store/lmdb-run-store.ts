@@ -4,19 +4,15 @@
 // The queue store shares the environment (its databases change with a run's record: saveAlongside).
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { RunStatus, dagRunIdProblem, type EngineEvent, type EventBody, isFinalRunStatus, isValidDagName, type NodeRecord, type ListPosition, type RunFilter, type RunRecord, type RunStore, type RunSummaryRow, type StepView, type SummaryPage } from '../core/index.ts';
+import { RunStatus, dagRunIdProblem, type EngineEvent, type EventBody, isFinalRunStatus, type NodeRecord, type ListPosition, type RunFilter, type RunLocation, type RunRecord, type RunStore, type RunSummaryRow, type StepView, type SummaryPage } from '../core/index.ts';
 import { encodeAhead, type EncodedRecord, type ValueEncoder } from './encode-ahead.ts';
 import { keys } from './keys.ts';
+import { couldExist, readNodes, recordOf as storedRecord, type Key, type ReadTransaction, type StoredNode, type StoredRun } from './stored-runs.ts';
 import { LmdbEventLog } from './lmdb-event-log.ts';
 import { listSummaries } from './run-listing.ts';
 import { StoreProbe } from './store-probe.ts';
 import { alongside, letCommitFailuresPass, lmdbWrite, storageError } from './storage-full.ts';
 import { errorText, log } from '../logging/index.ts';
-
-type Key = Array<string | number>;
-type StoredRun = Omit<RunRecord, 'nodes'> & { nodeCount: number };
-type StoredNode = Omit<NodeRecord, 'step'>;
-type ReadTransaction = ReturnType<RootDatabase['useReadTransaction']>;
 
 const COMMITTED_CACHE_SIZE = 256;
 /** Nodes read() decodes per turn of the event loop: a few milliseconds. */
@@ -33,13 +29,6 @@ const ISSUED_CACHE_SIZE = 1024;
  */
 const MAIN_THREAD_COMMIT_MAX_MS = 1;
 const MAIN_THREAD_COMMIT_PAUSE_MS = 10_000;
-
-/**
- * Whether a run of that name (and id) could be stored: names and ids are validated where they
- * enter (core/names.ts), so one that fails has no record. Reads check first, because LMDB throws
- * on a key over 1978 bytes, and a request may name anything.
- */
-const couldExist = (name: string, dagRunId?: string) => isValidDagName(name) && (dagRunId === undefined || dagRunIdProblem(dagRunId) === undefined);
 
 const recordOf = (record: RunRecord) => `the record of dag-run ${record.dagRunId} of DAG ${record.name}`;
 
@@ -158,17 +147,28 @@ export class LmdbRunStore implements RunStore {
     }
   }
 
-  /** Appends up to `limit` nodes of a stored run to `nodes`, from the first not there yet, each with its step. */
+  /** Appends up to `limit` nodes of a stored run to `nodes` (stored-runs.ts). */
   private readNodes(name: string, dagRunId: string, stored: StoredRun, views: StepView[], nodes: NodeRecord[], limit: number, transaction?: ReadTransaction): void {
-    const range = { ...keys.nodesOf(name, dagRunId, stored.nodeCount), start: keys.node(name, dagRunId, nodes.length), limit };
-    for (const { value } of this.nodes.getRange(transaction ? { ...range, transaction } : range)) {
-      nodes.push({ ...value, step: views[nodes.length] } as NodeRecord);
-    }
+    readNodes({ runs: this.runs, nodes: this.nodes, stepViews: this.stepViews }, name, dagRunId, stored, views, nodes, limit, transaction);
+  }
+
+  /**
+   * Where a run is, without decoding its nodes: its record when this store holds it in memory,
+   * else what its stored summary row says, and the row's bytes (every write of the run writes
+   * the row: the version a reader on another thread read, StoredRunReader).
+   */
+  locate(name: string, dagRunId: string): RunLocation | undefined {
+    const hot = this.committed.get(runKey(name, dagRunId));
+    if (hot) return { held: hot };
+    if (!couldExist(name, dagRunId)) return undefined;
+    const version = this.runs.getBinary(keys.run(name, dagRunId));
+    const stored = this.runs.get(keys.run(name, dagRunId));
+    if (!version || !stored) return undefined;
+    return { stored: { nodeCount: stored.nodeCount, status: stored.status, version } };
   }
 
   private decoded(stored: StoredRun, nodes: NodeRecord[]): RunRecord {
-    const { nodeCount: _nodeCount, ...summary } = stored;
-    const record = { ...summary, nodes };
+    const record = storedRecord(stored, nodes);
     // Kept as the run's committed record when no write of it is under way: the next read of a
     // finished run (its details polled, a run of 10,000 steps) is the same object, neither decoded
     // again nor presented again (the API keeps what it rendered by record).

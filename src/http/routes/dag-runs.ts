@@ -11,6 +11,7 @@ import { empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
 import { errorResponse, statusOverrides } from '../errors.ts';
 import { decodeCursor, encodeCursor } from '../run-cursor.ts';
 import { ListCache } from '../list-cache.ts';
+import { runDetailsAnswer } from '../stored-details.ts';
 
 /** The largest page of `GET /dag-runs?limit=`: Dagu's own cap, so that its clients' pages are accepted. */
 const MAX_RUNS_PER_PAGE = 1000;
@@ -97,8 +98,13 @@ export async function detailsResponse(record: RunRecord, keys: readonly string[]
   return { status: 200, headers: { 'content-type': 'application/json' }, body: await runDetailsDocument(record, keys) };
 }
 
+/** A run's details by name and id (`latest` allowed): a large run the store does not hold is read on the run-details thread (stored-details.ts). */
+export async function storedRunResponse(deps: ApiDeps, name: string, dagRunId: string, keys: readonly string[] = DETAILS_KEYS) {
+  return { status: 200, headers: { 'content-type': 'application/json' }, body: await runDetailsAnswer(deps, name, dagRunId, keys) };
+}
+
 async function getRun(request: HttpRequest, deps: ApiDeps) {
-  return detailsResponse(await deps.engine.readRun(request.params.name, request.params.dagRunId));
+  return storedRunResponse(deps, request.params.name, request.params.dagRunId);
 }
 
 async function stopRun(request: HttpRequest, deps: ApiDeps) {

@@ -11,7 +11,7 @@ import { CreateDagBody, RenameBody, SpecBody, SuspendBody, ValidateBody, parseBo
 import type { Router } from '../router.ts';
 import type { CatalogEntry } from '../../catalog/index.ts';
 import { empty, json, type ApiDeps, type HttpRequest, type HttpResponse } from '../types.ts';
-import { detailsResponse } from './dag-runs.ts';
+import { storedRunResponse } from './dag-runs.ts';
 
 interface Loaded {
   file: DagFile;
@@ -342,7 +342,7 @@ async function dagRunsOfDag(request: HttpRequest, deps: ApiDeps) {
 async function dagRunOfDag(request: HttpRequest, deps: ApiDeps) {
   const { fileName, dagRunId } = request.params;
   const { result } = await requireDag(deps, fileName);
-  return detailsResponse(await deps.engine.readRun(result.dag?.name ?? fileName, dagRunId), ['dagRun']);
+  return storedRunResponse(deps, result.dag?.name ?? fileName, dagRunId, ['dagRun']);
 }
 
 async function stopAll(request: HttpRequest, deps: ApiDeps) {
