@@ -43,9 +43,10 @@ export interface RunStore {
    */
   save(record: RunRecord, changedNodes?: Iterable<number>, events?: readonly EventBody[]): Promise<void>;
   /**
-   * Encodes a new run's record before its first save, a slice of its nodes per turn of the event
-   * loop: that save then only issues its writes (a run of 10,000 steps held the event loop while
-   * they were encoded). A save of a record not prepared encodes it itself.
+   * Makes ready a run's first record before its save, a slice of its nodes per turn of the event
+   * loop: encoded, and for a run not stored yet its nodes written, invisible until the save writes
+   * its summary (a run of 10,000 steps held the event loop while they were encoded and issued).
+   * Rejects when those writes fail. A save of a record not prepared does all of it itself.
    */
   prepareFirstSave(record: RunRecord): Promise<void>;
   /** What happened, numbered: each event commits with the record (or flag) it describes. */
