@@ -47,10 +47,12 @@ export class HostClient {
     }).finally(() => port.off('message', onControl));
   }
 
-  /** Resolves once a host listens: a step is started only when a host can watch it. */
-  ready(): Promise<void> {
+  /**
+   * A host is forked (a step is started only when a host can watch it): it watches the groups in
+   * the watch list from the fork on, whether it has loaded yet or not.
+   */
+  forked(): void {
     this.ensureHost();
-    return this.listening!;
   }
 
   /** The host stops this group if the server disappears while it runs; the next server, if it still runs then. */

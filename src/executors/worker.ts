@@ -17,11 +17,15 @@ if (data?.logDescriptor) setWorkerLogDescriptor(data.logDescriptor, data.logText
 const mode: SpawnMode = data?.spawnMode ?? spawnMethod;
 const host = new HostClient(mode === 'child_process', data?.stepRegistryDir);
 // The host's start (a process of its own) overlaps what precedes the first step, instead of following it.
-if (data?.prepareHost) void host.ready();
+if (data?.prepareHost) host.forked();
 
 const relayToHost: ExecutorFn = ({ port, ...task }) => host.run(task, port);
+// A step starts once its host is forked, not once the host has loaded: the watch list is the host's
+// descriptor from the fork on, and a host that finds the server gone when it has loaded (its channel
+// closed already) stops every group listed there (step-host.ts). Waiting for the host's `ready`
+// would put a Node process's start-up before every first step of a thread.
 const runHere: ExecutorFn = async (task) => {
-  await host.ready();
+  host.forked();
   return runShell({ ...task, onSpawn: (pid) => host.watch(pid, task), onExit: (pid) => host.unwatch(pid) });
 };
 const shell = mode === 'posix_spawn' ? runHere : relayToHost;
