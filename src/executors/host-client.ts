@@ -33,6 +33,8 @@ export class HostClient {
   /** Resolves when the current host has said `ready`. */
   private listening: Promise<void> | undefined;
   private isListening = false;
+  /** Closed: a host that exits is not replaced. */
+  private closed = false;
 
   run(task: StepTask, port: ControlPort): Promise<StepResult> {
     const id = this.nextId++;
@@ -53,6 +55,18 @@ export class HostClient {
    */
   forked(): void {
     this.ensureHost();
+  }
+
+  /**
+   * Lets the host go, once no step runs here: it ends as soon as it sees the channel closed (a host
+   * still loading, once it has loaded). This process does not wait for that.
+   */
+  close(): void {
+    this.closed = true;
+    const host = this.host;
+    if (!host) return;
+    if (host.connected) host.disconnect();
+    host.unref();
   }
 
   /** The host stops this group if the server disappears while it runs; the next server, if it still runs then. */
@@ -142,7 +156,7 @@ export class HostClient {
         resolve({ kind: 'error', code: 'host_exited', message: `the step host exited (${signal ?? code})` });
       }
       // Steps started here keep running: a successor reads the same watch list.
-      if (!this.relayMode && this.registry.size > 0) this.ensureHost();
+      if (!this.closed && !this.relayMode && this.registry.size > 0) this.ensureHost();
     });
     this.host = host;
     return host;
