@@ -48,6 +48,9 @@ const SERVER_ONLY = [
   /\/node_modules\/(jose|@node-rs\/argon2|openid-client|prom-client|ws|uWebSockets\.js|cookie)\//,
 ];
 
+/** What a run of shell steps without a server does not load: the worker pool (its steps run on the command's thread). */
+const NO_POOL = [/\/node_modules\/piscina\//];
+
 function loadedOf(modules: string[], patterns: RegExp[]): string[] {
   return modules.filter((url) => patterns.some((pattern) => pattern.test(url)));
 }
@@ -77,7 +80,7 @@ test('version, validate and dry load neither the engine nor the store, the pool,
   }
 });
 
-test('a run started without a server loads the engine but not the HTTP server, auth or metrics', async () => {
+test('a run started without a server loads the engine but not the HTTP server, auth, metrics or the worker pool', async () => {
   const home = await makeHome({ hello: DAG });
   try {
     const run = await traced(home, ['start', 'hello']);
@@ -85,6 +88,7 @@ test('a run started without a server loads the engine but not the HTTP server, a
     assert.match(run.stdout, /hello \| hello/);
     assert.ok(run.modules.some((url) => url.endsWith('/src/engine/engine.ts')), 'the engine ran the step');
     assert.deepEqual(loadedOf(run.modules, SERVER_ONLY), []);
+    assert.deepEqual(loadedOf(run.modules, NO_POOL), [], 'a shell step runs on the command\'s thread');
   } finally {
     await home.remove();
   }
@@ -109,7 +113,7 @@ async function sourcesOf(modules: string[]): Promise<{ sources: string[]; outsid
   return { sources, outside };
 }
 
-test('as built, version, validate and dry read only the bundle, and none of its engine, store, pool, server or auth; a run reads the engine but not the server', async () => {
+test('as built, version, validate and dry read only the bundle, and none of its engine, store, pool, server or auth; a run reads the engine but not the server or the pool', async () => {
   assert.ok(existsSync(join(bundle, 'inputs.json')), 'the command is built (npm run build)');
   const home = await makeHome({ hello: DAG });
   try {
@@ -134,7 +138,7 @@ test('as built, version, validate and dry read only the bundle, and none of its 
     assert.match(run.stdout, /hello \| hello/);
     const { sources, outside } = await sourcesOf(run.modules);
     assert.ok(sources.includes('/src/engine/engine.ts'), 'the engine ran the step');
-    assert.deepEqual(loadedOf([...sources, ...outside], SERVER_ONLY), []);
+    assert.deepEqual(loadedOf([...sources, ...outside], [...SERVER_ONLY, ...NO_POOL]), []);
   } finally {
     await home.remove();
   }
