@@ -7,7 +7,7 @@ import { makeHomePrivate, tightenStoreFiles } from './home-modes.ts';
 import { Engine, cronEngineOf } from './engine/index.ts';
 import { CronScheduler, RetentionSweeper } from './scheduler/index.ts';
 import { DagFileChanges, DagsWatcher, Definitions } from './catalog/index.ts';
-import { PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
+import { InlineDispatcher, PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
 import { HomeLock } from './home-lock.ts';
 import { log, setLogFormat } from './logging/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
@@ -78,7 +78,9 @@ async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock, warm
   const stepRegistryDir = join(config.dataDir, 'steps');
   await endOrphanSteps(stepRegistryDir, { log: (line) => log.warn(line) });
   await mkdir(stepRegistryDir, { recursive: true });
-  const dispatcher = new PiscinaDispatcher({ maxThreads: config.maxThreads, spawnMode, stepRegistryDir, ...(warm ? { minThreads: 1, prepareHost: true } : {}) });
+  const poolOptions = { maxThreads: config.maxThreads, spawnMode, stepRegistryDir, ...(warm ? { minThreads: 1, prepareHost: true } : {}) };
+  // A command runs its shell steps on its own thread: no thread to start before its first step.
+  const dispatcher = config.commandOnly ? new InlineDispatcher(poolOptions) : new PiscinaDispatcher(poolOptions);
   // Large definitions are parsed on a thread of their own, so no step waits behind a parse.
   const parsePool = new TaskPool<ParseTask, ParseAnswer>({ filename: parseWorkerFile, maxThreads: 1 });
   const catalog = new Definitions(dags, new DefinitionParser((task) => parsePool.run(task)));

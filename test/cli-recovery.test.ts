@@ -2,12 +2,13 @@
 // command's engine is gone in a moment, and a run it resumed would be aborted as it closed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { checkedFetch, waitUntil } from './helpers.ts';
 import { exited, startCli, type CliServer } from './cli-process.ts';
-import { makeHome, troupe } from './cli-run.ts';
+import { makeHome, troupe, troupeChild } from './cli-run.ts';
 
 async function call(base: string, path: string, body?: unknown): Promise<any> {
   const response = await checkedFetch(`${base}${path}`, { method: body === undefined ? 'GET' : 'POST', body: body === undefined ? undefined : JSON.stringify(body) });
@@ -72,3 +73,27 @@ test('after a crash, a verb on the home (embedded) leaves the interrupted run ru
   assert.equal(run.statusLabel, 'succeeded', JSON.stringify(run.nodes));
   assert.deepEqual([run.nodes[0].statusLabel, run.nodes[1].statusLabel, run.nodes[1].retryCount], ['succeeded', 'succeeded', 1]);
 });
+
+// A step starts as soon as its thread's step host is forked, before the host has loaded: a command
+// killed right then still leaves nothing running (the host, once loaded, finds it gone and ends the
+// groups in its watch list), and the next verb on the home finds nothing to end.
+test('an embedded start killed with SIGKILL as its step begins leaves no step process behind', async (t) => {
+  const marker = `troupe-cli-orphan-${process.pid}-${Date.now()}`;
+  const home = await makeHome({ orphan: `steps:\n  - command: bash -c 'exec -a ${marker} sleep 60' & sleep 60\n` });
+  const { child, outcome } = troupeChild(['start', 'orphan', ...home.flag]);
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await home.remove();
+  });
+  assert.ok(await waitUntil(() => processesNamed(marker) === 1, 30_000), 'the step and its grandchild run');
+  child.kill('SIGKILL');
+  await outcome;
+  assert.ok(await waitUntil(() => processesNamed(marker) === 0, 10_000), 'the step host stopped the group');
+  const status = await troupe(['status', 'orphan', ...home.flag]);
+  assert.equal(status.code, 0, status.stderr);
+  assert.doesNotMatch(status.stderr, /ending step process group/);
+});
+
+function processesNamed(marker: string): number {
+  return execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((line) => line.startsWith(marker)).length;
+}

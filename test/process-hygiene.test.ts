@@ -99,12 +99,16 @@ for (const carrier of ['uws', 'node']) {
 test('the compiled build that npm start runs loads every module under plain node (no TypeScript loader)', () => {
   // tsx forgives what node refuses: a named import that a CommonJS package does not declare
   // statically (ssh2's `utils`) loads under tsx and fails the pool's worker threads under node.
-  for (const module of ['dist/cli/main.js', 'dist/executors/worker.js', 'dist/executors/step-host.js']) {
+  for (const module of ['dist/cli/main.js', 'dist/cli/bundle/main.js', 'dist/executors/worker.js', 'dist/executors/step-host.js']) {
     assert.ok(existsSync(join(root, module)), `${module} is built (npm ci builds it)`);
   }
+  // The command's bundle too (scripts/bundle-cli.mjs): each of its chunks, the verbs' that no other test runs included.
+  const bundle = join(root, 'dist/cli/bundle');
   const check = spawnSync(process.execPath, ['--input-type=module', '-e', `
+    import { readdirSync } from 'node:fs';
     await import(${JSON.stringify(join(root, 'dist/executors/worker.js'))});
     await import(${JSON.stringify(join(root, 'dist/main.js'))});
+    for (const file of readdirSync(${JSON.stringify(bundle)}).filter((name) => name.endsWith('.js') && name !== 'main.js')) await import(${JSON.stringify(bundle)} + '/' + file);
   `], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
   assert.equal(check.status, 0, check.stderr);
 });

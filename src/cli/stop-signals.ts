@@ -27,8 +27,19 @@ export class StopSignals {
     this.again = handler;
   }
 
+  /**
+   * Stops listening. Within RELAYED_MS of a first signal, the repeat of it may still be on its way
+   * (npm relaying the terminal's Ctrl-C) while the process ends: it is still taken as that same
+   * signal until then, rather than end the process by Node's default (a command that stopped its
+   * run that fast would die of the repeat instead of exiting with its status).
+   */
   close(): void {
-    for (const signal of this.signals) process.off(signal, this.listener);
+    const remove = () => {
+      for (const signal of this.signals) process.off(signal, this.listener);
+    };
+    const relayedFor = this.firstAt === undefined ? 0 : this.firstAt + RELAYED_MS - Date.now();
+    if (relayedFor <= 0) remove();
+    else setTimeout(remove, relayedFor).unref();
   }
 
   private receive(signal: Signal): void {

@@ -33,6 +33,8 @@ export class HostClient {
   /** Resolves when the current host has said `ready`. */
   private listening: Promise<void> | undefined;
   private isListening = false;
+  /** Closed: a host that exits is not replaced. */
+  private closed = false;
 
   run(task: StepTask, port: ControlPort): Promise<StepResult> {
     const id = this.nextId++;
@@ -47,10 +49,24 @@ export class HostClient {
     }).finally(() => port.off('message', onControl));
   }
 
-  /** Resolves once a host listens: a step is started only when a host can watch it. */
-  ready(): Promise<void> {
+  /**
+   * A host is forked (a step is started only when a host can watch it): it watches the groups in
+   * the watch list from the fork on, whether it has loaded yet or not.
+   */
+  forked(): void {
     this.ensureHost();
-    return this.listening!;
+  }
+
+  /**
+   * Lets the host go, once no step runs here: it ends as soon as it sees the channel closed (a host
+   * still loading, once it has loaded). This process does not wait for that.
+   */
+  close(): void {
+    this.closed = true;
+    const host = this.host;
+    if (!host) return;
+    if (host.connected) host.disconnect();
+    host.unref();
   }
 
   /** The host stops this group if the server disappears while it runs; the next server, if it still runs then. */
@@ -140,7 +156,7 @@ export class HostClient {
         resolve({ kind: 'error', code: 'host_exited', message: `the step host exited (${signal ?? code})` });
       }
       // Steps started here keep running: a successor reads the same watch list.
-      if (!this.relayMode && this.registry.size > 0) this.ensureHost();
+      if (!this.closed && !this.relayMode && this.registry.size > 0) this.ensureHost();
     });
     this.host = host;
     return host;

@@ -1,4 +1,5 @@
 export { PiscinaDispatcher, type PoolOptions } from './pool.ts';
+export { InlineDispatcher } from './inline.ts';
 export { spawnMethod } from './shell/spawner.ts';
 export type { SpawnMode } from './protocol.ts';
 export { TaskPool } from './task-pool.ts';

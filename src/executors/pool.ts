@@ -2,7 +2,7 @@
 // processes, so maxActiveSteps is never capped by the number of threads. A running task is never
 // aborted (that would end its thread and every other step on it); it is stopped by a message.
 import { MessageChannel } from 'node:worker_threads';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import { markStage, type StepDispatcher, type StepHandle, type StepResult, type StepTask } from '../core/index.ts';
 import type { ControlMessage, SpawnMode } from './protocol.ts';
 import { logDescriptor, logIsText } from '../logging/index.ts';
@@ -29,10 +29,12 @@ export interface PoolOptions {
 const workerFile = new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './worker.js', import.meta.url);
 
 export class PiscinaDispatcher implements StepDispatcher {
-  private readonly pool: Piscina;
+  /** Set once Piscina has loaded: it loads with the pool, not with the module (a verb that runs no step never loads it). */
+  private pool: Piscina | undefined;
+  private readonly loading: Promise<Piscina>;
 
   constructor(options: PoolOptions) {
-    this.pool = new Piscina({
+    this.loading = import('piscina').then(({ Piscina }) => (this.pool = new Piscina({
       filename: workerFile.href,
       // Threads start with the first steps and then stay: a server that has run nothing holds none
       // (about 10 MB each), and a busy one never pays a thread's start-up twice.
@@ -44,14 +46,16 @@ export class PiscinaDispatcher implements StepDispatcher {
       // process events of the steps it already holds.
       atomics: 'disabled',
       workerData: { spawnMode: options.spawnMode, stepRegistryDir: options.stepRegistryDir, logDescriptor: logDescriptor(), logText: logIsText(), prepareHost: options.prepareHost === true },
-    });
+    })));
+    // A pool that cannot load fails each step dispatched to it (below), not the process.
+    this.loading.catch(() => undefined);
   }
 
   dispatch(task: StepTask): StepHandle {
     markStage('step.dispatched');
     const { port1, port2 } = new MessageChannel();
-    const result: Promise<StepResult> = this.pool
-      .run({ ...task, port: port2 }, { transferList: [port2] })
+    const run = (pool: Piscina): Promise<StepResult> => pool.run({ ...task, port: port2 }, { transferList: [port2] });
+    const result: Promise<StepResult> = (this.pool ? run(this.pool) : this.loading.then(run))
       .catch((error: Error) => ({ kind: 'error' as const, code: 'pool_error', message: error.message }))
       .finally(() => {
         port1.close();
@@ -67,6 +71,6 @@ export class PiscinaDispatcher implements StepDispatcher {
   }
 
   async close(): Promise<void> {
-    await this.pool.close();
+    await (await this.loading.catch(() => undefined))?.close();
   }
 }

@@ -1,7 +1,9 @@
 // A small Piscina pool for CPU-bound work kept off the main thread (the parse of large definitions),
 // apart from the step pool: a long parse never waits behind steps, nor steps behind a parse. Its
 // threads start with the first task and leave after a minute idle; tasks beyond them wait in order.
-import { Piscina } from 'piscina';
+// Piscina itself loads with the first task: a process that never parses a large definition (a
+// verb of the troupe command) never loads it.
+import type { Piscina } from 'piscina';
 
 export interface TaskPoolOptions {
   /** The worker's entry file; its default export runs one task. */
@@ -11,26 +13,28 @@ export interface TaskPoolOptions {
 }
 
 export class TaskPool<Task, Answer> {
-  private readonly pool: Piscina<Task, Answer>;
+  private pool: Promise<Piscina<Task, Answer>> | undefined;
+  private closed = false;
 
-  constructor(options: TaskPoolOptions) {
-    this.pool = new Piscina<Task, Answer>({
-      filename: options.filename.href,
+  constructor(private readonly options: TaskPoolOptions) {}
+
+  run(task: Task): Promise<Answer> {
+    if (this.closed) return Promise.reject(new Error('pool is closed'));
+    this.pool ??= import('piscina').then(({ Piscina }) => new Piscina<Task, Answer>({
+      filename: this.options.filename.href,
       minThreads: 0,
-      maxThreads: options.maxThreads ?? 1,
+      maxThreads: this.options.maxThreads ?? 1,
       concurrentTasksPerWorker: 1,
       idleTimeout: 60_000,
       atomics: 'disabled',
-    });
-  }
-
-  run(task: Task): Promise<Answer> {
-    return this.pool.run(task);
+    }));
+    return this.pool.then((pool) => pool.run(task));
   }
 
   /** Waits for the tasks that threads hold; those still waiting for a thread are refused ('pool is closed'). */
   async close(): Promise<void> {
-    await this.pool.close({ force: true });
+    this.closed = true;
+    await (await this.pool?.catch(() => undefined))?.close({ force: true });
   }
 }
 

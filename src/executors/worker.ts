@@ -2,29 +2,18 @@
 // results cross the thread boundary as data. With the posix_spawn addon this thread starts shell
 // steps itself (the cost does not depend on the server's size) and names their process groups to
 // its step host, which stops them if the server crashes; without it, shell steps are relayed to the
-// host, which forks them from a small process (see step-host.ts).
+// host, which forks them from a small process (shell-steps.ts, step-host.ts).
 import { createRequire } from 'node:module';
 import { workerData } from 'node:worker_threads';
 import type { StepResult } from '../core/index.ts';
 import { setWorkerLogDescriptor } from '../logging/worker-log.ts';
-import { HostClient } from './host-client.ts';
 import type { ExecutorFn, SpawnMode, WorkerTask } from './protocol.ts';
-import { runShell } from './shell/shell.executor.ts';
+import { shellSteps } from './shell-steps.ts';
 import { spawnMethod } from './shell/spawner.ts';
 
 const data = workerData as { spawnMode?: SpawnMode; stepRegistryDir?: string; logDescriptor?: 1 | 2; logText?: boolean; prepareHost?: boolean } | undefined;
 if (data?.logDescriptor) setWorkerLogDescriptor(data.logDescriptor, data.logText === true);
-const mode: SpawnMode = data?.spawnMode ?? spawnMethod;
-const host = new HostClient(mode === 'child_process', data?.stepRegistryDir);
-// The host's start (a process of its own) overlaps what precedes the first step, instead of following it.
-if (data?.prepareHost) void host.ready();
-
-const relayToHost: ExecutorFn = ({ port, ...task }) => host.run(task, port);
-const runHere: ExecutorFn = async (task) => {
-  await host.ready();
-  return runShell({ ...task, onSpawn: (pid) => host.watch(pid, task), onExit: (pid) => host.unwatch(pid) });
-};
-const shell = mode === 'posix_spawn' ? runHere : relayToHost;
+const shell = shellSteps({ spawnMode: data?.spawnMode ?? spawnMethod, stepRegistryDir: data?.stepRegistryDir, prepareHost: data?.prepareHost }).run;
 
 // The other executors' modules, and the libraries they hold (tar, yauzl, yazl, dockerode, ssh2,
 // nodemailer, undici, jq-wasm), load with a thread's first step of their type: a thread that only
