@@ -4,7 +4,7 @@
 import { StoredRunReader } from './store/index.ts';
 // The two modules themselves, not their folders' index.ts: those load the step pool and the HTTP
 // server (uWS), which this thread never uses.
-import { movedAnswer } from './executors/task-pool.ts';
+import { movedAnswer } from './executors/moved-answer.ts';
 import { detailsDocumentOf, runDetailsParts } from './http/present.ts';
 import type { StoredDetailsAnswer } from './http/index.ts';
 

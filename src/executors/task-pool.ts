@@ -38,10 +38,3 @@ export class TaskPool<Task, Answer> {
   }
 }
 
-/**
- * A task's answer with `buffers` moved to the calling thread, not copied (a worker's default export
- * returns it). Each buffer is the worker's no longer: nothing may use it after.
- */
-export function movedAnswer<Answer extends object>(answer: Answer, buffers: ArrayBuffer[]): Answer {
-  return Piscina.move({ [Piscina.transferableSymbol]: buffers, [Piscina.valueSymbol]: answer } as unknown as ArrayBuffer) as unknown as Answer;
-}
