@@ -3,13 +3,20 @@
 // 10,000 steps then only issues its summary, its index rows and its steps, instead of holding the
 // event loop while it encodes and issues 10,000 nodes in one piece.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { asBinary, type Binary } from 'lmdb';
+import { asBinary, type Binary, type Database } from 'lmdb';
 import type { RunRecord } from '../core/index.ts';
+import type { Key } from './stored-runs.ts';
 
 /** A database's value encoder (lmdb-js's msgpackr): each value it encodes carries its own structures. */
 export interface ValueEncoder {
   encode(value: unknown): Uint8Array;
 }
+
+/** A database's encoder: lmdb-js has one per database, which its types do not show. */
+export const encoderOf = (db: Database<any, Key>) => (db as unknown as { encoder: ValueEncoder }).encoder;
+
+/** A value encoded already, which lmdb-js's types do not allow for a typed database. */
+export const already = <V>(value: unknown) => value as V;
 
 /** Values a database's put stores as they are (lmdb-js's asBinary, made here too: 10,000 of them took milliseconds). */
 export interface EncodedRecord {

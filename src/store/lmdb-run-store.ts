@@ -5,7 +5,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { RunStatus, dagRunIdProblem, type EngineEvent, type EventBody, isFinalRunStatus, type NodeRecord, type ListPosition, type RunFilter, type RunLocation, type RunRecord, type RunStore, type RunSummaryRow, type StepView, type SummaryPage } from '../core/index.ts';
-import { encodeAhead, type EncodedRecord, type ValueEncoder } from './encode-ahead.ts';
+import { already, encodeAhead, encoderOf, type EncodedRecord } from './encode-ahead.ts';
+import { fillStatusIndex } from './status-index.ts';
 import { keys } from './keys.ts';
 import { couldExist, readNodes, recordOf as storedRecord, type Key, type ReadTransaction, type StoredNode, type StoredRun } from './stored-runs.ts';
 import { LmdbEventLog } from './lmdb-event-log.ts';
@@ -41,12 +42,6 @@ function setNewest(cache: Map<string, RunRecord>, id: string, record: RunRecord,
   cache.set(id, record);
   if (cache.size > size) cache.delete(cache.keys().next().value!);
 }
-
-/** A database's encoder: lmdb-js has one per database, which its types do not show. */
-const encoderOf = (db: Database<any, Key>) => (db as unknown as { encoder: ValueEncoder }).encoder;
-
-/** A value encoded already (encode-ahead.ts), which lmdb-js's types do not allow for a typed database. */
-const already = <V>(value: unknown) => value as V;
 
 function firstOf<T>(items: Iterable<T>): T | undefined {
   for (const item of items) return item;
@@ -101,7 +96,7 @@ export class LmdbRunStore implements RunStore {
     this.flags = this.root.openDB({ name: 'flags' });
     this.stepViews = this.root.openDB({ name: 'run-steps' });
     this.events = new LmdbEventLog(this.root, this.flags);
-    this.buildStatusIndex();
+    fillStatusIndex(this.root, this.runs, this.byStatus, this.flags);
     this.probe = new StoreProbe((value) => this.committing(this.flags.put(keys.probe(), value), 'the health probe'), () => this.flags.get(keys.probe()));
   }
 
@@ -222,21 +217,6 @@ export class LmdbRunStore implements RunStore {
     if (!stored) return undefined;
     const { nodeCount: _nodeCount, ...summary } = stored;
     return summary;
-  }
-
-  /**
-   * Fills the status index for runs stored before it existed, once: a store opened by an older
-   * build has runs and no status rows. Runs written meanwhile add their own rows.
-   */
-  private buildStatusIndex(): void {
-    if (this.flags.get(keys.indexBuilt('runs-by-status')) === true) return;
-    this.root.transactionSync(() => {
-      for (const { key, value } of this.runs.getRange()) {
-        const [name, dagRunId] = key as [string, string];
-        void this.byStatus.put(keys.byStatus(value.status, value.createdAtMs, name, dagRunId), null);
-      }
-      void this.flags.put(keys.indexBuilt('runs-by-status'), true);
-    });
   }
 
   /**
