@@ -12,6 +12,7 @@ import type { Router } from '../router.ts';
 import type { CatalogEntry } from '../../catalog/index.ts';
 import { empty, json, type ApiDeps, type HttpRequest, type HttpResponse } from '../types.ts';
 import { storedRunResponse } from './dag-runs.ts';
+import { PageBodies } from '../page-bodies.ts';
 
 interface Loaded {
   file: DagFile;
@@ -76,15 +77,14 @@ function listItemJson(deps: ApiDeps, entry: CatalogEntry, nextRun: number | unde
 
 const COMMA = Buffer.from(',');
 
+/** Page bodies by catalog: a process may serve several homes (tests, embedders). */
+const pageBodies = new WeakMap<ApiDeps['catalog'], PageBodies>();
+
 /** `{"dags":[...items],"errors":...,"pagination":...}` from items already rendered. */
-function listBody(items: Buffer[], errors: string[], pagination: object): Buffer {
-  const parts: Buffer[] = [Buffer.from('{"dags":[')];
-  items.forEach((item, index) => {
-    if (index > 0) parts.push(COMMA);
-    parts.push(item);
-  });
-  parts.push(Buffer.from(`],"errors":${JSON.stringify(errors)},"pagination":${JSON.stringify(pagination)}}`));
-  return Buffer.concat(parts);
+function listBody(deps: ApiDeps, key: string, items: Buffer[], errors: string[], pagination: object): Buffer {
+  let pages = pageBodies.get(deps.catalog);
+  if (!pages) pageBodies.set(deps.catalog, pages = new PageBodies());
+  return pages.body(key, 'dags', items, `],"errors":${JSON.stringify(errors)},"pagination":${JSON.stringify(pagination)}}`);
 }
 
 // One collator for every comparison: a localeCompare call builds one each time (2,700 per sort of 300).
@@ -157,12 +157,12 @@ async function listDags(request: HttpRequest, deps: ApiDeps, verified = false): 
     if (order === 'desc') matching = [...matching].reverse();
   }
   const shown = matching.slice((page - 1) * perPage, page * perPage);
-  // The page's files are checked (a stat each): one edited by hand an instant ago is listed as it now is.
+  // The page's files are checked (a stat each, once per turn of the event loop): one edited by hand an instant ago is listed as it now is.
   if (!verified && !(await deps.catalog.listing.verify(shown))) return listDags(request, deps, true);
   const totalRecords = matching.length;
   const totalPages = Math.max(Math.ceil(totalRecords / perPage), 1);
   const items = shown.map((entry) => listItemJson(deps, entry, nextRun(entry)));
-  const body = listBody(items, derived(entries).errors, {
+  const body = listBody(deps, JSON.stringify([page, perPage, nameFilter, tagFilter, sort, order]), items, derived(entries).errors, {
     totalRecords,
     currentPage: page,
     totalPages,
