@@ -39,7 +39,7 @@ interface Probe {
  * run's; the 404 of a run that does not exist is answered by the main thread alone, so it shows how
  * long the event loop was held.
  */
-function probe(base: string, path: string, status: number): { stop(): Promise<Probe[]> } {
+export function probe(base: string, path: string, status: number): { stop(): Promise<Probe[]> } {
   // Its own connection: the probe must not queue behind the run's polls.
   const dispatcher = new Agent({ connections: 1, pipelining: 1 });
   const probes: Probe[] = [];

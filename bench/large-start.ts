@@ -10,14 +10,15 @@
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Agent, request } from 'undici';
 import { percentile, sleep, startBenchServer, type BenchServer } from './harness.ts';
+import { probe } from './large-dag.ts';
 
 const STEPS = 10_000;
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const STARTS = Number(process.env.STARTS ?? 2);
 const PROBE_OUT = join(tmpdir(), `troupe-turn-probe-${process.pid}.json`);
 
+/** A chain whose first step waits, so that the start, not the run, is measured. */
 function chainSpec(steps: number): string {
   let spec = 'maxActiveRuns: -1\nsteps:\n  - name: s0\n    command: "sleep 30"\n';
   for (let index = 1; index < steps; index++) spec += `  - name: s${index}\n    command: "true"\n`;
@@ -35,21 +36,6 @@ async function longestTurn(pid: number): Promise<{ cpuMs: number; wallMs: number
   return JSON.parse(await readFile(PROBE_OUT, 'utf8'));
 }
 
-function probe(base: string): { stop(): Promise<number[]> } {
-  const dispatcher = new Agent({ connections: 1, pipelining: 1 });
-  const answers: number[] = [];
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      const t0 = performance.now();
-      await (await request(`${base}/dag-runs/bench-none/none`, { dispatcher })).body.text();
-      answers.push(performance.now() - t0);
-      await sleep(Math.max(10 - (performance.now() - t0), 0));
-    }
-  })();
-  return { stop: async () => { stopped = true; await loop; await dispatcher.close(); return answers; } };
-}
-
 async function start(server: BenchServer, kind: 'inline' | 'stored', n: number): Promise<Record<string, number | string>> {
   const name = `bench-start-${kind}-${n}`;
   if (kind === 'stored') {
@@ -59,7 +45,7 @@ async function start(server: BenchServer, kind: 'inline' | 'stored', n: number):
   }
   const spec = kind === 'inline' ? chainSpec(STEPS) : '';
   await sleep(300);
-  const probes = probe(server.base);
+  const probes = probe(server.base, '/dag-runs/bench-none/none', 404);
   await sleep(100);
   await longestTurn(server.pid);
   const cpu0 = await mainThreadCpuMs(server.pid);
@@ -70,7 +56,7 @@ async function start(server: BenchServer, kind: 'inline' | 'stored', n: number):
   await sleep(300);
   const cpuMs = (await mainThreadCpuMs(server.pid)) - cpu0;
   const turn = await longestTurn(server.pid);
-  const answers = await probes.stop();
+  const answers = (await probes.stop()).map(({ ms }) => ms);
   if (status !== 200) throw new Error(`${kind} start answered ${status}: ${JSON.stringify(body)}`);
   await server.post(`/dag-runs/${name}/${body.dagRunId}/stop`, {});
   await sleep(300);
