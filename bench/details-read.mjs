@@ -5,7 +5,9 @@
 // event loop's longest stall. Each run is read `--reads` times: the first read decodes it from the
 // store, the later ones find it in memory. Prints one JSON line per run.
 // `--profile <file>`: a CPU profile of the main thread over the first read of the first run.
-//   node bench/details-read.mjs [--build <checkout>] [--reads 4] [--carrier uws|node] [--steps 10000,1000] [--profile <file>] [--fresh]
+// The client is fetch, which asks for gzip (large answers come gzipped); `--identity` asks for
+// the answer as it is.
+//   node bench/details-read.mjs [--build <checkout>] [--reads 4] [--carrier uws|node] [--steps 10000,1000] [--profile <file>] [--fresh] [--identity]
 import { cp, mkdtemp, readFile, rm, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -19,7 +21,7 @@ import { writeFile } from 'node:fs/promises';
 const { values } = parseArgs({ options: {
   build: { type: 'string', default: '.' }, reads: { type: 'string', default: '4' },
   carrier: { type: 'string', default: 'uws' }, steps: { type: 'string', default: '10000,1000' },
-  profile: { type: 'string' }, fresh: { type: 'boolean', default: false },
+  profile: { type: 'string' }, fresh: { type: 'boolean', default: false }, identity: { type: 'boolean', default: false },
 } });
 const dist = (file) => import(pathToFileURL(resolve(values.build, 'dist', file)).href);
 const { startTroupe, homePaths } = await dist('main.js');
@@ -61,14 +63,14 @@ try {
   const client = new Worker(values.fresh ? `
     const { parentPort } = require('node:worker_threads');
     const http = require('node:http');
-    parentPort.on('message', (url) => http.get(url, { agent: false }, (response) => {
+    parentPort.on('message', (url) => http.get(url, { agent: false, headers: ${values.identity ? "{ 'accept-encoding': 'identity' }" : "{ 'accept-encoding': 'gzip' }"} }, (response) => {
       let bytes = 0;
       response.on('data', (chunk) => { bytes += chunk.length; });
       response.on('end', () => parentPort.postMessage({ status: response.statusCode, bytes }));
     }));` : `
     const { parentPort } = require('node:worker_threads');
     parentPort.on('message', async (url) => {
-      const response = await fetch(url);
+      const response = await fetch(url, ${values.identity ? "{ headers: { 'accept-encoding': 'identity' } }" : '{}'});
       const bytes = (await response.arrayBuffer()).byteLength;
       parentPort.postMessage({ status: response.status, bytes });
     });`, { eval: true });

@@ -8,11 +8,19 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { request } from 'undici';
 import { NodeStatus, RunStatus, type NodeRecord, type RunRecord } from '../src/core/index.ts';
 import { homePaths } from '../src/main.ts';
 import { LmdbRunStore } from '../src/store/index.ts';
 import { nodeBlocksEncoded, runDetailsDocument } from '../src/http/present.ts';
 import { startTestServer } from './helpers.ts';
+
+/** A GET with these headers, the body as the server sent it (undici's request never unzips). */
+async function raw(url: string, headers: Record<string, string> = {}) {
+  const response = await request(url, { headers });
+  return { status: response.statusCode, headers: response.headers as Record<string, string>, body: Buffer.from(await response.body.arrayBuffer()) };
+}
 
 const STEPS = 10_000;
 
@@ -72,6 +80,43 @@ for (const carrier of ['uws', 'node'] as const) {
       const missing = await server.call('GET', '/dag-runs/big-first/r2');
       assert.equal(missing.status, 404);
       assert.equal(missing.body.code, 'not_found');
+    } finally {
+      await server.close();
+    }
+  });
+}
+
+for (const carrier of ['uws', 'node'] as const) {
+  test(`on ${carrier}, a large run's details are gzipped for a client that accepts gzip, and sent as they are for one that does not`, async () => {
+    const server = await startTestServer(carrier, { home: await seededHome() });
+    try {
+      const url = `${server.base}/dag-runs/big-first/r1`;
+      // The first read (the run-details thread's answer), then one from memory: both gzipped alike.
+      const zipped = await raw(url, { 'accept-encoding': 'gzip, deflate, br' });
+      assert.equal(zipped.status, 200);
+      assert.equal(zipped.headers['content-encoding'], 'gzip');
+      assert.equal(zipped.headers.vary, 'accept-encoding');
+      assert.equal(zipped.headers['content-type'], 'application/json');
+      const plain = await raw(url);
+      assert.equal(plain.headers['content-encoding'], undefined);
+      assert.equal(plain.headers.vary, 'accept-encoding');
+      assert.ok(zipped.body.length * 10 < plain.body.length, `gzip left ${zipped.body.length} of ${plain.body.length} bytes`);
+      assert.ok(gunzipSync(zipped.body).equals(plain.body));
+      assert.equal(JSON.parse(plain.body.toString()).dagRun.nodes.length, STEPS);
+      const again = await raw(url, { 'accept-encoding': 'gzip' });
+      assert.ok(again.body.equals(zipped.body));
+      // Refused by weight, or only other codings accepted: as it is.
+      for (const refusing of ['gzip;q=0', 'br, deflate', '*, gzip;q=0', 'identity']) {
+        const answer = await raw(url, { 'accept-encoding': refusing });
+        assert.equal(answer.headers['content-encoding'], undefined, refusing);
+        assert.ok(answer.body.equals(plain.body), refusing);
+      }
+      assert.equal((await raw(url, { 'accept-encoding': '*' })).headers['content-encoding'], 'gzip');
+      // A small answer is never compressed.
+      const small = await raw(`${server.base}/dag-runs/big-first/r2`, { 'accept-encoding': 'gzip' });
+      assert.equal(small.status, 404);
+      assert.equal(small.headers['content-encoding'], undefined);
+      assert.equal(JSON.parse(small.body.toString()).code, 'not_found');
     } finally {
       await server.close();
     }

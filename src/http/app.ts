@@ -1,6 +1,7 @@
 // The API as one function from a raw request to a response: routing, body parsing, error documents.
 import { AppError, markStage, stagesWatched } from '../core/index.ts';
 import { log } from '../logging/index.ts';
+import { compressLarge } from './compressed-answers.ts';
 import { Cors } from './cors.ts';
 import { refuseCookieForm, refuseCrossSite, SAFE_METHODS } from './cross-site.ts';
 import { challengeForScripts, errorResponse } from './errors.ts';
@@ -117,7 +118,7 @@ export function createApi(deps: ApiDeps): ServedApi {
     const seen = { route: 'unmatched' };
     const preflight = cors.enabled ? cors.preflight(raw, methodsAt) : undefined;
     if (preflight) seen.route = 'preflight';
-    const answered = preflight ?? challengeForScripts(raw.headers, await serve(raw, seen));
+    const answered = preflight ?? await compressLarge(raw.headers, challengeForScripts(raw.headers, await serve(raw, seen)));
     const response = cors.enabled ? cors.decorate(raw, answered) : answered;
     const seconds = (performance.now() - started) / 1000;
     deps.metrics.observeRequest(raw.method, seen.route, response.status, seconds);

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AppError } from '../core/index.ts';
+import { acceptsGzip } from './compressed-answers.ts';
 import type { HttpResponse } from './types.ts';
 
 const TYPES: Record<string, string> = {
@@ -77,7 +78,7 @@ export class UiFiles {
       'x-content-type-options': 'nosniff', ...(file.type.startsWith('text/html') ? PAGE_HEADERS : {}),
     };
     if (headers['if-none-match'] === file.etag) return { status: 304, headers: common };
-    const gzipped = file.gzip !== undefined && /\bgzip\b/.test(headers['accept-encoding'] ?? '');
+    const gzipped = file.gzip !== undefined && acceptsGzip(headers['accept-encoding']);
     return { status: 200, headers: gzipped ? { ...common, 'content-encoding': 'gzip' } : common, body: gzipped ? file.gzip : file.body };
   }
 }
