@@ -126,6 +126,7 @@ describe('every operation answers as the document says', () => {
   test('DAG definitions', async () => {
     const { call } = server;
     assert.equal((await call('GET', '/health')).status, 200);
+    assert.deepEqual((await call('GET', '/workers')).body, { workers: [], errors: [] });
     assert.equal((await call('POST', '/dags', { name: 'oa-hello', spec: HELLO })).status, 201);
     assert.equal((await call('POST', '/dags', { name: 'oa-hello' })).status, 409);
     assert.equal((await call('POST', '/dags', { name: 'bad name!' })).status, 400);

@@ -24,6 +24,7 @@ import { opsRoutes } from './routes/ops.ts';
 import { queueRoutes } from './routes/queues.ts';
 import { systemRoutes } from './routes/system.ts';
 import { userRoutes } from './routes/users.ts';
+import { workerRoutes } from './routes/workers.ts';
 import type { Api, ApiDeps, HttpResponse, RawRequest } from './types.ts';
 
 export const API_PREFIX = '/api/v2';
@@ -33,6 +34,7 @@ export const API_PREFIX = '/api/v2';
 export function apiRouter(): Router {
   const router = new Router();
   systemRoutes(router);
+  workerRoutes(router);
   dagRoutes(router);
   dagRunRoutes(router);
   logRoutes(router);

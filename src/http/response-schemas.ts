@@ -275,11 +275,35 @@ export const ResourceHistory = component('ResourceHistory', (Type) => closed(Typ
   load: series(Type, 'The one-minute load average'),
 }));
 
+export const RunningTask = component('RunningTask', (Type) => closed(Type, {
+  dagRunId: Type.String(),
+  dagName: Type.String(),
+  startedAt: Type.String({ description: 'RFC 3339 time the worker began the run' }),
+  rootDagRunName: Type.Optional(Type.String()),
+  rootDagRunId: Type.Optional(Type.String()),
+  parentDagRunName: Type.Optional(Type.String()),
+  parentDagRunId: Type.Optional(Type.String()),
+}));
+
+export const Worker = component('Worker', (Type) => closed(Type, {
+  id: Type.String(),
+  labels: Type.Record(Type.String(), Type.String(), { description: 'The labels a DAG\'s workerSelector is matched against' }),
+  totalPollers: Type.Integer({ minimum: 0, description: 'How many runs the worker may run at once' }),
+  busyPollers: Type.Integer({ minimum: 0, description: 'How many it runs now' }),
+  runningTasks: Type.Array(ref(Type, RunningTask)),
+  lastHeartbeatAt: Type.String({ description: 'RFC 3339 time of its last heartbeat' }),
+  healthStatus: Type.Enum(['healthy', 'warning', 'unhealthy'], { description: 'From the heartbeat\'s age: under 5 s healthy, under 15 s warning' }),
+}));
+
 // The bodies of single routes.
 
 const withErrors = (Type: TypeBuilder, properties: Parameters<TypeBuilder['Object']>[0]) =>
   closed(Type, { ...properties, errors: Type.Array(Type.String(), { description: 'Problems found, as `path (line N): message`' }) });
 
+export const WorkersListResponse = bodySchema((Type) => closed(Type, {
+  workers: Type.Array(ref(Type, Worker)),
+  errors: Type.Array(Type.String(), { description: 'Problems met while asking the workers' }),
+}));
 export const DagRunIdResponse = bodySchema((Type) => closed(Type, { dagRunId: Type.String() }));
 export const DagListResponse = bodySchema((Type) => withErrors(Type, { dags: Type.Array(ref(Type, DagFile)), pagination: ref(Type, Pagination) }));
 export const CreatedDagResponse = bodySchema((Type) => closed(Type, { name: Type.String() }));

@@ -83,6 +83,11 @@ export interface RunPlan {
   services?: StepServices;
   /** Absent when the DAG sends no mail. */
   mail?: RunMailPlan;
+  /**
+   * The DAG's `workerSelector`, when it names labels: this server runs every run itself, so the
+   * labels choose nothing, and the run log says so (as Dagu does without its coordinator).
+   */
+  workerSelector?: Record<string, string>;
 }
 
 export interface PlanInput {
@@ -120,6 +125,7 @@ export async function planRun({ dag, name, dagRunId, attemptId, params, systemEn
   return {
     ...(services ? { services } : {}),
     ...(mail ? { mail } : {}),
+    ...(Object.keys(dag.workerSelector).length > 0 ? { workerSelector: { ...dag.workerSelector } } : {}),
     name, dagRunId, attemptId, logPath,
     root: root ?? { name, dagRunId },
     callers: callers ?? [],

@@ -8,7 +8,7 @@ import { failed } from '../step/policies.ts';
 import { handlerTask, needsCommands, stepTask, type RunPlan } from './plan.ts';
 import { finalStatus } from './progress.ts';
 import { allStepsSettled, hasStepsToStart, newSchedule, Outcome } from './schedule.ts';
-import { addSubRun, endRun, finishHandler, finishStep, rerunStep, runStartedLine, startHandler, startSteps, type RunState } from './run-updates.ts';
+import { addSubRun, endRun, finishHandler, finishStep, rerunStep, runStartedLines, startHandler, startSteps, type RunState } from './run-updates.ts';
 import { logLine } from './log-line.ts';
 
 export interface RunInput {
@@ -174,7 +174,7 @@ function launchHandler(which: HandlerKind | 'outcome') {
 export const runMachine = effects.extend({
   actions: {
     logRunStarted: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
-      enqueue({ type: 'appendLog', params: { path: context.record.log, line: runStartedLine(context.record, eventTime(event, context)) } });
+      for (const line of runStartedLines(context.record, context.plan, eventTime(event, context))) enqueue({ type: 'appendLog', params: { path: context.record.log, line } });
     })),
     // The step is recorded as started (its write queued) before its actor is spawned and dispatches it.
     startReadySteps: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
@@ -228,7 +228,7 @@ export const runMachine = effects.extend({
       const at = Date.parse(context.record.startedAt);
       const fields = { dag: context.record.name, 'run-id': context.record.dagRunId, 'attempt-id': context.record.attemptId };
       enqueue.assign({ initFailed: true, outcome: RunStatus.Aborted, record: { ...context.record, error: context.unmet } });
-      enqueue({ type: 'appendLog', params: { path: context.record.log, line: runStartedLine(context.record, at) } });
+      for (const line of runStartedLines(context.record, context.plan, at)) enqueue({ type: 'appendLog', params: { path: context.record.log, line } });
       enqueue({ type: 'appendLog', params: { path: context.record.log, line: logLine(at, 'ERROR', 'Precondition not met', { ...fields, error: context.unmet! }) } });
     })),
     decideOutcome: effects.createAction(enqueueActions(({ context, enqueue }) => {
