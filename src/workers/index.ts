@@ -1,0 +1,5 @@
+// Workers on other machines, reached through Redis: their labels and a DAG's workerSelector, the
+// Redis URL (masked wherever it is shown), and the registry of their heartbeats.
+export { parseLabels, selectorMatches } from './labels.ts';
+export { checkRedisUrl, maskedRedisUrl } from './redis-url.ts';
+export { healthOf, heartbeat, leave, listWorkers, WORKER_KEPT_MS, type HealthStatus, type RunningTask, type WorkerState, type WorkerView } from './registry.ts';
