@@ -5,6 +5,7 @@
 // polled hundreds of times a second would spend more on compressing than on sending.
 import { gzip } from 'node:zlib';
 import type { HttpResponse } from './types.ts';
+import { varyAlso } from './vary.ts';
 
 /** The smallest answer gzipped (1 MiB). */
 export const COMPRESSED_FROM = 1 << 20;
@@ -55,16 +56,11 @@ function compressed(body: Buffer): Promise<Buffer> {
 export async function compressLarge(requestHeaders: Record<string, string>, response: HttpResponse): Promise<HttpResponse> {
   const { body } = response;
   if (!Buffer.isBuffer(body) || body.length < COMPRESSED_FROM || response.stream || response.headers?.['content-encoding'] !== undefined) return response;
-  const headers = { ...response.headers, vary: varyOn(response.headers?.vary) };
+  const headers = { ...response.headers, vary: varyAlso(response.headers?.vary, 'accept-encoding') };
   if (!acceptsGzip(requestHeaders['accept-encoding'])) return { ...response, headers };
   try {
     return { ...response, headers: { ...headers, 'content-encoding': 'gzip' }, body: await compressed(body) };
   } catch {
     return { ...response, headers }; // zlib failed (memory): the answer goes as it is
   }
-}
-
-function varyOn(vary: string | undefined): string {
-  if (!vary) return 'accept-encoding';
-  return vary.split(',').some((name) => name.trim().toLowerCase() === 'accept-encoding') ? vary : `${vary}, accept-encoding`;
 }

@@ -2,6 +2,7 @@
 // whose Origin is allowed gets Access-Control-Allow-Origin, and a preflight (OPTIONS with
 // Access-Control-Request-Method) is answered 204 with the methods its path is served with.
 import type { HttpResponse, RawRequest } from './types.ts';
+import { varyAlso } from './vary.ts';
 
 export interface CorsOptions {
   /** Origins allowed (`https://app.example.com`), or `*` for any; empty: CORS is off. */
@@ -52,6 +53,6 @@ export class Cors {
   decorate(request: RawRequest, response: HttpResponse): HttpResponse {
     const origin = this.allowed(request.headers.origin);
     if (!origin) return response;
-    return { ...response, headers: { ...response.headers, 'access-control-allow-origin': origin, vary: 'Origin' } };
+    return { ...response, headers: { ...response.headers, 'access-control-allow-origin': origin, vary: varyAlso(response.headers?.vary, 'Origin') } };
   }
 }
