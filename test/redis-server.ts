@@ -23,9 +23,10 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-export async function startRedis(options: { password?: string } = {}): Promise<RedisServer> {
+/** `port`: a given one (a Redis started again where one was stopped); default a free one. */
+export async function startRedis(options: { password?: string; port?: number } = {}): Promise<RedisServer> {
   const dir = await mkdtemp(join(tmpdir(), 'troupe-redis-'));
-  const port = await freePort();
+  const port = options.port ?? await freePort();
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--loglevel', 'warning'];
   if (options.password) args.push('--requirepass', options.password);
   const child: ChildProcess = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
