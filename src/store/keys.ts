@@ -28,6 +28,9 @@ export const keys = {
   indexBuilt: (index: string) => ['index-built', index],
   byTimeNewestFirst: (fromMs = 0, toMs = MAX_TIME) => ({ start: [toMs, '\uffff'], end: [fromMs], reverse: true }),
   suspended: (fileName: string) => ['suspended', fileName],
+  /** A new run whose node rows are written ahead of its summary, until its first save. */
+  writtenAhead: (name: string, dagRunId: string) => ['written-ahead', name, dagRunId],
+  allWrittenAhead: () => ({ start: ['written-ahead'], end: ['written-ahead', '\uffff'] }),
   /** A queue's items sort by their sequence number: first in, first out. */
   queueItem: (queue: string, seq: number) => [queue, seq],
   queueItemOf: (name: string, dagRunId: string) => [name, dagRunId],

@@ -7,6 +7,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { RunStatus, dagRunIdProblem, type EngineEvent, type EventBody, isFinalRunStatus, type NodeRecord, type ListPosition, type RunFilter, type RunLocation, type RunRecord, type RunStore, type RunSummaryRow, type StepView, type SummaryPage } from '../core/index.ts';
 import { already, encodeAhead, encoderOf, type EncodedRecord } from './encode-ahead.ts';
 import { fillStatusIndex } from './status-index.ts';
+import { clearWrittenAhead, markWrittenAhead, sweepWrittenAhead } from './written-ahead.ts';
 import { keys } from './keys.ts';
 import { couldExist, readNodes, recordOf as storedRecord, type Key, type ReadTransaction, type StoredNode, type StoredRun } from './stored-runs.ts';
 import { LmdbEventLog } from './lmdb-event-log.ts';
@@ -97,6 +98,8 @@ export class LmdbRunStore implements RunStore {
     this.stepViews = this.root.openDB({ name: 'run-steps' });
     this.events = new LmdbEventLog(this.root, this.flags);
     fillStatusIndex(this.root, this.runs, this.byStatus, this.flags);
+    const orphaned = sweepWrittenAhead({ flags: this.flags, runs: this.runs, nodes: this.nodes }, (write) => void this.committing(write, 'the removal of rows of runs never saved'));
+    if (orphaned > 0) log.warn({ runs: orphaned }, 'removed the node rows of runs whose start never committed');
     this.probe = new StoreProbe((value) => this.committing(this.flags.put(keys.probe(), value), 'the health probe'), () => this.flags.get(keys.probe()));
   }
 
@@ -230,6 +233,7 @@ export class LmdbRunStore implements RunStore {
     const { name, dagRunId } = record;
     const stored = this.issued.has(runKey(name, dagRunId)) || this.runs.get(keys.run(name, dagRunId)) !== undefined;
     const put = stored ? undefined : (index: number, value: unknown) => this.nodes.put(keys.node(name, dagRunId, index), already<StoredNode>(value));
+    if (put) void this.committing(markWrittenAhead(this.flags, name, dagRunId), recordOf(record));
     const encoded = await this.committing(encodeAhead(record, { node: encoderOf(this.nodes), steps: encoderOf(this.stepViews) }, NODES_PER_TURN, put), recordOf(record));
     if (encoded) this.encoded.set(record, encoded);
   }
@@ -291,6 +295,7 @@ export class LmdbRunStore implements RunStore {
       alongside(this.nodes.put(keys.node(record.name, record.dagRunId, index), encoded?.nodes ? already<StoredNode>(encoded.nodes[index]) : stored));
     }
     if (!previous) {
+      if (record.nodes.length > NODES_PER_TURN) alongside(clearWrittenAhead(this.flags, record.name, record.dagRunId));
       alongside(this.stepViews.put(keys.run(record.name, record.dagRunId), encoded ? already<StepView[]>(encoded.steps) : record.nodes.map((node) => node.step)));
       alongside(this.byTime.put(keys.byTime(record.createdAtMs, record.name, record.dagRunId), null));
       alongside(this.byName.put(keys.byName(record.name, record.createdAtMs, record.dagRunId), null));

@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NodeStatus, RunStatus, type NodeRecord, type RunRecord } from '../core/index.ts';
+import { open } from 'lmdb';
 import { LmdbRunStore } from './lmdb-run-store.ts';
 import { DagFiles } from './dag-files.ts';
 import { LogFiles } from './log-files.ts';
@@ -303,4 +304,38 @@ test('a large first record encoded ahead, a slice per turn, is stored as a plain
   assert.deepEqual(store.get('big', 'r'), fresh);
   assert.deepEqual(store.get('again', 'r'), again);
   assert.deepEqual(store.get('big', 'r')?.nodes, store.get('plain', 'r')?.nodes);
+});
+
+test('the node rows of a large new run written ahead and never saved (a crash, a save that failed) are removed when the store opens again', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'troupe-store-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const nodes = Array.from({ length: 1_500 }, (_, index): NodeRecord => ({
+    step: { name: `s${index}`, executorConfig: { type: 'shell', config: {} } }, stdout: '', stderr: '', startedAt: '', finishedAt: '',
+    status: NodeStatus.NotStarted, retryCount: 0, doneCount: 0, error: '', subRuns: [], subRunsRepeated: [],
+  }));
+  const first = new LmdbRunStore(dir);
+  const saved = { ...record('big', 'saved', 1000, RunStatus.Running), nodes };
+  await first.prepareFirstSave(saved);
+  await first.save(saved);
+  // Written ahead, then the process stops before the save.
+  await first.prepareFirstSave({ ...record('big', 'lost', 2000, RunStatus.Running), nodes });
+  await first.close();
+  const rows = async (dagRunId: string) => {
+    const root = open({ path: dir, maxDbs: 32, readOnly: true });
+    try {
+      return [...root.openDB({ name: 'run-nodes' }).getKeys({ start: ['big', dagRunId, 0], end: ['big', dagRunId, Number.MAX_SAFE_INTEGER] })].length;
+    } finally {
+      await root.close();
+    }
+  };
+  assert.equal(await rows('lost'), 1_500);
+  const reopened = new LmdbRunStore(dir);
+  await reopened.check();
+  await reopened.close();
+  assert.equal(await rows('lost'), 0);
+  assert.equal(await rows('saved'), 1_500);
+  const again = new LmdbRunStore(dir);
+  t.after(() => again.close());
+  assert.deepEqual(again.get('big', 'saved'), saved);
+  assert.equal(again.get('big', 'lost'), undefined);
 });
