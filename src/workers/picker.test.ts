@@ -1,0 +1,32 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pickWorker } from './picker.ts';
+import type { WorkerView } from './registry.ts';
+
+const worker = (id: string, labels: Record<string, string>, totalPollers: number, busyPollers = 0, healthStatus: WorkerView['healthStatus'] = 'healthy'): WorkerView =>
+  ({ id, labels, totalPollers, busyPollers, runningTasks: [], lastHeartbeatAt: '2026-11-29T04:00:00.000Z', healthStatus });
+
+test('a worker carrying every pair of the selector, exactly; any worker for an empty selector', () => {
+  const workers = [worker('cpu', { zone: 'eu' }, 2), worker('gpu', { gpu: 'true', zone: 'eu' }, 2)];
+  assert.deepEqual(pickWorker({ gpu: 'true' }, workers), { kind: 'worker', id: 'gpu' });
+  assert.deepEqual(pickWorker({ gpu: 'true', zone: 'eu' }, workers), { kind: 'worker', id: 'gpu' });
+  assert.deepEqual(pickWorker({ gpu: 'TRUE' }, workers), { kind: 'no-worker', selector: { gpu: 'TRUE' } });
+  assert.deepEqual(pickWorker({ gpu: 'true', arch: 'arm64' }, workers), { kind: 'no-worker', selector: { gpu: 'true', arch: 'arm64' } });
+  assert.deepEqual(pickWorker({}, workers), { kind: 'worker', id: 'cpu' });
+  assert.deepEqual(pickWorker({}, []), { kind: 'no-worker', selector: {} });
+});
+
+test('never past a worker\'s limit, counting runs handed to it that its heartbeat does not show yet; the least busy first', () => {
+  const workers = [worker('a', { pool: 'x' }, 2, 1), worker('b', { pool: 'x' }, 4, 1), worker('c', { pool: 'x' }, 1, 1)];
+  assert.deepEqual(pickWorker({ pool: 'x' }, workers), { kind: 'worker', id: 'b' });
+  assert.deepEqual(pickWorker({ pool: 'x' }, workers, new Map([['b', 4]])), { kind: 'worker', id: 'a' });
+  assert.deepEqual(pickWorker({ pool: 'x' }, workers, new Map([['a', 2], ['b', 4]])), { kind: 'all-busy', workers: ['a', 'b', 'c'] });
+  // The same state, the same choice: equal load, the one with more room, then by id.
+  assert.deepEqual(pickWorker({}, [worker('z', {}, 2), worker('y', {}, 2), worker('x', {}, 4)]), { kind: 'worker', id: 'x' });
+  assert.deepEqual(pickWorker({}, [worker('z', {}, 2), worker('y', {}, 2)]), { kind: 'worker', id: 'y' });
+});
+
+test('an unhealthy worker (no heartbeat for 15 s) takes nothing; one in warning still does', () => {
+  assert.deepEqual(pickWorker({}, [worker('gone', {}, 8, 0, 'unhealthy')]), { kind: 'no-worker', selector: {} });
+  assert.deepEqual(pickWorker({}, [worker('late', {}, 8, 0, 'warning')]), { kind: 'worker', id: 'late' });
+});
