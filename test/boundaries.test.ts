@@ -30,7 +30,7 @@ const owners: Record<string, string | string[]> = {
   lmdb: 'store', xstate: ['actors', 'scheduler', 'engine'], piscina: 'executors', 'jq-wasm': 'executors', ssh2: 'executors', dockerode: 'executors', nodemailer: 'executors',
   undici: ['executors', 'http', 'cli'], tar: 'executors', yazl: 'executors', yauzl: 'executors', picomatch: 'executors',
   'uWebSockets.js': 'http', yaml: 'definition', croner: 'definition', 'prom-client': 'ops', 'parse-duration': 'ops', pino: 'logging',
-  ioredis: 'workers', jose: 'auth', '@node-rs/argon2': 'auth', 'rate-limiter-flexible': 'auth', 'openid-client': 'auth', cookie: 'http',
+  ioredis: 'workers', bullmq: 'workers', jose: 'auth', '@node-rs/argon2': 'auth', 'rate-limiter-flexible': 'auth', 'openid-client': 'auth', cookie: 'http',
 };
 
 /**

@@ -4,4 +4,5 @@ export { parseLabels, selectorMatches } from './labels.ts';
 export { checkRedisUrl, maskedRedisUrl } from './redis-url.ts';
 export { healthOf, heartbeat, leave, listWorkers, WORKER_KEPT_MS, type HealthStatus, type RunningTask, type WorkerState, type WorkerView } from './registry.ts';
 export { pickWorker, type Pick } from './picker.ts';
+export { RunJobs, RunJobTaker, workerIdProblem, type TakerOptions } from './run-jobs.ts';
 export { RECORD_STREAM, RecordInbox, RecordOutbox, type InboxOptions, type StreamItem } from './record-stream.ts';
