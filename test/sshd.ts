@@ -5,9 +5,10 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.ts';
 
 export const SSHD = '/usr/sbin/sshd';
 
@@ -95,16 +96,6 @@ export function keygen(path: string, type = 'ed25519'): void {
   execFileSync('ssh-keygen', ['-q', '-t', type, '-N', '', '-C', 'troupe-test', '-f', path], { stdio: 'ignore' });
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Until sshd accepts connections; sshd exiting first (a bad config, a taken port) fails with its log. */
 async function listening(port: number, child: ChildProcess, log: () => string): Promise<void> {
