@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exited, startCli } from './cli-process.ts';
 import { checkedFetch, startTestServer, type TestServer } from './helpers.ts';
-import { browse, CookieJar, documented, freePort, signInAtProvider, startTestProvider, type Hop, type TestProvider } from './support/oidc-provider.ts';
+import { browse, CookieJar, documented, signInAtProvider, startTestProvider, type Hop, type TestProvider } from './support/oidc-provider.ts';
+import { freePort } from './support/ports.ts';
 
 const ACCOUNTS = {
   alice: { email: 'alice@example.com' },

@@ -12,7 +12,8 @@ import WebSocket from 'ws';
 import { apiRouter, buildOpenApiDocument, openApiPath, takesRemoteNode } from '../src/http/index.ts';
 import { HELLO, startTestServer, type TestServer } from './helpers.ts';
 import { assertDocumented, assertDocumentedAt, checkedFetch, uncheckedFetch, checkedResponses, OpenApiChecker, openApiChecker } from './openapi-check.ts';
-import { browse, CookieJar, documented, freePort, signInAtProvider, startTestProvider } from './support/oidc-provider.ts';
+import { browse, CookieJar, documented, signInAtProvider, startTestProvider } from './support/oidc-provider.ts';
+import { freePort } from './support/ports.ts';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 const OIDC_DEFAULTS = { scopes: ['openid', 'email'], whitelist: [], allowedDomains: [], autoSignup: true, defaultRole: 'viewer' as const };

@@ -3,10 +3,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './free-port.ts';
+import { freePort, listening } from './support/ports.ts';
 
 export const REDIS_SERVER = '/usr/bin/redis-server';
 
@@ -35,14 +34,12 @@ export async function startRedis(options: { password?: string; port?: number } =
   child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
   child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const deadline = Date.now() + 10_000;
-  while (!(await accepts(port))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      await rm(dir, { recursive: true, force: true });
-      throw new Error(`redis-server did not start on port ${port}: ${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
+  try {
+    await listening('redis-server', port, child, () => output, 10_000);
+  } catch (error) {
+    child.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+    throw error;
   }
   const auth = options.password ? `:${encodeURIComponent(options.password)}@` : '';
   return {
@@ -55,13 +52,5 @@ export async function startRedis(options: { password?: string; port?: number } =
       await rm(dir, { recursive: true, force: true });
     },
   };
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
-    socket.once('error', () => resolve(false));
-  });
 }
 

@@ -5,10 +5,9 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './free-port.ts';
+import { freePort, listening } from './support/ports.ts';
 
 export const SSHD = '/usr/sbin/sshd';
 
@@ -65,7 +64,7 @@ export async function startSshd(): Promise<Sshd> {
   const child = spawn(SSHD, ['-D', '-e', '-f', join(dir, 'sshd_config')], { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  await listening(port, child, () => log);
+  await listening('sshd', port, child, () => log);
   return {
     port, dir, hostKey,
     clientKey: join(dir, 'client_ed25519'),
@@ -96,22 +95,3 @@ export function keygen(path: string, type = 'ed25519'): void {
   execFileSync('ssh-keygen', ['-q', '-t', type, '-N', '', '-C', 'troupe-test', '-f', path], { stdio: 'ignore' });
 }
 
-
-/** Until sshd accepts connections; sshd exiting first (a bad config, a taken port) fails with its log. */
-async function listening(port: number, child: ChildProcess, log: () => string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`sshd exited (${child.exitCode}): ${log()}`);
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
-    if (Date.now() > deadline) throw new Error(`sshd did not listen on ${port}: ${log()}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

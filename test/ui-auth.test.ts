@@ -9,7 +9,8 @@ import type { Browser } from 'playwright-core';
 import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
 import { bearer, send, signIn, type Credential } from './auth-support.ts';
 import { launchBrowser, newContext, screenshot, signedInPage } from './support/browser.ts';
-import { freePort, startTestProvider } from './support/oidc-provider.ts';
+import { startTestProvider } from './support/oidc-provider.ts';
+import { freePort } from './support/ports.ts';
 
 const PASSWORD = 'ui-auth-password-1';
 

@@ -164,14 +164,6 @@ export async function signInAtProvider(jar: CookieJar, authorizationUrl: string,
 }
 
 /** A loopback port free a moment ago, for a server whose address another must know before it starts. */
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
-
 /** A hop to troupe's API, checked against the OpenAPI document as test/helpers.ts `call` checks its responses. */
 export async function documented(hop: Hop): Promise<Hop> {
   const url = new URL(hop.url);
