@@ -70,6 +70,8 @@ export interface InboxOptions {
 export class RecordInbox {
   private closed = false;
   private running: Promise<void> | undefined;
+  /** Whether the consumer group is known to exist (a Redis that lost its data has none). */
+  private groupMade = false;
   private readonly stream: string;
 
   constructor(private readonly redis: Redis, private readonly options: InboxOptions) {
@@ -120,8 +122,6 @@ export class RecordInbox {
       }
     }
   }
-
-  private groupMade = false;
 
   private async ensureGroup(): Promise<void> {
     if (this.groupMade) return;
