@@ -4,9 +4,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { healthOf, heartbeat, leave, listWorkers } from '../src/workers/registry.ts';
-import { parseLabels, selectorMatches } from '../src/workers/labels.ts';
-import { checkRedisUrl, maskedRedisUrl } from '../src/workers/redis-url.ts';
+import { heartbeat, leave, listWorkers } from '../src/workers/registry.ts';
+import { checkRedisUrl, healthOf, maskedRedisUrl, parseLabels, selectorMatches } from '../src/core/index.ts';
 import { redisMissing, startRedis, type RedisServer } from './redis-server.ts';
 
 const missing = redisMissing();

@@ -16,3 +16,6 @@ export * from './idempotency.ts';
 export * from './log-follow.ts';
 export * from './stages.ts';
 export * from './turns.ts';
+export * from './worker-labels.ts';
+export * from './worker-placement.ts';
+export * from './redis-url.ts';

@@ -1,8 +1,6 @@
-// Workers on other machines, reached through Redis: their labels and a DAG's workerSelector, the
-// Redis URL (masked wherever it is shown), and the registry of their heartbeats.
-export { parseLabels, selectorMatches } from './labels.ts';
-export { checkRedisUrl, maskedRedisUrl } from './redis-url.ts';
-export { healthOf, heartbeat, leave, listWorkers, WORKER_KEPT_MS, type HealthStatus, type RunningTask, type WorkerState, type WorkerView } from './registry.ts';
-export { pickWorker, type Pick } from './picker.ts';
+// Workers on other machines, reached through Redis: the registry of their heartbeats, the runs
+// handed to them (BullMQ) and the stream of what their runs produce. Labels, placement and the
+// Redis URL's checks are plain functions of core/.
+export { heartbeat, leave, listWorkers, WORKER_KEPT_MS, type WorkerState } from './registry.ts';
 export { RunJobs, RunJobTaker, workerIdProblem, type TakerOptions } from './run-jobs.ts';
 export { RECORD_STREAM, RecordInbox, RecordOutbox, type InboxOptions, type StreamItem } from './record-stream.ts';

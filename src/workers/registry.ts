@@ -2,51 +2,13 @@
 // every heartbeat, and the server lists them in Dagu's shape. Heartbeat times are Redis's own clock
 // (TIME), never a machine's: a worker whose clock is off is not shown dead, or alive, for it.
 import type { Redis } from 'ioredis';
+import { healthOf, type RunningTask, type WorkerView } from '../core/index.ts';
 
 const WORKERS = 'troupe:workers';
 const workerKey = (id: string) => `troupe:worker:${id}`;
 
 /** A worker's entry is kept this long after its last heartbeat (shown unhealthy meanwhile), then dropped. */
 export const WORKER_KEPT_MS = 3600_000;
-/** Dagu's thresholds: a heartbeat under 5 s old is healthy, under 15 s a warning, older unhealthy. */
-const HEALTHY_MS = 5_000;
-const WARNING_MS = 15_000;
-
-export interface RunningTask {
-  dagRunId: string;
-  dagName: string;
-  startedAt: string;
-  rootDagRunName?: string;
-  rootDagRunId?: string;
-  parentDagRunName?: string;
-  parentDagRunId?: string;
-}
-
-/** What a worker says of itself each heartbeat. */
-export interface WorkerState {
-  id: string;
-  labels: Record<string, string>;
-  maxActiveRuns: number;
-  runningTasks: RunningTask[];
-}
-
-export type HealthStatus = 'healthy' | 'warning' | 'unhealthy';
-
-/** A worker as `GET /workers` shows it (Dagu's fields). */
-export interface WorkerView {
-  id: string;
-  labels: Record<string, string>;
-  totalPollers: number;
-  busyPollers: number;
-  runningTasks: RunningTask[];
-  lastHeartbeatAt: string;
-  healthStatus: HealthStatus;
-}
-
-export function healthOf(ageMs: number): HealthStatus {
-  return ageMs < HEALTHY_MS ? 'healthy' : ageMs < WARNING_MS ? 'warning' : 'unhealthy';
-}
-
 // KEYS[1] the set of workers, KEYS[2] the worker's entry; ARGV: id, entry, how long it is kept.
 const HEARTBEAT = `
 local now = redis.call('TIME')
@@ -85,6 +47,14 @@ export function heartbeat(redis: Redis, state: WorkerState): Promise<number> {
 /** Takes the worker out of the list (it stops: a drain that ended, or its last runs handed back). */
 export async function leave(redis: Redis, id: string): Promise<void> {
   await redis.multi().zrem(WORKERS, id).del(workerKey(id)).exec();
+}
+
+/** What a worker says of itself each heartbeat. */
+export interface WorkerState {
+  id: string;
+  labels: Record<string, string>;
+  maxActiveRuns: number;
+  runningTasks: RunningTask[];
 }
 
 /** Every worker whose last heartbeat is under WORKER_KEPT_MS old, by id. */

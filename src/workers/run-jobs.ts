@@ -1,4 +1,4 @@
-// DAG runs handed to workers, on BullMQ. The server picks the worker (picker.ts) and puts the run
+// DAG runs handed to workers, on BullMQ. The server picks the worker (core/worker-placement.ts) and puts the run
 // on that worker's own queue; the worker takes its queue's jobs, at most its limit at once, each
 // held under a lock BullMQ renews while the run goes on. The job's id is the attempt's key, so that
 // handing the same attempt again (the server started again before it knew the job was added) adds

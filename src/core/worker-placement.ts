@@ -1,12 +1,42 @@
-// Which worker takes a DAG run with a workerSelector: one whose labels carry every pair of the
+// Workers as the server sees them (Dagu's shape), and which worker takes a DAG run with a workerSelector: one whose labels carry every pair of the
 // selector, whose heartbeat is not stale, and that runs fewer runs than its limit, counting the
 // runs handed to it that its heartbeat does not show yet. The least busy first (by its share of
 // its limit), then the one with the most room, then by id, so that the choice is the same for the
 // same state.
-import { selectorMatches } from './labels.ts';
-import type { WorkerView } from './registry.ts';
+import { selectorMatches } from './worker-labels.ts';
 
-export type Pick =
+/** Dagu's thresholds: a heartbeat under 5 s old is healthy, under 15 s a warning, older unhealthy. */
+const HEALTHY_MS = 5_000;
+const WARNING_MS = 15_000;
+
+export interface RunningTask {
+  dagRunId: string;
+  dagName: string;
+  startedAt: string;
+  rootDagRunName?: string;
+  rootDagRunId?: string;
+  parentDagRunName?: string;
+  parentDagRunId?: string;
+}
+
+export type HealthStatus = 'healthy' | 'warning' | 'unhealthy';
+
+/** A worker as `GET /workers` shows it (Dagu's fields). */
+export interface WorkerView {
+  id: string;
+  labels: Record<string, string>;
+  totalPollers: number;
+  busyPollers: number;
+  runningTasks: RunningTask[];
+  lastHeartbeatAt: string;
+  healthStatus: HealthStatus;
+}
+
+export function healthOf(ageMs: number): HealthStatus {
+  return ageMs < HEALTHY_MS ? 'healthy' : ageMs < WARNING_MS ? 'warning' : 'unhealthy';
+}
+
+export type WorkerPick =
   | { kind: 'worker'; id: string }
   /** No worker carries the labels (or none that is alive): the run waits for one. */
   | { kind: 'no-worker'; selector: Record<string, string> }
@@ -17,7 +47,7 @@ export type Pick =
  * `handedOut`: per worker, the runs given to it and not yet ended, as the server counts them
  * (a heartbeat lags behind: the larger of the two counts).
  */
-export function pickWorker(selector: Readonly<Record<string, string>>, workers: readonly WorkerView[], handedOut: ReadonlyMap<string, number> = new Map()): Pick {
+export function pickWorker(selector: Readonly<Record<string, string>>, workers: readonly WorkerView[], handedOut: ReadonlyMap<string, number> = new Map()): WorkerPick {
   const able = workers.filter((worker) => worker.healthStatus !== 'unhealthy' && selectorMatches(selector, worker.labels));
   if (able.length === 0) return { kind: 'no-worker', selector: { ...selector } };
   const load = (worker: WorkerView) => Math.max(worker.busyPollers, handedOut.get(worker.id) ?? 0);

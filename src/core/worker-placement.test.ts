@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pickWorker } from './picker.ts';
-import type { WorkerView } from './registry.ts';
+import { pickWorker, type WorkerView } from './worker-placement.ts';
 
 const worker = (id: string, labels: Record<string, string>, totalPollers: number, busyPollers = 0, healthStatus: WorkerView['healthStatus'] = 'healthy'): WorkerView =>
   ({ id, labels, totalPollers, busyPollers, runningTasks: [], lastHeartbeatAt: '2026-11-29T04:00:00.000Z', healthStatus });
