@@ -5,13 +5,10 @@
 // nothing.
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { workerIdProblem } from '../core/index.ts';
 
-/** A worker's id: what its queue is named after (BullMQ's names take no colon). */
-const WORKER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-export function workerIdProblem(id: string): string | undefined {
-  return WORKER_ID.test(id) ? undefined : `worker id "${id}" must be 1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit`;
-}
+// The rule is core's (the command checks --id with it too); still exported here for this folder's index.
+export { workerIdProblem };
 
 const queueName = (workerId: string) => `troupe-worker-${workerId}`;
 /** BullMQ's own keys, under one prefix of ours. */
