@@ -4,7 +4,7 @@
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeHomePrivate, tightenStoreFiles } from './home-modes.ts';
-import { Engine, cronEngineOf } from './engine/index.ts';
+import { Engine, cronEngineOf, type EngineParts } from './engine/index.ts';
 import { CronScheduler, RetentionSweeper } from './scheduler/index.ts';
 import { DagFileChanges, DagsWatcher, Definitions } from './catalog/index.ts';
 import { InlineDispatcher, PiscinaDispatcher, TaskPool, endOrphanSteps, spawnMethod, type SpawnMode } from './executors/index.ts';
@@ -41,13 +41,21 @@ export interface EngineHandle {
   close(): Promise<void>;
 }
 
-/** `warm`: a thread and its step host start now, while the caller records the run it is about to start. */
-export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>, options: { warm?: boolean } = {}): Promise<EngineHandle> {
+export interface OpenOptions {
+  /** A thread and its step host start now, while the caller records the run it is about to start. */
+  warm?: boolean;
+  /** Where runs execute beside this process (distributed dispatch), or where a worker's runs report to. */
+  parts?: EngineParts;
+  /** Steps run on the step pool even in a command's engine (a worker's engine runs many runs at once). */
+  stepPool?: boolean;
+}
+
+export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>, options: OpenOptions = {}): Promise<EngineHandle> {
   return (await openHome(completeSettings(config), options)).handle;
 }
 
 /** The engine on the home, and the home's lock (the server records in it where it listens). */
-export async function openHome(config: Settings, options: { warm?: boolean } = {}): Promise<{ handle: EngineHandle; lock: HomeLock }> {
+export async function openHome(config: Settings, options: OpenOptions = {}): Promise<{ handle: EngineHandle; lock: HomeLock }> {
   // Before the pool starts: its workers write their lines in the same format.
   setLogFormat(config.logFormat);
   const firstStart = !(await exists(config.dataDir));
@@ -62,14 +70,15 @@ export async function openHome(config: Settings, options: { warm?: boolean } = {
     if (config.writeExample && firstStart && (await readdir(config.dagsDir)).length === 0) {
       await dags.write('example', exampleSpec(), 'create');
     }
-    return { handle: await openLocked(config, dags, lock, options.warm === true), lock };
+    return { handle: await openLocked(config, dags, lock, options), lock };
   } catch (error) {
     lock.release();
     throw error;
   }
 }
 
-async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock, warm: boolean): Promise<EngineHandle> {
+async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock, options: OpenOptions): Promise<EngineHandle> {
+  const warm = options.warm === true;
   const runs = new LmdbRunStore(config.dataDir);
   await tightenStoreFiles(config.dataDir);
   const logs = new LogFiles(config.logDir);
@@ -80,13 +89,13 @@ async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock, warm
   await mkdir(stepRegistryDir, { recursive: true });
   const poolOptions = { maxThreads: config.maxThreads, spawnMode, stepRegistryDir, ...(warm ? { minThreads: 1, prepareHost: true } : {}) };
   // A command runs its shell steps on its own thread: no thread to start before its first step.
-  const dispatcher = config.commandOnly ? new InlineDispatcher(poolOptions) : new PiscinaDispatcher(poolOptions);
+  const dispatcher = config.commandOnly && !options.stepPool ? new InlineDispatcher(poolOptions) : new PiscinaDispatcher(poolOptions);
   // Large definitions are parsed on a thread of their own, so no step waits behind a parse.
   const parsePool = new TaskPool<ParseTask, ParseAnswer>({ filename: parseWorkerFile, maxThreads: 1 });
   const catalog = new Definitions(dags, new DefinitionParser((task) => parsePool.run(task)));
   const queue = new LmdbQueueStore(runs);
   const queueLimits = new Map(config.queues.map(({ name, maxConcurrency }) => [name, maxConcurrency]));
-  const engine = new Engine({ runs, queue, queueLimits, queuedStartDeadlineMs: config.queuedStartDeadlineMs, definitions: catalog, dags, logs, dispatcher, systemEnv: filterSystemEnv(process.env), clock: config.clock, commandOnly: config.commandOnly });
+  const engine = new Engine({ runs, queue, queueLimits, queuedStartDeadlineMs: config.queuedStartDeadlineMs, definitions: catalog, dags, logs, dispatcher, systemEnv: filterSystemEnv(process.env), clock: config.clock, commandOnly: config.commandOnly, ...options.parts });
   await engine.start();
   const retention = new RetentionSweeper({ store: new RunHistory(runs), definitions: catalog, clock: config.clock });
   if (!config.commandOnly) retention.start();

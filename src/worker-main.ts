@@ -1,5 +1,12 @@
 // `troupe worker`: a process that takes DAG runs from a troupe server through Redis and runs them
-// with the engine of its own scratch home (src/distributed/worker-runs.ts does the work).
+// with the engine of its own scratch home (src/distributed/worker-runs.ts does the work). The
+// scratch home holds what the runs under way need and nothing else: it is emptied at each start.
+import { hostname, homedir } from 'node:os';
+import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { workerIdProblem } from './core/index.ts';
+import { WorkerRuns } from './distributed/index.ts';
+import { openEngine } from './open-engine.ts';
 
 export interface WorkerOptions {
   /** redis:// or rediss:// URL, credentials included (never shown unmasked). */
@@ -21,6 +28,36 @@ export interface RunningWorker {
 }
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
-  void options;
-  throw new Error('troupe worker is not wired yet');
+  const id = options.id ?? defaultId();
+  const problem = workerIdProblem(id);
+  if (problem) throw new Error(problem);
+  if (!Number.isInteger(options.maxActiveRuns) || options.maxActiveRuns < 1) throw new Error('--max-active-runs must be a whole number of at least 1');
+  const home = options.home ?? join(homedir(), '.troupe-worker', id);
+  const dirs = { dags: join(home, 'dags'), data: join(home, 'data'), logs: join(home, 'logs') };
+  // Scratch: runs a previous process of this worker held were settled by the server as it went away.
+  await Promise.all([rm(dirs.data, { recursive: true, force: true }), rm(dirs.logs, { recursive: true, force: true })]);
+  const runs = new WorkerRuns({ redisUrl: options.redisUrl, id, labels: options.labels, maxActiveRuns: options.maxActiveRuns, roots: { logs: dirs.logs, dags: dirs.dags } });
+  const handle = await openEngine(
+    { home, dagsDir: dirs.dags, dataDir: dirs.data, logDir: dirs.logs, commandOnly: true, writeExample: false },
+    { stepPool: true, parts: { relayReports: (reports) => runs.relay(reports) } },
+  );
+  try {
+    await runs.start(handle.engine);
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+  return {
+    id,
+    drain: async (graceMs) => {
+      await runs.drain(graceMs);
+      await handle.close();
+    },
+  };
+}
+
+/** A worker's id when none is given: its host's name and its process id, in the letters an id may hold. */
+function defaultId(): string {
+  const host = hostname().replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '') || 'worker';
+  return `${host.slice(0, 50)}-${process.pid}`;
 }

@@ -6,7 +6,7 @@ export { runMachine, type RunFinishedEvent, type RunInput } from './run/run.mach
 export { MAX_SUB_DAG_DEPTH, nestingProblem, ancestry } from './run/nesting.ts';
 export { logLine } from './run/log-line.ts';
 export { shouldRetry } from './step/policies.ts';
-export { planRun, runScope } from './run/plan.ts';
+export { planRun, runScope, type RunPlan } from './run/plan.ts';
 export { unmetDagPrecondition } from './run/conditions.ts';
 export { loadRunVariables } from './run/variables.ts';
-export { LocalRunDispatcher, type RunDispatcher, type RunReports } from './run-dispatcher.ts';
+export { LocalRunDispatcher, type RemoteRunDispatcher, type RemoteRunsFactory, type RunDispatcher, type RunReports } from './run-dispatcher.ts';

@@ -3,7 +3,7 @@
 // its end. The local dispatcher runs the run actor in this process, its steps on the step pool; a
 // dispatcher for workers on other machines sends the run there and relays the same reports.
 import { createActor, type Actor } from 'xstate';
-import { runKey, type Clock, type RunRecord, type StepDispatcher, type Timers } from '../core/index.ts';
+import { runKey, type Clock, type RunRecord, type StepDispatcher, type Timers, type WorkerView } from '../core/index.ts';
 import { errorText, log } from '../logging/index.ts';
 import { runMachine, type RunFinishedEvent, type RunInput } from './run/run.machine.ts';
 import { runServices } from './run-services.ts';
@@ -19,14 +19,29 @@ export interface RunReports {
   logLine(path: string, line: string): void;
   /** The run reached its final state; its final record was reported before. */
   finished(end: RunFinishedEvent): void;
+  /** Resolves once the records reported of the run so far are stored (or could not be). */
+  stored?(name: string, dagRunId: string): Promise<void>;
 }
 
 export interface RunDispatcher {
-  /** Executes an admitted run; it reports through the RunReports the dispatcher was given. */
-  start(run: RunInput): void;
-  /** Asks a run to stop (its steps get their stop signal); its end is reported as any end is. */
+  /**
+   * Executes an admitted run; it reports through the RunReports the dispatcher was given.
+   * `worker`: the worker the scheduler placed it on (distributed dispatch).
+   */
+  start(run: RunInput, worker?: string): void;
+  /** Asks a run to stop (its steps get their stop signal); its end is reported as any end is. Nothing for a run it does not hold. */
   stop(name: string, dagRunId: string, at: number): void;
 }
+
+/** Runs on workers of other machines: the scheduler places runs on the workers it lists. */
+export interface RemoteRunDispatcher extends RunDispatcher {
+  /** The workers as last heard (their heartbeats), for placement. */
+  workers(): readonly WorkerView[];
+  close(): Promise<void>;
+}
+
+/** Builds the remote dispatcher: what runs report goes to `reports`; `workersChanged` when the list may let a run go. */
+export type RemoteRunsFactory = (ports: { reports: RunReports; workersChanged(): void }) => RemoteRunDispatcher;
 
 export interface LocalRunDeps {
   steps: StepDispatcher;

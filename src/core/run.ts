@@ -103,6 +103,8 @@ export interface RunRecord {
   handlers?: Partial<Record<HandlerNodeName, NodeRecord>>;
   /** Milliseconds since the epoch at creation: the order of listings. */
   createdAtMs: number;
+  /** The worker that runs it (distributed dispatch); absent when this server runs it. */
+  workerId?: string;
 }
 
 /** A run without its nodes: what a listing shows and filters on. */

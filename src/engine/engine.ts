@@ -4,10 +4,12 @@
 import {
   AppError, NodeStatus, RunStatus, eventsBetween, isoTime, type Clock, type EngineEvent, type EventBody, type RunRecord,
 } from '../core/index.ts';
-import { LocalRunDispatcher, type PriorAttempt, type RunDispatcher, type RunReports, type SubDagRunner } from '../actors/index.ts';
+import {
+  LocalRunDispatcher, type PriorAttempt, type RemoteRunDispatcher, type RemoteRunsFactory, type RunDispatcher, type RunInput, type RunReports, type SubDagRunner,
+} from '../actors/index.ts';
 import type { Definitions } from '../catalog/index.ts';
 import {
-  ChildRuns, Queueing, RunStarter, Scheduler, rescheduleRun, retryRun, settleInterrupted,
+  ChildRuns, Queueing, RunStarter, Scheduler, rescheduleRun, retryRun, selectorOf, settleInterrupted,
   type EngineDeps, type EnqueueOptions, type InlineOptions, type QueueListing, type RunAgainHost, type StartOptions,
 } from '../scheduler/index.ts';
 import { RunTransitions, type EngineListener } from './engine-events.ts';
@@ -24,9 +26,18 @@ export type { EngineDeps, InlineOptions, StartOptions };
  */
 export type RunDispatcherFactory = (ports: { reports: RunReports; subDags: SubDagRunner }) => RunDispatcher;
 
+export interface EngineParts {
+  runDispatcher?: RunDispatcherFactory;
+  /** Distributed dispatch: runs with a workerSelector are placed on workers and run there (src/distributed). */
+  remoteRuns?: RemoteRunsFactory;
+  /** A worker's engine: what its runs report is relayed to its server too (given what it reports here). */
+  relayReports?: (reports: RunReports) => RunReports;
+}
+
 export class Engine {
   private readonly scheduler: Scheduler;
   private readonly runs: RunDispatcher;
+  private readonly remote: RemoteRunDispatcher | undefined;
   private readonly transitions = new RunTransitions();
   private readonly clock: Clock;
   private readonly writes: RunWrites;
@@ -39,7 +50,7 @@ export class Engine {
   /** Set by close: no run starts, not even a sub DAG run. */
   private closed: Promise<void> | undefined;
 
-  constructor(private readonly deps: EngineDeps & { runDispatcher?: RunDispatcherFactory }) {
+  constructor(private readonly deps: EngineDeps & EngineParts) {
     const clock = (this.clock = deps.clock);
     this.definitions = deps.definitions;
     const onStoreError = deps.onStoreError ?? ((error) => log.error({ error: errorText(error) }, 'store write failed'));
@@ -50,9 +61,13 @@ export class Engine {
       // Taken from the call: a queued record is not stored until its write commits.
       isStored: (name, dagRunId) => deps.queue.find(name, dagRunId) !== undefined || deps.runs.get(name, dagRunId) !== undefined,
       paused: deps.commandOnly === true,
+      ...(deps.remoteRuns ? { workers: () => this.remote!.workers() } : {}),
     }, {
-      dispatchRun: (input) => this.runs.start(input),
-      stopRun: (name, dagRunId, at) => this.runs.stop(name, dagRunId, at),
+      dispatchRun: (input, worker) => (worker ? this.remote! : this.runs).start(input, worker),
+      stopRun: (name, dagRunId, at) => {
+        this.runs.stop(name, dagRunId, at);
+        this.remote?.stop(name, dagRunId, at);
+      },
       announceFinished: (name, dagRunId, runLog) => this.writes.finished(name, dagRunId, runLog),
       startQueued: (run, slot) => this.queueing.start(run, slot),
     }, deps.timers);
@@ -64,9 +79,12 @@ export class Engine {
       record: (record, changed) => this.writes.persist(record, changed, this.transitions.of(record, changed)),
       logLine: (path, line) => deps.logs.appendRunLog(path, line),
       finished: (end) => this.scheduler.finished(end),
+      stored: (name, dagRunId) => this.writes.settled(name, dagRunId),
     };
-    this.runs = deps.runDispatcher?.({ reports, subDags })
-      ?? new LocalRunDispatcher({ steps: deps.dispatcher, clock, subDags, reports, ...(deps.timers ? { timers: deps.timers } : {}) });
+    const relayed = deps.relayReports?.(reports) ?? reports;
+    this.runs = deps.runDispatcher?.({ reports: relayed, subDags })
+      ?? new LocalRunDispatcher({ steps: deps.dispatcher, clock, subDags, reports: relayed, ...(deps.timers ? { timers: deps.timers } : {}) });
+    this.remote = deps.remoteRuns?.({ reports, workersChanged: () => this.scheduler.poke() });
     const host = {
       deps, scheduler: this.scheduler, clock, definitions: this.definitions, onStoreError,
       eventsOf: (record: RunRecord): EventBody[] => this.transitions.announced(record),
@@ -116,12 +134,42 @@ export class Engine {
   /** Starts a run of a stored DAG; gives back its id and the name it runs under (`dagName`, or the DAG's). */
   async startDag(fileName: string, options: StartOptions): Promise<{ dagRunId: string; name: string }> {
     const { dag, text } = await this.definitions.runnable(fileName);
+    // Placed on a worker: it waits in its queue until one carrying its labels has room.
+    if (this.remote && selectorOf(dag).workerSelector) {
+      const { dagRunId } = await this.queueing.submit('start', dag, text, options, fileName);
+      return { dagRunId, name: options.dagName ?? dag.name };
+    }
     return this.starter.launch(dag, text, options, 'start', fileName);
   }
 
   async startInline(options: InlineOptions): Promise<{ dagRunId: string; name: string }> {
     const dag = await this.definitions.runnableInline(options.spec, options.name);
-    return this.starter.launch(dag, options.spec, { ...options, dagName: undefined }, 'inline');
+    const inline = { ...options, dagName: undefined };
+    if (this.remote && selectorOf(dag).workerSelector) {
+      const { dagRunId } = await this.queueing.submit('inline', dag, options.spec, inline);
+      return { dagRunId, name: dag.name };
+    }
+    return this.starter.launch(dag, options.spec, inline, 'inline');
+  }
+
+  /**
+   * Runs an attempt its server planned and placed on this worker (src/distributed): admitted
+   * with no limit (the server's scheduler held it to its limits), its first record stored here.
+   */
+  async runPlanned(input: RunInput): Promise<void> {
+    const { name, dagRunId } = input.record;
+    const slot = this.starter.admit({ kind: 'resume', name, dagRunId, maxActiveRuns: -1 });
+    let saved: Promise<void> = Promise.resolve();
+    const beginning = this.scheduler.begin(slot, input, () => {
+      try {
+        saved = this.deps.runs.save(input.record, undefined, []);
+        this.deps.runs.saveSpec(name, dagRunId, input.plan.specText).catch(() => undefined);
+      } catch (error) {
+        saved = Promise.reject(error);
+      }
+    });
+    if (!beginning.begun) throw beginning.error;
+    await saved;
   }
 
   /** A run of a stored DAG waits in its queue (the DAG's `queue`, its own, or `options.queue`). */
@@ -249,6 +297,7 @@ export class Engine {
       for (const { name, dagRunId } of active) this.scheduler.stopRun(name, dagRunId, this.clock.now());
       await Promise.all(finished);
       this.scheduler.stop();
+      await this.remote?.close();
       this.writes.close();
     })());
   }

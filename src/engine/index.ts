@@ -1,4 +1,4 @@
-export { Engine, type RunDispatcherFactory } from './engine.ts';
+export { Engine, type EngineParts, type RunDispatcherFactory } from './engine.ts';
 export type { EngineDeps, StartOptions, InlineOptions } from '../scheduler/index.ts';
 export type { EngineEvent, EngineListener } from './engine-events.ts';
 export { cronEngineOf } from './cron-port.ts';

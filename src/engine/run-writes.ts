@@ -94,6 +94,13 @@ export class RunWrites {
     }
   }
 
+  /** Resolves once the writes issued for the run so far have settled (stored, or failed and kept to write again). */
+  settled(name: string, dagRunId: string): Promise<void> {
+    const key = runKey(name, dagRunId);
+    // After the microtask that issues this tick's write.
+    return Promise.resolve().then(() => this.lastWrite.get(key) ?? this.finishing.get(key));
+  }
+
   /** The runs whose newest record is not stored (a full disk), as `name dagRunId`. */
   get unsavedRuns(): string[] {
     return [...this.unsaved.keys()].map((key) => key.replace('\u0000', ' '));

@@ -34,8 +34,14 @@ export interface AdmissionAsk {
   uncounted?: boolean;
   /** sub: the run's stored record says it runs or waits already. */
   storedActive?: boolean;
-  /** enqueue and reschedule: what its start needs, kept while it waits. */
+  /** enqueue, reschedule, and a start that waits for a worker: what its start needs, kept while it waits. */
   start?: QueuedRun['start'];
+  /**
+   * The labels a worker must carry to run it. Under distributed dispatch a start or an inline run
+   * with them waits in its queue, as an enqueued run does, until a worker carrying them has room
+   * (maxActiveRuns and singleton refuse it as a start's); without, they choose nothing.
+   */
+  workerSelector?: Readonly<Record<string, string>>;
 }
 
 export type Admission =
@@ -109,14 +115,18 @@ export function decideAdmission(slots: Slots, ask: AdmissionAsk): AdmissionDecis
     }
     default: {
       if (isTaken(slots, name, dagRunId)) return refused(taken(name, dagRunId));
-      const waits = ask.kind === 'enqueue' || (ask.kind === 'reschedule' && customQueueBusy(slots, ask.queue!));
+      const waitsForLimits = ask.kind === 'enqueue' || (ask.kind === 'reschedule' && customQueueBusy(slots, ask.queue!));
+      const selector = slots.workers ? ask.workerSelector : undefined;
       // An enqueued run waits for maxActiveRuns; singleton alone refuses it.
       const kind = ask.kind === 'start' ? 'start' : 'inline';
       const singleton = ask.kind === 'reschedule' || ask.singleton === true;
-      const error = limits(kind, singleton, waits ? -1 : ask.maxActiveRuns);
+      const error = limits(kind, singleton, waitsForLimits ? -1 : ask.maxActiveRuns);
       if (error) return refused(error);
-      if (!waits) return admit(slots, { name, dagRunId, counted: true, queue: ask.queue });
-      const run: QueuedRun = { queue: ask.queue!, name, dagRunId, maxActiveRuns: ask.maxActiveRuns, ...(ask.fileName ? { fileName: ask.fileName } : {}), start: ask.start };
+      if (!waitsForLimits && !selector) return admit(slots, { name, dagRunId, counted: true, queue: ask.queue });
+      const run: QueuedRun = {
+        queue: ask.queue!, name, dagRunId, maxActiveRuns: ask.maxActiveRuns, ...(ask.fileName ? { fileName: ask.fileName } : {}),
+        ...(selector ? { workerSelector: selector } : {}), start: ask.start,
+      };
       return { answer: { outcome: 'queued', queue: run.queue }, next: withQueued(slots, run) };
     }
   }
@@ -142,5 +152,6 @@ export function waitReasonOf(slots: Slots, run: QueuedRun): WaitReason {
   if (limit !== undefined && limit >= 0 && (slots.byQueue.get(run.queue) ?? 0) >= limit) return 'queue';
   if (run.fileName !== undefined && slots.isSuspended(run.fileName)) return 'suspended';
   if (run.maxActiveRuns >= 0 && admittedCount(slots, run.name) >= run.maxActiveRuns) return 'maxActiveRuns';
+  if (run.workerSelector && slots.workers) return 'worker';
   return 'queue';
 }

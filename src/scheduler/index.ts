@@ -4,7 +4,7 @@ export type { CronEngine } from './cron/cron-scheduler.ts';
 export type { EnqueueOptions, QueueListing } from './queueing.ts';
 export { ChildRuns } from './child-runs.ts';
 export { RunStarter } from './run-starter.ts';
-export { Queueing } from './queueing.ts';
+export { Queueing, selectorOf } from './queueing.ts';
 export { settleInterrupted } from './recovery.ts';
 
 

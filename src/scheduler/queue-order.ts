@@ -8,7 +8,7 @@
 // suspended) keeps its place and lets the items behind it of other DAGs go, so one DAG cannot
 // block a shared queue, and queues never block each other.
 
-import { runKey, type Dag, type RunRecord } from '../core/index.ts';
+import { pickWorker, runKey, type Dag, type RunRecord, type WorkerView } from '../core/index.ts';
 
 /** What a queued run's start needs, kept with it while it waits: a dispatch parses nothing. */
 export interface QueuedStart {
@@ -30,6 +30,8 @@ export interface QueuedRun {
   fileName?: string;
   /** The DAG's maxActiveRuns when the run was enqueued; -1 is unlimited. */
   maxActiveRuns: number;
+  /** The labels a worker must carry to run it; absent when it runs here (or names none). */
+  workerSelector?: Readonly<Record<string, string>>;
   /** What its start needs; the decision here never reads it. */
   start?: QueuedStart;
 }
@@ -45,16 +47,26 @@ export interface DispatchState {
   queueLimits: ReadonlyMap<string, number>;
   /** Whether a stored DAG file is suspended: asked once per file and decision (a read of the store). */
   isSuspended: (fileName: string) => boolean;
+  /**
+   * Distributed dispatch: the workers as last heard, and the runs placed on each (starting or
+   * active). Absent when this server runs every run itself (a workerSelector then chooses nothing).
+   */
+  workers?: { list: readonly WorkerView[]; placed: ReadonlyMap<string, number> };
 }
 
-/** What a queued run waits for: a slot of its queue, its DAG's maxActiveRuns, or its DAG's resume. */
-export type WaitReason = 'queue' | 'maxActiveRuns' | 'suspended';
+/**
+ * What a queued run waits for: a slot of its queue, its DAG's maxActiveRuns, its DAG's resume, or
+ * a worker carrying its labels with room for it.
+ */
+export type WaitReason = 'queue' | 'maxActiveRuns' | 'suspended' | 'worker';
 
 export interface DispatchDecision {
   /** Runs to start now, in the order they should start. */
   start: QueuedRun[];
   /** Every run left waiting (by waitKey), with what holds it back. */
   waiting: Map<string, WaitReason>;
+  /** The worker each run to start with a workerSelector goes to. */
+  placements: Map<QueuedRun, string>;
 }
 
 const unlimited = (limit: number) => limit < 0;
@@ -70,6 +82,9 @@ export function decideDispatch(state: DispatchState, { withReasons = true } = {}
   const byName = new Map(state.runningByName);
   const start: QueuedRun[] = [];
   const waiting = new Map<string, WaitReason>();
+  const placements = new Map<QueuedRun, string>();
+  // Runs placed by this decision count against their worker as those placed before.
+  const placed = state.workers ? new Map(state.workers.placed) : undefined;
   const suspended = new Map<string, boolean>();
   const isSuspended = ({ fileName }: QueuedRun) => {
     // An inline spec has no file to suspend.
@@ -98,10 +113,20 @@ export function decideDispatch(state: DispatchState, { withReasons = true } = {}
         if (withReasons) waiting.set(waitKey(item), 'maxActiveRuns');
         continue;
       }
+      if (item.workerSelector && state.workers && placed) {
+        const pick = pickWorker(item.workerSelector, state.workers.list, placed);
+        if (pick.kind !== 'worker') {
+          // Held back by its labels alone: the runs behind it go (other labels, or none).
+          if (withReasons) waiting.set(waitKey(item), 'worker');
+          continue;
+        }
+        placed.set(pick.id, (placed.get(pick.id) ?? 0) + 1);
+        placements.set(item, pick.id);
+      }
       start.push(item);
       running++;
       byName.set(item.name, active + 1);
     }
   }
-  return { start, waiting };
+  return { start, waiting, placements };
 }

@@ -54,7 +54,7 @@ export class Queueing {
    * A run that waits in its queue (enqueue), or waits only when its DAG's custom queue is busy
    * and starts at once otherwise (reschedule): the scheduler decides which, as it admits it.
    */
-  async submit(kind: 'enqueue' | 'reschedule', dag: Dag, specText: string, options: EnqueueOptions, fileName?: string): Promise<{ dagRunId: string; queued: boolean }> {
+  async submit(kind: 'enqueue' | 'reschedule' | 'start' | 'inline', dag: Dag, specText: string, options: EnqueueOptions, fileName?: string): Promise<{ dagRunId: string; queued: boolean }> {
     const { deps, scheduler, starter, clock } = this.host;
     const { name, dagRunId } = starter.identity(dag, options);
     const queue = options.queue || dag.queue || name;
@@ -66,7 +66,7 @@ export class Queueing {
     const record = queuedRecord({ dag, name, dagRunId, attemptId, log, params: mergeParams(dag.params, requested), now: clock.now(), fileName });
     const admission = scheduler.ask({
       kind, name, dagRunId, queue, maxActiveRuns: dag.maxActiveRuns, singleton: options.singleton === true, fileName,
-      start: { dag, specText, params: options.params, fileName, record },
+      start: { dag, specText, params: options.params, fileName, record }, ...selectorOf(dag),
     });
     if (admission.outcome === 'refused') throw admission.error;
     if (admission.outcome === 'admitted') {
@@ -172,7 +172,7 @@ export class Queueing {
           continue;
         }
         scheduler.restoreQueued({
-          queue, name: item.name, dagRunId: item.dagRunId, maxActiveRuns: dag.maxActiveRuns, ...(item.fileName ? { fileName: item.fileName } : {}),
+          queue, name: item.name, dagRunId: item.dagRunId, maxActiveRuns: dag.maxActiveRuns, ...(item.fileName ? { fileName: item.fileName } : {}), ...selectorOf(dag),
           start: { dag, specText, params: item.params, fileName: item.fileName, record },
         });
       }
@@ -212,4 +212,9 @@ export class Queueing {
       };
     });
   }
+}
+
+/** The DAG's workerSelector when it names labels (the scheduler places its runs on a worker under distributed dispatch). */
+export function selectorOf(dag: Dag): { workerSelector?: Record<string, string> } {
+  return Object.keys(dag.workerSelector).length > 0 ? { workerSelector: { ...dag.workerSelector } } : {};
 }

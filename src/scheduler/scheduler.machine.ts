@@ -5,12 +5,12 @@
 // DAG was resumed) dispatches the queued runs that may start: there is no polling loop. A run that
 // begins is handed to the run dispatcher (where it executes); its end comes back as run.finished.
 import { enqueueActions, setup } from 'xstate';
-import { AppError, runKey } from '../core/index.ts';
+import { AppError, runKey, type WorkerView } from '../core/index.ts';
 import type { RunFinishedEvent, RunInput } from '../actors/index.ts';
 import { decideAdmission, waitReasonOf, type Admission, type AdmissionAsk } from './admission.ts';
 import type { QueuedRun } from './queue-order.ts';
 import {
-  dispatch, findQueued, holds, isActive, joinQueue, leaveQueue, withQueued, withoutQueued, withoutSlot,
+  dispatch, findQueued, holds, isActive, joinQueue, leaveQueue, withQueued, withoutPlace, withoutQueued, withoutSlot,
   type Slot, type Slots,
 } from './slots.ts';
 
@@ -23,6 +23,11 @@ export interface SchedulerInput {
   isStored: (name: string, dagRunId: string) => boolean;
   /** Queued runs wait from the start (a command's engine: the server or scheduler dispatches them). */
   paused: boolean;
+  /**
+   * Distributed dispatch: the workers as last heard (a queued run with a workerSelector starts
+   * when one carrying its labels has room). Absent: every run runs here.
+   */
+  workers?: () => readonly WorkerView[];
 }
 
 /** Whether a run began: refused when the server shuts down, or its slot was given up meanwhile. */
@@ -57,7 +62,7 @@ export const schedulerMachine = setup({
   types: { context: {} as SchedulerContext, events: {} as SchedulerEvent, input: {} as SchedulerInput },
   actions: {
     // Provided by the engine: hands a run that begins to the run dispatcher.
-    dispatchRun: (_, _params: { input: RunInput }) => {},
+    dispatchRun: (_, _params: { input: RunInput; worker?: string }) => {},
     // Provided by the engine: asks the run dispatcher to stop an active run.
     stopRun: (_, _params: { name: string; dagRunId: string; at: number }) => {},
     // Provided by the engine: tells waiters that a run reached its final state.
@@ -70,6 +75,7 @@ export const schedulerMachine = setup({
   context: ({ input }) => ({
     active: new Map(), reserved: new Map(), starting: new Map(), queueOf: new Map(), byQueue: new Map(), queued: new Map(),
     queueLimits: input.queueLimits, isSuspended: input.isSuspended, isStored: input.isStored, paused: input.paused, admitting: 'open',
+    placed: new Map(), ...(input.workers ? { workers: input.workers } : {}),
   }),
   on: {
     'admission.ask': {
@@ -106,7 +112,7 @@ export const schedulerMachine = setup({
         enqueue.assign({ ...withoutSlot(context, slot), active, ...queue });
         enqueue(() => event.reply({ begun: true }));
         enqueue(() => event.beginning());
-        enqueue({ type: 'dispatchRun', params: { input } });
+        enqueue({ type: 'dispatchRun', params: { input, ...(slot.worker ? { worker: slot.worker } : {}) } });
       }),
     },
     'run.release': {
@@ -126,7 +132,7 @@ export const schedulerMachine = setup({
         if (remaining.length > 0) active.set(event.name, remaining);
         else active.delete(event.name);
         enqueue({ type: 'announceFinished', params: { name: event.name, dagRunId: event.dagRunId, log: event.log } });
-        applyAndDispatch(enqueue, { ...context, active, ...leaveQueue(context, event.name, event.dagRunId) });
+        applyAndDispatch(enqueue, { ...context, active, ...leaveQueue(context, event.name, event.dagRunId), ...withoutPlace(context, event.name, event.dagRunId) });
       }),
     },
     'queue.restore': {
@@ -150,9 +156,12 @@ export const schedulerMachine = setup({
   },
 });
 
-/** The slot is handed back: it no longer counts, nor against its queue when it counted there. */
+/** The slot is handed back: it no longer counts, nor against its queue when it counted there, nor on its worker. */
 function release(context: Slots, slot: Slot): Slots {
-  return { ...context, ...withoutSlot(context, slot), ...(slot.counted ? leaveQueue(context, slot.name, slot.dagRunId) : {}) };
+  return {
+    ...context, ...withoutSlot(context, slot), ...(slot.counted ? leaveQueue(context, slot.name, slot.dagRunId) : {}),
+    ...(slot.worker ? withoutPlace(context, slot.name, slot.dagRunId) : {}),
+  };
 }
 
 /** The part of XState's `enqueue` that dispatching uses. */
@@ -166,13 +175,14 @@ interface Enqueue {
  * slot, counted, as a start's. Returns the context it leaves.
  */
 function applyAndDispatch(enqueue: Enqueue, next: Slots): Slots {
-  const { slots, start } = dispatch(next);
+  const { slots, start, placements } = dispatch(next);
   let after = slots;
   const handed: Array<{ run: QueuedRun; slot: Slot }> = [];
   if (start.length > 0) {
     const starting = new Map(after.starting);
     for (const run of start) {
-      const slot: Slot = { name: run.name, dagRunId: run.dagRunId, counted: true, queue: run.queue };
+      const worker = placements.get(run);
+      const slot: Slot = { name: run.name, dagRunId: run.dagRunId, counted: true, queue: run.queue, ...(worker ? { worker } : {}) };
       starting.set(runKey(run.name, run.dagRunId), slot);
       handed.push({ run, slot });
     }

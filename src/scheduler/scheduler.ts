@@ -12,8 +12,8 @@ import type { Slot } from './slots.ts';
 
 /** What the scheduler does beside deciding: provided by the engine that composes it. */
 export interface SchedulerEffects {
-  /** A run begins: hand it to where it executes. */
-  dispatchRun(input: RunInput): void;
+  /** A run begins: hand it to where it executes (`worker`: the worker it was placed on; absent: here). */
+  dispatchRun(input: RunInput, worker?: string): void;
   stopRun(name: string, dagRunId: string, at: number): void;
   /** A run reached its final state. */
   announceFinished(name: string, dagRunId: string, log: string): void;
@@ -28,7 +28,7 @@ export class Scheduler {
   constructor(input: SchedulerInput, effects: SchedulerEffects, timers?: Timers) {
     const machine = schedulerMachine.provide({
       actions: {
-        dispatchRun: (_, { input: run }) => effects.dispatchRun(run),
+        dispatchRun: (_, { input: run, worker }) => effects.dispatchRun(run, worker),
         stopRun: (_, { name, dagRunId, at }) => effects.stopRun(name, dagRunId, at),
         announceFinished: (_, { name, dagRunId, log }) => effects.announceFinished(name, dagRunId, log),
         // Started outside the scheduler's step: the start asks the scheduler questions of its own.

@@ -1,7 +1,7 @@
 // The scheduler's counts, as pure functions of its context: runs active or starting per DAG name
 // and per queue, the queued runs, and which of them start now. The scheduler actor applies them;
 // nothing else changes its context.
-import { runKey } from '../core/index.ts';
+import { runKey, type WorkerView } from '../core/index.ts';
 import { decideDispatch, type DispatchState, type QueuedRun, type WaitReason } from './queue-order.ts';
 
 /**
@@ -19,6 +19,8 @@ export interface Slot {
   retried?: string;
   /** A sub DAG run of an active run: it begins while the server drains, as its caller may finish in time. */
   sub?: boolean;
+  /** The worker it runs on (a run with a workerSelector, under distributed dispatch); absent: here. */
+  worker?: string;
 }
 
 /** open: runs are admitted; draining: only sub DAG runs of active runs; closed: none begins. */
@@ -47,6 +49,10 @@ export interface Slots {
   isStored: (name: string, dagRunId: string) => boolean;
   /** While the server shuts down (or in the command's engine), queued runs stay queued. */
   paused: boolean;
+  /** Distributed dispatch: the workers as last heard. Absent when this server runs every run itself. */
+  workers?: () => readonly WorkerView[];
+  /** Run key -> the worker a run starting or active was placed on. */
+  placed: ReadonlyMap<string, string>;
   admitting: Admitting;
 }
 
@@ -57,6 +63,15 @@ export function isActive(slots: Pick<Slots, 'active'>, name: string, dagRunId: s
 /** The slot admitted as `slot` still holds (not begun, not given up). */
 export function holds(slots: Pick<Slots, 'starting'>, slot: Slot): boolean {
   return slots.starting.get(runKey(slot.name, slot.dagRunId)) === slot;
+}
+
+/** The run no longer holds a place on a worker (it ended, or gave up before it began). */
+export function withoutPlace(slots: Slots, name: string, dagRunId: string): Partial<Slots> {
+  const key = runKey(name, dagRunId);
+  if (!slots.placed.has(key)) return {};
+  const placed = new Map(slots.placed);
+  placed.delete(key);
+  return { placed };
 }
 
 /** The slot leaves `starting`; a counted one stops counting against its name (its run has begun or gave up). */
@@ -136,7 +151,14 @@ function dispatchState(slots: Slots): DispatchState {
   return {
     queued: slots.queued, runningByQueue: slots.byQueue, runningByName: runningByName(slots),
     queueLimits: slots.queueLimits, isSuspended: slots.isSuspended,
+    ...(slots.workers ? { workers: { list: slots.workers(), placed: placedPerWorker(slots.placed) } } : {}),
   };
+}
+
+function placedPerWorker(placed: ReadonlyMap<string, string>): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const worker of placed.values()) counts.set(worker, (counts.get(worker) ?? 0) + 1);
+  return counts;
 }
 
 /** Whether a run enqueued to `queue` now would wait for a slot of it (a custom queue, full or with runs waiting). */
@@ -147,12 +169,13 @@ export function customQueueBusy(slots: Slots, queue: string): boolean {
 
 /**
  * The queued runs that start now, taken out of their queues and counted as starting (reserved
- * for their DAG, counted against their queue), so that no later decision counts them twice.
+ * for their DAG, counted against their queue, placed on their worker), so that no later decision
+ * counts them twice.
  */
-export function dispatch(slots: Slots): { slots: Slots; start: QueuedRun[] } {
-  if (slots.queued.size === 0 || slots.paused) return { slots, start: [] };
-  const { start } = decideDispatch(dispatchState(slots), { withReasons: false });
-  if (start.length === 0) return { slots, start };
+export function dispatch(slots: Slots): { slots: Slots; start: QueuedRun[]; placements: ReadonlyMap<QueuedRun, string> } {
+  if (slots.queued.size === 0 || slots.paused) return { slots, start: [], placements: new Map() };
+  const { start, placements } = decideDispatch(dispatchState(slots), { withReasons: false });
+  if (start.length === 0) return { slots, start, placements };
   const starting = new Set(start);
   const queued = new Map<string, readonly QueuedRun[]>();
   for (const [queue, items] of slots.queued) {
@@ -163,7 +186,12 @@ export function dispatch(slots: Slots): { slots: Slots; start: QueuedRun[] } {
   for (const run of start) {
     next = { ...next, reserved: withCount(next.reserved, run.name, 1), ...joinQueue(next, run.name, run.dagRunId, run.queue) };
   }
-  return { slots: next, start };
+  if (placements.size > 0) {
+    const placed = new Map(next.placed);
+    for (const [run, worker] of placements) placed.set(runKey(run.name, run.dagRunId), worker);
+    next = { ...next, placed };
+  }
+  return { slots: next, start, placements };
 }
 
 /** What each queued run waits for, by run key. */

@@ -88,6 +88,8 @@ export interface RunPlan {
    * labels choose nothing, and the run log says so (as Dagu does without its coordinator).
    */
   workerSelector?: Record<string, string>;
+  /** The worker the run was placed on (distributed dispatch), in place of the selector it met. */
+  worker?: string;
 }
 
 export interface PlanInput {

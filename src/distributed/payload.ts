@@ -1,0 +1,62 @@
+// What travels with a run placed on a worker, and back. The server plans the attempt (its
+// variables, params, env and first record) and hands the whole RunInput over; the worker runs it
+// with its own engine under its own folders. Paths cross as the server names them: the worker
+// moves them under its own folders as the run arrives and back as it reports.
+import { isAbsolute, relative, resolve } from 'node:path';
+import type { RunFinishedEvent, RunInput } from '../actors/index.ts';
+import type { RunRecord } from '../core/index.ts';
+
+/** The server's folders that a run's paths are under, as the server names them. */
+export interface Roots {
+  logs: string;
+  dags: string;
+}
+
+export interface RunPayload {
+  input: RunInput;
+  /** The server's folders: where the run's paths point on the server. */
+  roots: Roots;
+}
+
+/** One attempt of a root run: the key its job and its stream items go under. */
+export function attemptKey(record: Pick<RunRecord, 'name' | 'dagRunId' | 'attemptId'>): string {
+  return `${record.name}/${record.dagRunId}/${record.attemptId}`;
+}
+
+/** What a worker sends back, by kind (the stream items' `kind`). */
+export type Report =
+  | { kind: 'record'; record: RunRecord; changed: number[] }
+  | { kind: 'log'; path: string; line: string }
+  /** Bytes of a step's output file from `offset` on, base64. */
+  | { kind: 'output'; path: string; offset: number; data: string }
+  | { kind: 'finished'; end: RunFinishedEvent };
+
+/** Moves every string of `value` that is a path under one of `from`'s folders to the same place under `to`'s. */
+export function movePaths<T>(value: T, from: Roots, to: Roots): T {
+  const pairs = (Object.keys(from) as Array<keyof Roots>).map((key) => [resolve(from[key]), resolve(to[key])] as const);
+  const move = (text: string): string => {
+    for (const [source, target] of pairs) {
+      if (text === source) return target;
+      if (text.startsWith(source + '/')) return target + text.slice(source.length);
+    }
+    return text;
+  };
+  const walk = (item: unknown): unknown => {
+    if (typeof item === 'string') return move(item);
+    if (Array.isArray(item)) return item.map(walk);
+    if (item !== null && typeof item === 'object') {
+      const copy: Record<string, unknown> = {};
+      for (const [key, field] of Object.entries(item)) copy[key] = walk(field);
+      return copy;
+    }
+    return item;
+  };
+  return walk(value) as T;
+}
+
+/** Whether `path` is `root` or inside it, with no way out through `..`. */
+export function isUnder(root: string, path: string): boolean {
+  if (!isAbsolute(path)) return false;
+  const inside = relative(resolve(root), resolve(path));
+  return inside === '' || (!inside.startsWith('..') && !isAbsolute(inside));
+}

@@ -1,0 +1,161 @@
+// The server's side of distributed dispatch: runs the scheduler placed on a worker are handed to
+// that worker's queue, stopped through its control channel, and what they report comes back on
+// the record stream and is applied here as a local run's reports are (records, log lines, output
+// files, the end). The workers' list is kept from their heartbeats: each heartbeat is announced on
+// a channel, and the list is read again when one arrives, so a run waiting for a worker goes as
+// soon as one appears.
+import { dirname } from 'node:path';
+import type { Redis } from 'ioredis';
+import type { RemoteRunDispatcher, RunInput, RunReports } from '../actors/index.ts';
+import { maskedRedisUrl, runKey, type WorkerView } from '../core/index.ts';
+import { errorText, log } from '../logging/index.ts';
+import { RecordInbox, RunJobs, listWorkers, type StreamItem } from '../workers/index.ts';
+import { ReportApplier, type HandedRun } from './apply-reports.ts';
+import { CONTROL_CHANNEL, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
+import { attemptKey, type Roots, type RunPayload } from './payload.ts';
+import { redisConnection } from './redis-connection.ts';
+
+/** How often the list is read when no heartbeat announces itself: a worker that went silent is seen aging. */
+const LIST_REFRESH_MS = 5_000;
+
+interface Handed extends HandedRun {
+  attempt: string;
+}
+
+export interface RemoteRunsOptions {
+  redisUrl: string;
+  /** The server's folders: what a run's paths are under here. */
+  roots: Roots;
+  closeRunLog(path: string): Promise<void>;
+}
+
+export class RemoteRuns implements RemoteRunDispatcher {
+  private readonly commands: Redis;
+  private readonly subscriber: Redis;
+  private readonly inbox: RecordInbox;
+  private readonly jobs: RunJobs<RunPayload>;
+  private readonly applier: ReportApplier;
+  /** Attempts handed out and not ended, by attempt key; the runs' keys to their attempts. */
+  private readonly handed = new Map<string, Handed>();
+  private readonly attemptOf = new Map<string, string>();
+  /** The newest sequence number applied, per attempt. */
+  private readonly applied = new Map<string, number>();
+  private list: readonly WorkerView[] = [];
+  private reading: Promise<void> | undefined;
+  private readAgain = false;
+  private refresh: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly options: RemoteRunsOptions, private readonly reports: RunReports, private readonly workersChanged: () => void) {
+    const shown = maskedRedisUrl(options.redisUrl);
+    const onError = (what: string) => (error: Error) => { if (!this.closed) log.warn({ redis: shown, error: errorText(error) }, what); };
+    // Commands wait for a connection rather than fail while Redis is away; the inbox's reads fail at once and are tried again.
+    this.commands = redisConnection(options.redisUrl, { waitForConnection: true });
+    this.commands.on('error', onError('Redis is not reachable: runs placed on workers wait for it'));
+    this.subscriber = redisConnection(options.redisUrl, { waitForConnection: true });
+    this.subscriber.on('error', () => undefined);
+    this.jobs = new RunJobs(this.commands);
+    this.applier = new ReportApplier(options.roots, { reports, closeRunLog: (path) => options.closeRunLog(path) });
+    this.inbox = new RecordInbox(redisConnection(options.redisUrl, { waitForConnection: false }), {
+      apply: (items) => this.apply(items),
+      appliedSeq: (attempt) => this.applied.get(attempt) ?? 0,
+      isCurrent: (attempt) => this.handed.has(attempt),
+      onError: onError('the record stream could not be read: tried again in a moment'),
+    });
+  }
+
+  /** Connects, reads the workers, and starts hearing heartbeats and records. */
+  async connect(): Promise<void> {
+    this.subscriber.on('message', () => this.readWorkers());
+    await this.subscriber.subscribe(HEARTBEAT_CHANNEL).catch((error: Error) => log.warn({ error: errorText(error) }, 'the workers\' heartbeats cannot be heard yet'));
+    this.subscriber.on('ready', () => { void this.subscriber.subscribe(HEARTBEAT_CHANNEL).catch(() => undefined); });
+    this.readWorkers();
+    this.refresh = setInterval(() => this.readWorkers(), LIST_REFRESH_MS).unref();
+    this.inbox.start();
+  }
+
+  workers(): readonly WorkerView[] {
+    return this.list;
+  }
+
+  /** The workers as Redis has them now; throws when it cannot be asked. */
+  async currentWorkers(): Promise<WorkerView[]> {
+    return listWorkers(this.commands);
+  }
+
+  start(run: RunInput, worker?: string): void {
+    if (worker === undefined) throw new Error('a run without a worker was handed to the remote dispatcher');
+    const record = { ...run.record, workerId: worker };
+    const attempt = attemptKey(record);
+    const { workerSelector: _selector, ...plan } = run.plan;
+    this.handed.set(attempt, { name: record.name, dagRunId: record.dagRunId, worker, attempt, logFolder: dirname(record.log) });
+    this.attemptOf.set(runKey(record.name, record.dagRunId), attempt);
+    const payload: RunPayload = { input: { ...run, record, plan: { ...plan, worker } }, roots: this.options.roots };
+    this.jobs.hand(worker, attempt, payload).catch((error: unknown) => {
+      log.error({ dag: record.name, dagRunId: record.dagRunId, worker, error: errorText(error) }, 'the run could not be handed to its worker');
+    });
+  }
+
+  stop(name: string, dagRunId: string, at: number): void {
+    const attempt = this.attemptOf.get(runKey(name, dagRunId));
+    const handed = attempt ? this.handed.get(attempt) : undefined;
+    if (!handed) return;
+    const message: StopMessage = { kind: 'stop', attempt: handed.attempt, at };
+    this.commands.publish(CONTROL_CHANNEL(handed.worker), JSON.stringify(message)).catch((error: unknown) => {
+      log.warn({ dag: name, dagRunId, worker: handed.worker, error: errorText(error) }, 'the stop could not reach the worker');
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.refresh);
+    await this.inbox.close();
+    await this.jobs.close().catch(() => undefined);
+    this.subscriber.disconnect();
+    this.commands.disconnect();
+  }
+
+  /** Reads the list once; a heartbeat heard meanwhile reads it once more after. */
+  private readWorkers(): void {
+    if (this.closed) return;
+    if (this.reading) {
+      this.readAgain = true;
+      return;
+    }
+    this.reading = listWorkers(this.commands).then((workers) => {
+      const changed = JSON.stringify(workers.map(placementOf)) !== JSON.stringify(this.list.map(placementOf));
+      this.list = workers;
+      if (changed) this.workersChanged();
+    }, () => undefined).finally(() => {
+      this.reading = undefined;
+      if (this.readAgain) {
+        this.readAgain = false;
+        this.readWorkers();
+      }
+    });
+  }
+
+  /** A batch from the stream, applied in order; done once its records are stored. */
+  private async apply(items: StreamItem[]): Promise<void> {
+    const touched = new Set<string>();
+    for (const item of items) {
+      const handed = this.handed.get(item.attempt);
+      if (!handed) continue;
+      const outcome = await this.applier.apply(item, handed);
+      if (outcome.run) touched.add(runKey(outcome.run.name, outcome.run.dagRunId));
+      this.applied.set(item.attempt, item.seq);
+      if (outcome.ended) {
+        this.handed.delete(item.attempt);
+        this.attemptOf.delete(runKey(handed.name, handed.dagRunId));
+        this.applied.delete(item.attempt);
+      }
+    }
+    await Promise.all([...touched].map((key) => {
+      const [name, dagRunId] = key.split('\u0000');
+      return this.reports.stored?.(name, dagRunId);
+    }));
+  }
+}
+
+/** What placement reads of a worker: a change to any of it may let a waiting run go. */
+const placementOf = (worker: WorkerView) => [worker.id, worker.labels, worker.totalPollers, worker.busyPollers, worker.healthStatus];

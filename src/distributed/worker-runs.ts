@@ -1,0 +1,243 @@
+// The worker's side of distributed dispatch: it says who it is every second (labels, limit, the
+// runs it holds), takes the runs handed to its queue, at most its limit at once, runs each with its
+// own engine under its own folders, and sends everything the run reports back on the record
+// stream, in order: records, log lines, the new bytes of its steps' output files, its end.
+import { mkdir, open } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Redis } from 'ioredis';
+import type { RunFinishedEvent, RunInput, RunReports } from '../actors/index.ts';
+import { maskedRedisUrl, runKey, type RunRecord, type RunningTask } from '../core/index.ts';
+import { errorText, log } from '../logging/index.ts';
+import { RecordOutbox, RunJobTaker, heartbeat, leave } from '../workers/index.ts';
+import { CONTROL_CHANNEL, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
+import { attemptKey, movePaths, type Report, type Roots, type RunPayload } from './payload.ts';
+import { redisConnection } from './redis-connection.ts';
+
+const HEARTBEAT_MS = 1_000;
+/** How often the steps' output files are read for new bytes. */
+const OUTPUT_READ_MS = 100;
+/** The most bytes of one file sent in one item. */
+const OUTPUT_CHUNK = 256 * 1024;
+
+/** What the worker asks of its engine. */
+export interface WorkerEngine {
+  runPlanned(input: RunInput): Promise<void>;
+  stop(name: string, dagRunId: string): Promise<void>;
+  whenFinished(name: string, dagRunId: string): Promise<void>;
+}
+
+export interface WorkerRunsOptions {
+  redisUrl: string;
+  id: string;
+  labels: Record<string, string>;
+  maxActiveRuns: number;
+  /** The worker's own folders, where it moves the runs' paths. */
+  roots: Roots;
+}
+
+interface Held {
+  attempt: string;
+  name: string;
+  dagRunId: string;
+  startedAt: string;
+  /** The server's folders, where the run's paths go back to. */
+  serverRoots: Roots;
+  /** Resolves once the run's end is on the stream. */
+  sent: Promise<void>;
+  endSent(): void;
+}
+
+interface Tail {
+  held: Held;
+  offset: number;
+}
+
+export class WorkerRuns {
+  private readonly commands: Redis;
+  private readonly subscriber: Redis;
+  private readonly outbox: RecordOutbox;
+  private taker: RunJobTaker<RunPayload> | undefined;
+  private engine: WorkerEngine | undefined;
+  /** Runs held, by their root run's key. */
+  private readonly held = new Map<string, Held>();
+  /** The run log files of held runs' trees (this worker's paths) -> their run. */
+  private readonly runLogs = new Map<string, Held>();
+  /** Output files being sent, by this worker's path. */
+  private readonly tails = new Map<string, Tail>();
+  private beat: NodeJS.Timeout | undefined;
+  private reader: NodeJS.Timeout | undefined;
+  private reading: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(private readonly options: WorkerRunsOptions) {
+    const shown = maskedRedisUrl(options.redisUrl);
+    this.commands = redisConnection(options.redisUrl, { waitForConnection: true });
+    this.commands.on('error', (error: Error) => { if (!this.stopped) log.warn({ redis: shown, error: errorText(error) }, 'Redis is not reachable: what the runs report waits for it'); });
+    this.subscriber = redisConnection(options.redisUrl, { waitForConnection: true });
+    this.subscriber.on('error', () => undefined);
+    this.outbox = new RecordOutbox(this.commands);
+  }
+
+  /** What the engine's runs report here goes to the server too (give it to the engine as it is built). */
+  relay(local: RunReports): RunReports {
+    return {
+      record: (record, changed) => {
+        local.record(record, changed);
+        this.relayRecord(record, changed);
+      },
+      logLine: (path, line) => {
+        local.logLine(path, line);
+        const held = this.runLogs.get(path) ?? (this.held.size === 1 ? [...this.held.values()][0] : undefined);
+        if (held) this.send(held, { kind: 'log', path: this.toServer(held, path), line });
+      },
+      finished: (end) => {
+        local.finished(end);
+        this.relayEnd(end);
+      },
+      ...(local.stored ? { stored: local.stored } : {}),
+    };
+  }
+
+  /** Starts taking runs with `engine`. */
+  async start(engine: WorkerEngine): Promise<void> {
+    this.engine = engine;
+    this.subscriber.on('message', (_channel: string, text: string) => this.control(text));
+    await this.subscriber.subscribe(CONTROL_CHANNEL(this.options.id));
+    await this.sayAlive();
+    this.beat = setInterval(() => { void this.sayAlive(); }, HEARTBEAT_MS);
+    this.reader = setInterval(() => { this.reading = this.reading.then(() => this.readOutputs()); }, OUTPUT_READ_MS);
+    const connection = redisConnection(this.options.redisUrl, { waitForConnection: true });
+    connection.on('error', () => undefined);
+    this.taker = new RunJobTaker<RunPayload>(connection, {
+      workerId: this.options.id, maxActiveRuns: this.options.maxActiveRuns,
+      run: (payload) => this.run(payload),
+      onError: (error) => { if (!this.stopped) log.warn({ error: errorText(error) }, 'taking runs failed: tried again'); },
+    });
+    this.taker.start();
+  }
+
+  /** Takes nothing new; the runs under way get `graceMs` to finish, then are stopped; then it leaves. */
+  async drain(graceMs: number): Promise<void> {
+    const taking = this.taker?.drain();
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<void>((resolve) => { timer = setTimeout(resolve, Math.max(0, graceMs)); });
+    await Promise.race([taking, graceOver]);
+    clearTimeout(timer);
+    for (const held of this.held.values()) await this.engine?.stop(held.name, held.dagRunId).catch(() => undefined);
+    await taking;
+    this.stopped = true;
+    clearInterval(this.beat);
+    clearInterval(this.reader);
+    await this.reading;
+    await leave(this.commands, this.options.id).catch(() => undefined);
+    this.subscriber.disconnect();
+    await this.commands.quit().catch(() => undefined);
+  }
+
+  private async run(payload: RunPayload): Promise<void> {
+    const engine = this.engine!;
+    const input = movePaths(payload.input, payload.roots, this.options.roots);
+    const { name, dagRunId } = input.record;
+    let endSent = () => {};
+    const sent = new Promise<void>((resolve) => { endSent = resolve; });
+    const held: Held = { attempt: attemptKey(input.record), name, dagRunId, startedAt: new Date().toISOString(), serverRoots: payload.roots, sent, endSent };
+    this.held.set(runKey(name, dagRunId), held);
+    this.runLogs.set(input.record.log, held);
+    void this.sayAlive();
+    try {
+      await mkdir(dirname(input.plan.logPath), { recursive: true, mode: 0o700 });
+      await engine.runPlanned(input);
+      await engine.whenFinished(name, dagRunId);
+      await sent;
+    } catch (error) {
+      log.error({ dag: name, dagRunId, error: errorText(error) }, 'the run could not run on this worker');
+      throw error;
+    } finally {
+      this.held.delete(runKey(name, dagRunId));
+      for (const [path, owner] of this.runLogs) if (owner === held) this.runLogs.delete(path);
+      for (const [path, tail] of this.tails) if (tail.held === held) this.tails.delete(path);
+      this.outbox.forget(held.attempt);
+      void this.sayAlive();
+    }
+  }
+
+  private relayRecord(record: RunRecord, changed: readonly number[]): void {
+    const held = this.held.get(runKey(record.rootDAGRunName || record.name, record.rootDAGRunId || record.dagRunId));
+    if (!held) return;
+    this.runLogs.set(record.log, held);
+    for (const node of [...record.nodes, ...Object.values(record.handlers ?? {})]) {
+      for (const path of [node.stdout, node.stderr]) if (path && !this.tails.has(path)) this.tails.set(path, { held, offset: 0 });
+    }
+    this.send(held, { kind: 'record', record: this.toServer(held, record), changed: [...changed] });
+  }
+
+  private relayEnd(end: RunFinishedEvent): void {
+    const held = this.runLogs.get(end.log);
+    if (!held) return;
+    const root = end.name === held.name && end.dagRunId === held.dagRunId;
+    // The output files' last bytes go before the end.
+    const flushed = this.reading = this.reading.then(() => this.readOutputs(root ? held : undefined));
+    void flushed.then(() => this.send(held, { kind: 'finished', end: this.toServer(held, end) })).then(() => { if (root) held.endSent(); });
+  }
+
+  /** Appends the report to the stream; its order is the order of the calls. */
+  private send(held: Held, report: Report): Promise<void> {
+    const { kind, ...payload } = report;
+    return this.outbox.append(held.attempt, kind, payload).then(() => undefined, (error: unknown) => {
+      log.error({ dag: held.name, dagRunId: held.dagRunId, error: errorText(error) }, 'a report of the run could not be sent');
+    });
+  }
+
+  private toServer<T>(held: Held, value: T): T {
+    return movePaths(value, this.options.roots, held.serverRoots);
+  }
+
+  /** Sends the bytes written to the output files since the last read (of `only`'s files alone when given). */
+  private async readOutputs(only?: Held): Promise<void> {
+    for (const [path, tail] of this.tails) {
+      if (only && tail.held !== only) continue;
+      let file;
+      try {
+        file = await open(path, 'r');
+      } catch {
+        continue; // not written yet
+      }
+      try {
+        for (;;) {
+          const buffer = Buffer.alloc(OUTPUT_CHUNK);
+          const { bytesRead } = await file.read(buffer, 0, OUTPUT_CHUNK, tail.offset);
+          if (bytesRead === 0) break;
+          void this.send(tail.held, { kind: 'output', path: this.toServer(tail.held, path), offset: tail.offset, data: buffer.subarray(0, bytesRead).toString('base64') });
+          tail.offset += bytesRead;
+          if (bytesRead < OUTPUT_CHUNK) break;
+        }
+      } finally {
+        await file.close();
+      }
+    }
+  }
+
+  private control(text: string): void {
+    let message: StopMessage;
+    try {
+      message = JSON.parse(text) as StopMessage;
+    } catch {
+      return;
+    }
+    if (message.kind !== 'stop') return;
+    for (const held of this.held.values()) {
+      if (held.attempt === message.attempt) void this.engine?.stop(held.name, held.dagRunId).catch(() => undefined);
+    }
+  }
+
+  private async sayAlive(): Promise<void> {
+    if (this.stopped) return;
+    const runningTasks: RunningTask[] = [...this.held.values()].map((held) => ({ dagRunId: held.dagRunId, dagName: held.name, startedAt: held.startedAt }));
+    try {
+      await heartbeat(this.commands, { id: this.options.id, labels: this.options.labels, maxActiveRuns: this.options.maxActiveRuns, runningTasks });
+      await this.commands.publish(HEARTBEAT_CHANNEL, this.options.id);
+    } catch {
+      // Redis is away: the next beat tries again.
+    }
+  }
+}
