@@ -43,7 +43,8 @@ function serverFlags(command: Command): Command {
     .option('--shutdown-grace <sec>', 'on SIGTERM or SIGINT, seconds active runs may take to finish (default 0)')
     .option('--log-level <level>', 'the server log (on stdout): debug, info, warn, error or silent')
     .option('--log-format <format>', 'the server log\'s lines: json, text, or auto (text on a terminal, else JSON; the default)')
-    .option('--no-ui', 'do not serve the dashboard at / (the API is served all the same)');
+    .option('--no-ui', 'do not serve the dashboard at / (the API is served all the same)')
+    .option('--redis <url>', 'hand runs of DAGs with a workerSelector to `troupe worker`s through this Redis (redis:// or rediss://; or TROUPE_REDIS_URL)');
 }
 
 function days(value: string): number {

@@ -9,7 +9,7 @@ import { tlsFileKeys, type TlsKeys } from './tls-config.ts';
 
 /** The scalar settings as text, from each layer (flags, variables, the file). */
 export type Layer = Partial<Record<'host' | 'port' | 'home' | 'dags' | 'data' | 'logs' | 'http' | 'workers' | 'grace' | 'logLevel' | 'logFormat'
-  | 'eventRetentionHours' | 'eventMaxCount' | 'eventHeartbeatSec' | 'eventBacklogBytes' | 'ui', string>>;
+  | 'eventRetentionHours' | 'eventMaxCount' | 'eventHeartbeatSec' | 'eventBacklogBytes' | 'ui' | 'redis', string>>;
 
 /** `events: {retentionHours, maxCount, heartbeatSec, backlogBytes}`: the event log and its streams. */
 const EVENT_KEYS: Record<string, keyof Layer> = {
@@ -74,6 +74,11 @@ export async function readConfigFile(path: string, required: boolean): Promise<F
       }
       continue;
     }
+    if (key === 'distributed') {
+      const redis = distributedConfig(value, path, ignored);
+      if (redis !== undefined) layer.redis = redis;
+      continue;
+    }
     if (key === 'cors') {
       found.corsOrigins = corsConfig(value, path);
       continue;
@@ -104,6 +109,21 @@ export async function readConfigFile(path: string, required: boolean): Promise<F
     else if (value !== null && value !== undefined) layer[target] = String(value);
   }
   return found;
+}
+
+/** `distributed: {redis: URL}`: the Redis of distributed dispatch; other keys of the map are named as unused. */
+function distributedConfig(value: unknown, path: string, ignored: string[]): string | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (typeof value !== 'object' || Array.isArray(value)) throw new AppError('bad_request', `config file ${path}: distributed must be a map with redis`);
+  let redis: string | undefined;
+  for (const [inner, setting] of Object.entries(value as Record<string, unknown>)) {
+    if (inner !== 'redis') ignored.push(`distributed.${inner}`);
+    else if (setting === null || setting === undefined || setting === '') continue;
+    // Not quoted: the URL may hold a password.
+    else if (typeof setting !== 'string') throw new AppError('bad_request', `config file ${path}: distributed.redis must be a redis:// or rediss:// URL`);
+    else redis = setting;
+  }
+  return redis;
 }
 
 /** `cors: {allowOrigins: [origin...]}` (`*` for any); CORS is off without it. */

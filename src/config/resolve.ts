@@ -28,6 +28,7 @@ export interface Flags {
   logFormat?: string;
   /** False with --no-ui. */
   ui?: boolean;
+  redis?: string;
 }
 
 export async function resolveConfig(flags: Flags, env: Record<string, string | undefined>): Promise<ResolvedConfig> {
@@ -35,11 +36,11 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     host: env.TROUPE_HOST, port: env.TROUPE_PORT, home: env.TROUPE_HOME, dags: env.TROUPE_DAGS,
     data: env.TROUPE_DATA, logs: env.TROUPE_LOGS, http: env.TROUPE_HTTP, workers: env.TROUPE_WORKERS, grace: env.TROUPE_SHUTDOWN_GRACE_SEC,
     logLevel: env.TROUPE_LOG_LEVEL, logFormat: env.TROUPE_LOG_FORMAT,
-    eventRetentionHours: env.TROUPE_EVENT_RETENTION_HOURS, eventMaxCount: env.TROUPE_EVENT_MAX_COUNT, ui: env.TROUPE_UI,
+    eventRetentionHours: env.TROUPE_EVENT_RETENTION_HOURS, eventMaxCount: env.TROUPE_EVENT_MAX_COUNT, ui: env.TROUPE_UI, redis: env.TROUPE_REDIS_URL,
   };
   const corsFromEnv = defined(env.TROUPE_CORS_ORIGINS)?.split(',').map((origin) => origin.trim()).filter(Boolean);
   const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags.shutdownGrace, logLevel: flags.logLevel, logFormat: flags.logFormat,
-    ui: flags.ui === false ? 'false' : undefined };
+    ui: flags.ui === false ? 'false' : undefined, redis: flags.redis };
   // The home is known before the file is read, since it holds the file: config.yaml's `home` cannot move it.
   const home = resolve(fromFlags.home ?? fromEnv.home ?? defaultHome());
   const configFile = flags.config ?? env.TROUPE_CONFIG;
@@ -82,7 +83,9 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     eventHeartbeatMs: scaled('eventHeartbeatSec', 1000),
     eventBacklogBytes: number(pick('eventBacklogBytes')),
     ui: onOff(pick('ui')),
+    redisUrl: pick('redis'),
   };
+  // The Redis URL has no written text: it may hold a password, and no problem quotes it.
   const written: WrittenAs = { ui: pick('ui'), port: pick('port'), carrier: pick('http'), shutdownGraceMs: pick('grace'), logLevel: pick('logLevel'), logFormat: pick('logFormat'),
     eventRetentionMs: pick('eventRetentionHours'), eventMaxCount: pick('eventMaxCount'), eventHeartbeatMs: pick('eventHeartbeatSec'), eventBacklogBytes: pick('eventBacklogBytes') };
   return {

@@ -44,6 +44,7 @@ export const SETTING_SOURCES: Record<keyof Settings, SettingSource> = {
   eventHeartbeatMs: { default: '15 s', yaml: 'events.heartbeatSec' },
   eventBacklogBytes: { default: '4 MiB', yaml: 'events.backlogBytes' },
   ui: { default: '`true`', yaml: 'ui', env: 'TROUPE_UI', flag: '--no-ui' },
+  redisUrl: { default: 'none (every run runs on the server)', yaml: 'distributed.redis', env: 'TROUPE_REDIS_URL', flag: '--redis' },
 };
 
 /** The table as docs/configuration.md holds it. */

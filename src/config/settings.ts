@@ -2,7 +2,7 @@
 // rest of the service reads a completed Settings and applies no default of its own.
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { AppError, parseRemoteNodes, queueNameProblem, systemClock, systemTimers, type Clock, type RemoteNode, type Timers } from '../core/index.ts';
+import { AppError, checkRedisUrl, parseRemoteNodes, queueNameProblem, systemClock, systemTimers, type Clock, type RemoteNode, type Timers } from '../core/index.ts';
 import { isTimeZone } from '../definition/index.ts';
 import { LOG_FORMATS, LOG_LEVELS, isLogFormat, isLogLevel, type LogFormat, type LogLevel } from '../logging/log-settings.ts';
 import { AUTH_MODES, type AuthInForce, type AuthSettings, type OidcSettings } from '../auth/auth-settings.ts';
@@ -96,6 +96,12 @@ export interface Settings {
   eventBacklogBytes: number;
   /** Whether the dashboard is served at `/`. Default true. */
   ui: boolean;
+  /**
+   * Distributed dispatch: the Redis (redis:// or rediss://) through which runs of DAGs with a
+   * workerSelector are handed to `troupe worker` processes. It may hold a password: show it only
+   * through maskedRedisUrl. Unset: every run runs on this server.
+   */
+  redisUrl?: string;
 }
 
 /** What a caller may give: any setting, the auth settings without their mode too. */
@@ -112,7 +118,7 @@ export function homePaths(home: string): Pick<Settings, 'dagsDir' | 'dataDir' | 
 }
 
 /** The settings that may stay unset (each says what unset means), and those that follow `home`. */
-type Unset = 'timeZone' | 'logLevel' | 'oidc' | 'tls';
+type Unset = 'timeZone' | 'logLevel' | 'oidc' | 'tls' | 'redisUrl';
 type FromHome = 'home' | 'dagsDir' | 'dataDir' | 'logDir';
 
 /** The default of every other setting: the type makes a new setting name its default here. */
@@ -208,6 +214,8 @@ export function completeSettings(input: SettingsInput, written: WrittenAs = {}):
   if (settings.tls !== undefined && (typeof settings.tls.certFile !== 'string' || typeof settings.tls.keyFile !== 'string' || !settings.tls.certFile || !settings.tls.keyFile)) {
     throw fail('HTTPS needs both tls.certFile (TROUPE_CERT_FILE) and tls.keyFile (TROUPE_KEY_FILE)');
   }
+  const redisProblem = settings.redisUrl === undefined ? undefined : redisUrlProblem(settings.redisUrl);
+  if (redisProblem) throw fail(redisProblem);
   return settings;
 }
 
@@ -231,6 +239,18 @@ export function queueListProblem(queues: readonly QueueConfig[]): string | undef
     seen.add(name);
   }
   return undefined;
+}
+
+/** What is wrong with a Redis URL, naming where it is set and never quoting it (it may hold a password). */
+function redisUrlProblem(url: unknown): string | undefined {
+  const where = '(distributed.redis, TROUPE_REDIS_URL or --redis)';
+  if (typeof url !== 'string' || url === '') return `the Redis URL ${where} must be a redis:// or rediss:// URL`;
+  try {
+    checkRedisUrl(url);
+    return undefined;
+  } catch (error) {
+    return `${(error as Error).message} ${where}`;
+  }
 }
 
 // An embedder's `{ port: undefined }` means "not given", as a key left out does.

@@ -3,6 +3,7 @@
 // `troupe scheduler`: the same without the API (schedules and queues only).
 import { openEngine, startTroupe, type EngineHandle } from '../../main.ts';
 import { resolveConfig, type Flags } from '../../config/index.ts';
+import { maskedRedisUrl } from '../../core/index.ts';
 import { flushLog, log, logRuns, setLogFormat } from '../../logging/index.ts';
 import { StopSignals } from '../stop-signals.ts';
 
@@ -37,11 +38,14 @@ export async function serve(flags: Flags, withApi: boolean): Promise<number> {
     ).catch((error: unknown) => log.error(`SIGHUP: configuration not reloaded: ${(error as Error).message}`));
   });
   process.off('SIGHUP', ignoreHangup);
+  // The Redis URL may hold a password: it is shown masked.
+  const redis = config.redisUrl === undefined ? undefined : maskedRedisUrl(config.redisUrl);
+  const workers = redis === undefined ? '' : `; workers through ${redis}`;
   if (troupe) {
     const url = `${troupe.server.scheme}://${config.host}:${troupe.server.port}/api/v2`;
-    log.info({ url, carrier: troupe.server.carrier, home: config.home }, `troupe listening on ${url} (${troupe.server.carrier}); home ${config.home}; steps start with ${troupe.spawnMethod}${config.ui ? `; dashboard ${url.replace(/\/api\/v2$/, '/')}` : ''}`);
+    log.info({ url, carrier: troupe.server.carrier, home: config.home, redis }, `troupe listening on ${url} (${troupe.server.carrier}); home ${config.home}; steps start with ${troupe.spawnMethod}${config.ui ? `; dashboard ${url.replace(/\/api\/v2$/, '/')}` : ''}${workers}`);
   } else {
-    log.info({ home: config.home }, `troupe scheduler running (no API); home ${config.home}; steps start with ${handle.spawnMethod}`);
+    log.info({ home: config.home, redis }, `troupe scheduler running (no API); home ${config.home}; steps start with ${handle.spawnMethod}${workers}`);
   }
   // With no server listening, nothing else keeps the process alive until the signal (the
   // scheduler's timers do not hold it open).
