@@ -8,6 +8,8 @@ import { Auth, openOidcSignIn, type AuthSettings, type OidcSettings } from './au
 import { completeAuth, completeSettings, homePaths, type QueueConfig, type TlsConfig } from './config/index.ts';
 import { openEngine, openHome, type EngineHandle, type TroupeConfig } from './open-engine.ts';
 import { TaskPool } from './executors/index.ts';
+import { RemoteRuns } from './distributed/index.ts';
+import type { EngineParts } from './engine/index.ts';
 import type { StoredDetailsTask } from './run-details-worker.ts';
 
 /** The run-details thread's entry file. */
@@ -44,7 +46,16 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
   if (config.logLevel) setLogLevel(config.logLevel);
   const tls = config.tls ? await loadTls(config.tls) : undefined;
   const remoteNodes = new RemoteNodes(config.remoteNodes, { timeoutMs: config.remoteNodeTimeoutMs });
-  const { handle, lock } = await openHome(config);
+  // Distributed dispatch: runs with a workerSelector go to workers through Redis.
+  let remote: RemoteRuns | undefined;
+  const redisUrl = config.redisUrl;
+  const parts: EngineParts = redisUrl === undefined ? {} : {
+    remoteRuns: ({ reports, workersChanged }) => (remote = new RemoteRuns({
+      redisUrl, roots: { logs: config.logDir, dags: config.dagsDir }, closeRunLog: (path) => handle.logs.closeRunLog(path),
+    }, reports, workersChanged)),
+  };
+  const { handle, lock } = await openHome(config, { parts });
+  await remote?.connect();
   const version = await readVersion();
   const startedAtMs = Date.now();
   const eventHub = new EventHub(handle.runs.events, { heartbeatMs: config.eventHeartbeatMs, backlogBytes: config.eventBacklogBytes });
@@ -74,7 +85,8 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
     const ui = config.ui ? await UiFiles.load() : undefined;
     if (config.ui && !ui) log.warn('the dashboard is not built (npm run build writes dist/ui): / answers 404; the API is served');
     deps = { engine: handle.engine, catalog: handle.catalog, runs: handle.runs, readStoredDetails, dags: handle.dags, logs: handle.logs, cron: handle.cron, retention: handle.retention, version, startedAtMs,
-      clock: config.clock, idempotency, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc: openOidcSignIn(config.oidc, auth), eventHub, servesTls: tls !== undefined, ...(ui ? { ui } : {}) };
+      clock: config.clock, idempotency, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc: openOidcSignIn(config.oidc, auth), eventHub, servesTls: tls !== undefined, ...(ui ? { ui } : {}),
+      ...(remote ? { workers: () => remote!.currentWorkers() } : {}) };
     server = await startServer(deps, { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs, tls });
   } catch (error) {
     closeOps();

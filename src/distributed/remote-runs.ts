@@ -78,9 +78,16 @@ export class RemoteRuns implements RemoteRunDispatcher {
     return this.list;
   }
 
-  /** The workers as Redis has them now; throws when it cannot be asked. */
+  /** The workers as Redis has them now; throws at once when Redis is out of reach (a read must not wait for it). */
   async currentWorkers(): Promise<WorkerView[]> {
-    return listWorkers(this.commands);
+    if (this.commands.status !== 'ready') throw new Error(`Redis at ${maskedRedisUrl(this.options.redisUrl)} is not reachable (${this.commands.status})`);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error('Redis did not answer within 2 s')), 2_000); });
+    try {
+      return await Promise.race([listWorkers(this.commands), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   start(run: RunInput, worker?: string): void {

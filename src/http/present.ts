@@ -20,6 +20,8 @@ export function runSummary(record: RunSummaryRow) {
     finishedAt: record.finishedAt,
     log: record.log,
     params: record.params,
+    // The worker that ran it (distributed dispatch), as Dagu names it.
+    ...(record.workerId !== undefined ? { workerId: record.workerId } : {}),
   };
 }
 
@@ -39,7 +41,7 @@ export function queueView(queue: QueueListing) {
     ...(queue.maxConcurrency !== undefined ? { maxConcurrency: queue.maxConcurrency } : {}),
     summary: { running: queue.running.length, queued: queue.queued.length, total: queue.running.length + queue.queued.length },
     runningDAGRuns: queue.running.map(queueEntry),
-    queuedDAGRuns: queue.queued.map(({ record, waitingFor }) => ({ ...queueEntry(record), waitingFor })),
+    queuedDAGRuns: queue.queued.map(({ record, waitingFor, workerSelector }) => ({ ...queueEntry(record), waitingFor, ...(workerSelector ? { workerSelector } : {}) })),
     oldestQueuedAgeSec: queue.oldestQueuedAgeMs === undefined ? null : Math.floor(queue.oldestQueuedAgeMs / 1000),
   };
 }

@@ -66,6 +66,7 @@ const summaryFields = (Type: TypeBuilder) => ({
   finishedAt: Type.String({ description: TIME }),
   log: Type.String({ description: 'Path of the run log' }),
   params: Type.String({ description: 'The run parameters: a JSON object serialised as text (positional ones under "1", "2"...)' }),
+  workerId: Type.Optional(Type.String({ description: 'The worker that runs or ran it (distributed dispatch); absent when this server runs it' })),
 });
 
 export const RunSummary = component('DAGRunSummary', (Type) => closed(Type, summaryFields(Type)));
@@ -248,7 +249,8 @@ export const Queue = component('Queue', (Type) => closed(Type, {
   runningDAGRuns: Type.Array(closed(Type, queueEntryFields(Type))),
   queuedDAGRuns: Type.Array(closed(Type, {
     ...queueEntryFields(Type),
-    waitingFor: Type.Enum(['queue', 'maxActiveRuns', 'suspended'], { description: 'What holds the run back (troupe)' }),
+    waitingFor: Type.Enum(['queue', 'maxActiveRuns', 'suspended', 'worker'], { description: 'What holds the run back (troupe): a worker is a worker carrying its workerSelector\'s labels, with room' }),
+    workerSelector: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'The labels of the worker it waits for (waitingFor worker)' })),
   })),
   oldestQueuedAgeSec: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'How long the oldest queued run has waited; null when none waits (troupe)' }),
 }));

@@ -1,5 +1,5 @@
 // The small request/response interface every handler is written against, whichever server carries it.
-import type { Clock, DagStore, IdempotencyStore, LogStore, RunStore } from '../core/index.ts';
+import type { Clock, DagStore, IdempotencyStore, LogStore, RunStore, WorkerView } from '../core/index.ts';
 import type { Definitions } from '../catalog/index.ts';
 import type { Engine } from '../engine/index.ts';
 import type { CronScheduler, RetentionSweeper } from '../scheduler/index.ts';
@@ -114,6 +114,8 @@ export interface ApiDeps {
   oidc?: OidcSignIn;
   /** Whether this server serves HTTPS itself (config.yaml `tls`): its cookies are then Secure. */
   servesTls?: boolean;
+  /** Distributed dispatch (config.yaml `distributed.redis`): the workers as Redis has them now; throws when it cannot be asked. */
+  workers?: () => Promise<WorkerView[]>;
   /** The dashboard's files, served at `/` (ui-files.ts); none with `--no-ui`. */
   ui?: { answer(path: string, headers: Record<string, string>): HttpResponse };
 }

@@ -25,7 +25,7 @@ export interface QueueListing {
   type: 'custom' | 'dag-based';
   maxConcurrency?: number;
   running: RunRecord[];
-  queued: Array<{ record: RunRecord; waitingFor: WaitReason }>;
+  queued: Array<{ record: RunRecord; waitingFor: WaitReason; workerSelector?: Readonly<Record<string, string>> }>;
   /** How long the oldest queued run has waited; absent when none waits. */
   oldestQueuedAgeMs?: number;
 }
@@ -199,10 +199,10 @@ export class Queueing {
     const names = [...new Set([...limits.keys(), ...queuedRuns.keys(), ...runningIn.keys()])].filter((name) => only === undefined || name === only);
     const now = clock.now();
     return names.sort().map((name) => {
-      const queued = (queuedRuns.get(name) ?? []).map((run) => ({
-        record: run.start!.record,
-        waitingFor: reasons.get(runKey(run.name, run.dagRunId)) ?? 'queue',
-      }));
+      const queued = (queuedRuns.get(name) ?? []).map((run) => {
+        const waitingFor = reasons.get(runKey(run.name, run.dagRunId)) ?? 'queue';
+        return { record: run.start!.record, waitingFor, ...(waitingFor === 'worker' && run.workerSelector ? { workerSelector: run.workerSelector } : {}) };
+      });
       const limit = limits.get(name);
       const oldest = queued[0] && Date.parse(queued[0].record.queuedAt);
       return {
