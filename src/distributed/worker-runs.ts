@@ -6,7 +6,7 @@ import { mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { RunFinishedEvent, RunInput, RunReports } from '../actors/index.ts';
-import { maskedRedisUrl, runKey, type RunRecord, type RunningTask } from '../core/index.ts';
+import { NodeStatus, isFinalRunStatus, maskedRedisUrl, runKey, type RunRecord, type RunningTask } from '../core/index.ts';
 import { errorText, log } from '../logging/index.ts';
 import { RecordOutbox, RunJobTaker, heartbeat, leave } from '../workers/index.ts';
 import { CONTROL_CHANNEL, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
@@ -66,7 +66,8 @@ export class WorkerRuns {
   private readonly tails = new Map<string, Tail>();
   private beat: NodeJS.Timeout | undefined;
   private reader: NodeJS.Timeout | undefined;
-  private reading: Promise<void> = Promise.resolve();
+  /** Everything sent goes through here, one step after the other: the stream holds it in the order it happened. */
+  private sending: Promise<void> = Promise.resolve();
   private stopped = false;
 
   constructor(private readonly options: WorkerRunsOptions) {
@@ -88,7 +89,7 @@ export class WorkerRuns {
       logLine: (path, line) => {
         local.logLine(path, line);
         const held = this.runLogs.get(path) ?? (this.held.size === 1 ? [...this.held.values()][0] : undefined);
-        if (held) this.send(held, { kind: 'log', path: this.toServer(held, path), line });
+        if (held) this.inOrder(() => this.append(held, { kind: 'log', path: this.toServer(held, path), line }));
       },
       finished: (end) => {
         local.finished(end);
@@ -105,7 +106,7 @@ export class WorkerRuns {
     await this.subscriber.subscribe(CONTROL_CHANNEL(this.options.id));
     await this.sayAlive();
     this.beat = setInterval(() => { void this.sayAlive(); }, HEARTBEAT_MS);
-    this.reader = setInterval(() => { this.reading = this.reading.then(() => this.readOutputs()); }, OUTPUT_READ_MS);
+    this.reader = setInterval(() => this.inOrder(() => this.readOutputs()), OUTPUT_READ_MS);
     const connection = redisConnection(this.options.redisUrl, { waitForConnection: true });
     connection.on('error', () => undefined);
     this.taker = new RunJobTaker<RunPayload>(connection, {
@@ -128,7 +129,7 @@ export class WorkerRuns {
     this.stopped = true;
     clearInterval(this.beat);
     clearInterval(this.reader);
-    await this.reading;
+    await this.sending;
     await leave(this.commands, this.options.id).catch(() => undefined);
     this.subscriber.disconnect();
     await this.commands.quit().catch(() => undefined);
@@ -168,20 +169,37 @@ export class WorkerRuns {
     for (const node of [...record.nodes, ...Object.values(record.handlers ?? {})]) {
       for (const path of [node.stdout, node.stderr]) if (path && !this.tails.has(path)) this.tails.set(path, { held, offset: 0 });
     }
-    this.send(held, { kind: 'record', record: this.toServer(held, record), changed: [...changed] });
+    // A step that ended has its output's last bytes sent ahead of the record that says so, and its files are read no more.
+    const ended = new Set<string>();
+    for (const index of changed) {
+      const node = record.nodes[index];
+      if (node && node.status > NodeStatus.Running) for (const path of [node.stdout, node.stderr]) if (path) ended.add(path);
+    }
+    const sent = { kind: 'record' as const, record: this.toServer(held, record), changed: [...changed] };
+    this.inOrder(async () => {
+      if (ended.size > 0) await this.readOutputs((path) => ended.has(path), true);
+      void this.append(held, sent);
+    });
   }
 
   private relayEnd(end: RunFinishedEvent): void {
     const held = this.runLogs.get(end.log);
     if (!held) return;
     const root = end.name === held.name && end.dagRunId === held.dagRunId;
-    // The output files' last bytes go before the end.
-    const flushed = this.reading = this.reading.then(() => this.readOutputs(root ? held : undefined));
-    void flushed.then(() => this.send(held, { kind: 'finished', end: this.toServer(held, end) })).then(() => { if (root) held.endSent(); });
+    this.inOrder(async () => {
+      // The output files' last bytes go before the end (a handler's, say, which no node change ended).
+      await this.readOutputs((_, tail) => tail.held === held, root);
+      const appended = this.append(held, { kind: 'finished', end: this.toServer(held, end) });
+      if (root) void appended.then(() => held.endSent());
+    });
   }
 
-  /** Appends the report to the stream; its order is the order of the calls. */
-  private send(held: Held, report: Report): Promise<void> {
+  private inOrder(step: () => Promise<void> | void): void {
+    this.sending = this.sending.then(step).catch((error: unknown) => log.error({ error: errorText(error) }, 'reports of a run could not be sent'));
+  }
+
+  /** Appends the report to the stream (its number is taken at the call); resolves once Redis holds it. */
+  private append(held: Held, report: Report): Promise<void> {
     const { kind, ...payload } = report;
     return this.outbox.append(held.attempt, kind, payload).then(() => undefined, (error: unknown) => {
       log.error({ dag: held.name, dagRunId: held.dagRunId, error: errorText(error) }, 'a report of the run could not be sent');
@@ -192,10 +210,11 @@ export class WorkerRuns {
     return movePaths(value, this.options.roots, held.serverRoots);
   }
 
-  /** Sends the bytes written to the output files since the last read (of `only`'s files alone when given). */
-  private async readOutputs(only?: Held): Promise<void> {
+  /** Sends the bytes written to the output files since the last read (of those `only` picks); `last`: none is read again. */
+  private async readOutputs(only: (path: string, tail: Tail) => boolean = () => true, last = false): Promise<void> {
     for (const [path, tail] of this.tails) {
-      if (only && tail.held !== only) continue;
+      if (!only(path, tail)) continue;
+      if (last) this.tails.delete(path);
       let file;
       try {
         file = await open(path, 'r');
@@ -207,7 +226,7 @@ export class WorkerRuns {
           const buffer = Buffer.alloc(OUTPUT_CHUNK);
           const { bytesRead } = await file.read(buffer, 0, OUTPUT_CHUNK, tail.offset);
           if (bytesRead === 0) break;
-          void this.send(tail.held, { kind: 'output', path: this.toServer(tail.held, path), offset: tail.offset, data: buffer.subarray(0, bytesRead).toString('base64') });
+          void this.append(tail.held, { kind: 'output', path: this.toServer(tail.held, path), offset: tail.offset, data: buffer.subarray(0, bytesRead).toString('base64') });
           tail.offset += bytesRead;
           if (bytesRead < OUTPUT_CHUNK) break;
         }

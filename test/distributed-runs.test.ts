@@ -1,0 +1,150 @@
+// Distributed dispatch end to end: a real redis-server, the real server with `distributed.redis`,
+// and real `troupe worker` processes. Runs with a workerSelector go to a worker carrying every
+// label (exactly, case-sensitive), wait queued for one that appears later, never exceed a worker's
+// limit, and come back whole: records, run log, step logs, outputs, the worker's id; a stop reaches
+// the worker.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from './helpers.ts';
+import { redisMissing, startRedis, type RedisServer } from './redis-server.ts';
+import { startWorkerProcess, type WorkerProcess } from './support/troupe-worker.ts';
+
+const missing = redisMissing();
+
+describe('runs on workers through Redis', { skip: missing && !process.env.CI ? missing : false }, () => {
+  let redis: RedisServer;
+  let server: TestServer;
+  const workers: WorkerProcess[] = [];
+  const listed = async (id: string) => ((await server.call('GET', '/workers')).body.workers as Array<{ id: string }>).some((worker) => worker.id === id);
+  const startWorker = async (id: string, labels: string, maxActiveRuns = 4) => {
+    const worker = await startWorkerProcess({ id, redisUrl: redis.url, labels, maxActiveRuns }, listed);
+    workers.push(worker);
+    return worker;
+  };
+
+  before(async () => {
+    if (missing) throw new Error(missing);
+    redis = await startRedis();
+    server = await startTestServer('uws', { redisUrl: redis.url });
+  });
+
+  after(async () => {
+    await Promise.all(workers.map((worker) => worker.stop()));
+    await server?.close();
+    await redis?.stop();
+  });
+
+  test('a run goes to the worker carrying every label; its records, logs and outputs come back', async () => {
+    await startWorker('gpu-eu', 'gpu=true,zone=eu');
+    await startWorker('cpu-us', 'zone=us');
+    await server.writeDag('on-gpu', [
+      'workerSelector:', '  gpu: "true"', 'params:', '  - WHO: world', 'steps:',
+      '  - name: hello', '    command: echo hello ${WHO}', '    output: GREETING',
+      '  - name: both', '    script: |', '      echo "got ${GREETING}"', '      echo to-stderr >&2', '    depends: hello',
+    ].join('\n'));
+    await server.writeDag('on-us', 'workerSelector:\n  zone: us\nsteps:\n  - name: s\n    command: echo in the us\n');
+    await server.writeDag('here', 'steps:\n  - name: s\n    command: echo on the server\n');
+
+    const gpu = await server.startAndWait('on-gpu', { params: 'WHO=remote' });
+    assert.equal(gpu.statusLabel, 'succeeded');
+    assert.equal(gpu.workerId, 'gpu-eu');
+    const details = (await server.call('GET', `/dag-runs/on-gpu/${gpu.dagRunId}`)).body.dagRunDetails;
+    assert.equal(details.workerId, 'gpu-eu');
+    assert.deepEqual(details.nodes.map((node: { statusLabel: string }) => node.statusLabel), ['succeeded', 'succeeded']);
+    assert.ok(details.nodes[0].stdout.startsWith(server.home), `the server's own path: ${details.nodes[0].stdout}`);
+    assert.equal(await server.stepLog('on-gpu', gpu.dagRunId, 'hello'), 'hello remote');
+    assert.equal(await server.stepLog('on-gpu', gpu.dagRunId, 'both'), 'got hello remote');
+    const stderr = await server.call('GET', `/dag-runs/on-gpu/${gpu.dagRunId}/steps/both/log?stream=stderr`);
+    assert.equal(stderr.body.content, 'to-stderr');
+    const outputs = await server.call('GET', `/dag-runs/on-gpu/${gpu.dagRunId}/outputs`);
+    assert.equal(outputs.status, 200);
+    assert.deepEqual(outputs.body.outputs, { greeting: 'hello remote' });
+    const lines: string[] = (await server.call('GET', `/dag-runs/on-gpu/${gpu.dagRunId}/log`)).body.content.split('\n');
+    assert.match(lines[0], /msg="DAG run started"/);
+    assert.match(lines[1], /msg="DAG run placed on a worker" dag=on-gpu .*worker=gpu-eu$/);
+    assert.match(lines.at(-1)!, /msg="DAG run finished" .*status=succeeded/);
+    assert.ok(!lines.some((line) => line.includes('workerSelector ignored')));
+
+    const us = await server.startAndWait('on-us');
+    assert.equal(us.workerId, 'cpu-us');
+    assert.equal(await server.stepLog('on-us', us.dagRunId, 's'), 'in the us');
+    // No selector: this server runs it.
+    const here = await server.startAndWait('here');
+    assert.equal(here.statusLabel, 'succeeded');
+    assert.equal(here.workerId, undefined);
+  });
+
+  test('a run waits queued for a worker with its labels (exact, case-sensitive) and starts when one appears', async () => {
+    await server.writeDag('needs-arm', 'workerSelector:\n  arch: ARM64\nsteps:\n  - name: s\n    command: echo on arm\n');
+    const started = await server.call('POST', '/dags/needs-arm/start', {});
+    assert.equal(started.status, 200);
+    const { dagRunId } = started.body;
+    const queued = await server.waitForRun('needs-arm', dagRunId, (run) => run.status === 5);
+    assert.equal(queued.statusLabel, 'queued');
+    const queues = (await server.call('GET', '/queues')).body.queues as Array<{ name: string; queuedDAGRuns: Array<Record<string, unknown>> }>;
+    const waiting = queues.find((queue) => queue.name === 'needs-arm')!.queuedDAGRuns[0];
+    assert.equal(waiting.dagRunId, dagRunId);
+    assert.equal(waiting.waitingFor, 'worker');
+    assert.deepEqual(waiting.workerSelector, { arch: 'ARM64' });
+    // A worker whose label differs in case takes nothing.
+    await startWorker('arm-lower', 'arch=arm64');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal((await server.call('GET', `/dag-runs/needs-arm/${dagRunId}`)).body.dagRun.status, 5);
+    await startWorker('arm-upper', 'arch=ARM64,extra=yes');
+    const run = await server.waitForRun('needs-arm', dagRunId);
+    assert.equal(run.statusLabel, 'succeeded');
+    assert.equal(run.workerId, 'arm-upper');
+  });
+
+  test('a worker never runs more than its limit; the rest wait and go as it frees', async () => {
+    await startWorker('single', 'pool=single', 1);
+    await server.writeDag('one-at-a-time', 'maxActiveRuns: 3\nworkerSelector:\n  pool: single\nsteps:\n  - name: s\n    command: sleep 0.3\n');
+    const ids: string[] = [];
+    for (let index = 0; index < 3; index++) ids.push((await server.call('POST', '/dags/one-at-a-time/start', {})).body.dagRunId);
+    let most = 0;
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const runs = await Promise.all(ids.map(async (id) => (await server.call('GET', `/dag-runs/one-at-a-time/${id}`)).body.dagRun));
+      most = Math.max(most, runs.filter((run) => run.status === 1).length);
+      if (runs.every((run) => run.status === 4)) break;
+      assert.ok(Date.now() < deadline, 'the three runs did not all succeed');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal(most, 1);
+    const finished = await Promise.all(ids.map(async (id) => (await server.call('GET', `/dag-runs/one-at-a-time/${id}`)).body.dagRun));
+    const spans = finished.map((run) => [Date.parse(run.startedAt), Date.parse(run.finishedAt)]).sort((one, other) => one[0] - other[0]);
+    for (let index = 1; index < spans.length; index++) assert.ok(spans[index][0] >= spans[index - 1][1], 'two runs overlapped on a worker of one slot');
+  });
+
+  test('a stop reaches the worker: the run ends aborted', async () => {
+    await server.writeDag('long', 'workerSelector:\n  gpu: "true"\nsteps:\n  - name: s\n    command: sleep 30\n');
+    const { dagRunId } = (await server.call('POST', '/dags/long/start', {})).body;
+    await server.waitForRun('long', dagRunId, (run) => run.status === 1 && run.workerId === 'gpu-eu');
+    const details = await server.waitForRun('long', dagRunId, (run) => run.status === 1);
+    assert.equal(details.workerId, 'gpu-eu');
+    // The step's process has started once its node runs.
+    for (;;) {
+      const nodes = (await server.call('GET', `/dag-runs/long/${dagRunId}`)).body.dagRunDetails.nodes;
+      if (nodes[0].status === 1) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const stopped = await server.call('POST', `/dag-runs/long/${dagRunId}/stop`);
+    assert.equal(stopped.status, 200);
+    const run = await server.waitForRun('long', dagRunId);
+    assert.equal(run.statusLabel, 'aborted');
+  });
+
+  test('GET /workers lists each worker in Dagu\'s shape, its runs included; a drained worker leaves the list', async () => {
+    const body = (await server.call('GET', '/workers')).body;
+    assert.deepEqual(body.errors, []);
+    const gpu = body.workers.find((worker: { id: string }) => worker.id === 'gpu-eu');
+    assert.deepEqual(gpu.labels, { gpu: 'true', zone: 'eu' });
+    assert.equal(gpu.totalPollers, 4);
+    assert.equal(gpu.healthStatus, 'healthy');
+    assert.ok(Array.isArray(gpu.runningTasks));
+    const leaving = workers.find((worker) => worker.id === 'arm-lower')!;
+    assert.equal(await leaving.stop(), 0);
+    workers.splice(workers.indexOf(leaving), 1);
+    assert.equal(await listed('arm-lower'), false);
+  });
+});
