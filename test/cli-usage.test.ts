@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { makeHome, troupe, PASSES } from './cli-run.ts';
 
-const VERBS = ['server', 'start-all', 'scheduler', 'start', 'enqueue', 'dequeue', 'dry', 'status', 'stop', 'retry', 'restart', 'logs', 'validate', 'exec', 'cleanup', 'completion', 'version'];
+const VERBS = ['server', 'start-all', 'scheduler', 'worker', 'start', 'enqueue', 'dequeue', 'dry', 'status', 'stop', 'retry', 'restart', 'logs', 'validate', 'exec', 'cleanup', 'completion', 'version'];
 
 test('troupe with no arguments prints help (and starts nothing); help lists every verb and the three first commands', async () => {
   const { code, stdout, stderr } = await troupe([]);

@@ -70,9 +70,9 @@ function usageError(error: CommanderError, verb: string | undefined): UsageError
   }
 }
 
-/** `-r, --run-id <id>` as a user types it: --run-id. */
+/** `-r, --run-id <id>` as a user types it: --run-id (Dagu's dotted names whole: --worker.labels). */
 function flagName(flags: string): string {
-  return /--[\w-]+/.exec(flags)?.[0] ?? flags.split(/[ ,]/)[0];
+  return /--[\w.-]+/.exec(flags)?.[0] ?? flags.split(/[ ,]/)[0];
 }
 
 // Output piped into a reader that stops early (`troupe start x | head -1`) is not an error: nothing

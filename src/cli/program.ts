@@ -8,6 +8,13 @@ The API server and the scheduler run in one process (one process owns a home): \
 Defaults: 127.0.0.1:8080, home ~/.troupe; TROUPE_* variables and HOME/config.yaml are read too,
 flags win over both. SIGHUP reloads the custom queues, the remote nodes and the auth settings.`;
 
+const WORKER_HELP = `
+A worker takes the runs troupe servers hand it through Redis (the servers' --redis, the same URL)
+and runs them on its own scratch home, up to --max-active-runs at once, until SIGTERM or SIGINT:
+then it takes no new run, gives its runs --shutdown-grace seconds to finish, stops the rest and
+exits 0. Dagu's names are taken too: -l/--worker.labels, -m/--worker.max-active-runs, -w/--worker.id.
+Example: troupe worker --redis redis://redis.internal:6379 --labels gpu=true,region=eu`;
+
 const WHERE_HELP = `
 Where it runs: with --server URL (or TROUPE_SERVER), on that server; else, when a server owns the
 home, on it; else in this process, on the home (nothing else may use the home meanwhile).`;
@@ -80,6 +87,20 @@ Documentation: docs/cli.md. \`troupe help <verb>\` shows a verb's flags.`);
   serverFlags(verb('scheduler', 'run schedules and queues, without the API (commands cannot reach it)'))
     .addHelpText('after', SERVER_FLAGS_HELP)
     .action(run(async (options) => (await import('./commands/start-all.ts')).serve(options, false)));
+
+  verb('worker', 'take runs from troupe servers through Redis and run them, until SIGTERM or SIGINT')
+    .option('--redis <url>', 'the servers\' Redis: redis:// or rediss:// (or TROUPE_REDIS_URL, or distributed.redis in config.yaml)')
+    .option('-l, --labels <k=v,...>', 'k=v pairs a DAG\'s workerSelector is matched against (default none)')
+    .option('--worker.labels <k=v,...>', 'Dagu\'s name for --labels')
+    .option('-m, --max-active-runs <n>', 'the most runs at once (default 100, as Dagu\'s)')
+    .option('--worker.max-active-runs <n>', 'Dagu\'s name for --max-active-runs')
+    .option('-w, --id <name>', 'the worker\'s id: 1 to 64 letters, digits, dots, dashes or underscores (default: the host name and the process id)')
+    .option('--worker.id <name>', 'Dagu\'s name for --id')
+    .option('--home <dir>', 'the worker\'s scratch home (default ~/.troupe-worker/<id>); its config.yaml is read')
+    .option('--config <file>', 'the configuration file (default HOME/config.yaml, HOME being --home, else TROUPE_HOME or ~/.troupe)')
+    .option('--shutdown-grace <sec>', 'on SIGTERM or SIGINT, seconds its runs may take to finish before they are stopped (default 0)')
+    .addHelpText('after', WORKER_HELP)
+    .action(run(async (options) => (await import('./commands/worker.ts')).worker(options)));
 
   common(runFlags(verb('start', 'run a DAG and follow it to its end').argument('<dag>', 'a DAG name, or the path of a YAML file').argument('[params...]', 'parameters after --')))
     .addHelpText('after', `\nExit status: 0 when the run succeeded, 1 otherwise. Ctrl-C stops the run.${WHERE_HELP}`)
