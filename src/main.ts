@@ -50,9 +50,9 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
   let remote: RemoteRuns | undefined;
   const redisUrl = config.redisUrl;
   const parts: EngineParts = redisUrl === undefined ? {} : {
-    remoteRuns: ({ reports, workersChanged }) => (remote = new RemoteRuns({
-      redisUrl, roots: { logs: config.logDir, dags: config.dagsDir }, closeRunLog: (path) => handle.logs.closeRunLog(path),
-    }, reports, workersChanged)),
+    remoteRuns: (ports) => (remote = new RemoteRuns({
+      redisUrl, roots: { logs: config.logDir, dags: config.dagsDir }, closeRunLog: (path) => handle.logs.closeRunLog(path), lostAfterMs: config.workerLostMs,
+    }, ports)),
   };
   const { handle, lock } = await openHome(config, { parts });
   await remote?.connect();

@@ -4,7 +4,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { RunJobs, RunJobTaker, workerIdProblem } from '../src/workers/run-jobs.ts';
+import { RunJobs, RunJobTaker } from '../src/workers/run-jobs.ts';
+import { workerIdProblem } from '../src/core/index.ts';
 import { redisMissing, startRedis, type RedisServer } from './redis-server.ts';
 import { waitUntil } from './helpers.ts';
 

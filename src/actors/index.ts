@@ -9,4 +9,4 @@ export { shouldRetry } from './step/policies.ts';
 export { planRun, runScope, type RunPlan } from './run/plan.ts';
 export { unmetDagPrecondition } from './run/conditions.ts';
 export { loadRunVariables } from './run/variables.ts';
-export { LocalRunDispatcher, type RemoteRunDispatcher, type RemoteRunsFactory, type RunDispatcher, type RunReports } from './run-dispatcher.ts';
+export { LocalRunDispatcher, type RemoteRunDispatcher, type RemotePorts, type RemoteRunsFactory, type RunDispatcher, type RunReports } from './run-dispatcher.ts';

@@ -40,8 +40,19 @@ export interface RemoteRunDispatcher extends RunDispatcher {
   close(): Promise<void>;
 }
 
-/** Builds the remote dispatcher: what runs report goes to `reports`; `workersChanged` when the list may let a run go. */
-export type RemoteRunsFactory = (ports: { reports: RunReports; workersChanged(): void }) => RemoteRunDispatcher;
+export interface RemotePorts {
+  reports: RunReports;
+  /** The workers' list changed in a way that may let a waiting run go. */
+  workersChanged(): void;
+  /**
+   * The worker running this run went silent (no heartbeat for the configured time): nothing more
+   * of the attempt is applied, and the run is settled as a crash settles it, `reason` naming the worker.
+   */
+  workerLost(name: string, dagRunId: string, reason: string): void;
+}
+
+/** Builds the remote dispatcher on its ports. */
+export type RemoteRunsFactory = (ports: RemotePorts) => RemoteRunDispatcher;
 
 export interface LocalRunDeps {
   steps: StepDispatcher;

@@ -9,7 +9,7 @@ import { tlsFileKeys, type TlsKeys } from './tls-config.ts';
 
 /** The scalar settings as text, from each layer (flags, variables, the file). */
 export type Layer = Partial<Record<'host' | 'port' | 'home' | 'dags' | 'data' | 'logs' | 'http' | 'workers' | 'grace' | 'logLevel' | 'logFormat'
-  | 'eventRetentionHours' | 'eventMaxCount' | 'eventHeartbeatSec' | 'eventBacklogBytes' | 'ui' | 'redis', string>>;
+  | 'eventRetentionHours' | 'eventMaxCount' | 'eventHeartbeatSec' | 'eventBacklogBytes' | 'ui' | 'redis' | 'workerLostSec', string>>;
 
 /** `events: {retentionHours, maxCount, heartbeatSec, backlogBytes}`: the event log and its streams. */
 const EVENT_KEYS: Record<string, keyof Layer> = {
@@ -75,8 +75,9 @@ export async function readConfigFile(path: string, required: boolean): Promise<F
       continue;
     }
     if (key === 'distributed') {
-      const redis = distributedConfig(value, path, ignored);
+      const { redis, workerLostSec } = distributedConfig(value, path, ignored);
       if (redis !== undefined) layer.redis = redis;
+      if (workerLostSec !== undefined) layer.workerLostSec = workerLostSec;
       continue;
     }
     if (key === 'cors') {
@@ -111,19 +112,27 @@ export async function readConfigFile(path: string, required: boolean): Promise<F
   return found;
 }
 
-/** `distributed: {redis: URL}`: the Redis of distributed dispatch; other keys of the map are named as unused. */
-function distributedConfig(value: unknown, path: string, ignored: string[]): string | undefined {
-  if (value === null || value === undefined) return undefined;
+/**
+ * `distributed: {redis: URL, workerLostSec: N}`: the Redis of distributed dispatch, and how long a
+ * silent worker keeps its runs; other keys of the map are named as unused.
+ */
+function distributedConfig(value: unknown, path: string, ignored: string[]): { redis?: string; workerLostSec?: string } {
+  if (value === null || value === undefined) return {};
   if (typeof value !== 'object' || Array.isArray(value)) throw new AppError('bad_request', `config file ${path}: distributed must be a map with redis`);
   let redis: string | undefined;
+  let workerLostSec: string | undefined;
   for (const [inner, setting] of Object.entries(value as Record<string, unknown>)) {
+    if (inner === 'workerLostSec') {
+      if (setting !== null && setting !== undefined) workerLostSec = String(setting);
+      continue;
+    }
     if (inner !== 'redis') ignored.push(`distributed.${inner}`);
     else if (setting === null || setting === undefined || setting === '') continue;
     // Not quoted: the URL may hold a password.
     else if (typeof setting !== 'string') throw new AppError('bad_request', `config file ${path}: distributed.redis must be a redis:// or rediss:// URL`);
     else redis = setting;
   }
-  return redis;
+  return { redis, workerLostSec };
 }
 
 /** `cors: {allowOrigins: [origin...]}` (`*` for any); CORS is off without it. */

@@ -36,7 +36,7 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     host: env.TROUPE_HOST, port: env.TROUPE_PORT, home: env.TROUPE_HOME, dags: env.TROUPE_DAGS,
     data: env.TROUPE_DATA, logs: env.TROUPE_LOGS, http: env.TROUPE_HTTP, workers: env.TROUPE_WORKERS, grace: env.TROUPE_SHUTDOWN_GRACE_SEC,
     logLevel: env.TROUPE_LOG_LEVEL, logFormat: env.TROUPE_LOG_FORMAT,
-    eventRetentionHours: env.TROUPE_EVENT_RETENTION_HOURS, eventMaxCount: env.TROUPE_EVENT_MAX_COUNT, ui: env.TROUPE_UI, redis: env.TROUPE_REDIS_URL,
+    eventRetentionHours: env.TROUPE_EVENT_RETENTION_HOURS, eventMaxCount: env.TROUPE_EVENT_MAX_COUNT, ui: env.TROUPE_UI, redis: env.TROUPE_REDIS_URL, workerLostSec: env.TROUPE_WORKER_LOST_SEC,
   };
   const corsFromEnv = defined(env.TROUPE_CORS_ORIGINS)?.split(',').map((origin) => origin.trim()).filter(Boolean);
   const fromFlags: Layer = { host: flags.host, port: flags.port, home: flags.home, dags: flags.dags, http: flags.http, grace: flags.shutdownGrace, logLevel: flags.logLevel, logFormat: flags.logFormat,
@@ -84,10 +84,11 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     eventBacklogBytes: number(pick('eventBacklogBytes')),
     ui: onOff(pick('ui')),
     redisUrl: pick('redis'),
+    workerLostMs: scaled('workerLostSec', 1000),
   };
   // The Redis URL has no written text: it may hold a password, and no problem quotes it.
   const written: WrittenAs = { ui: pick('ui'), port: pick('port'), carrier: pick('http'), shutdownGraceMs: pick('grace'), logLevel: pick('logLevel'), logFormat: pick('logFormat'),
-    eventRetentionMs: pick('eventRetentionHours'), eventMaxCount: pick('eventMaxCount'), eventHeartbeatMs: pick('eventHeartbeatSec'), eventBacklogBytes: pick('eventBacklogBytes') };
+    eventRetentionMs: pick('eventRetentionHours'), eventMaxCount: pick('eventMaxCount'), eventHeartbeatMs: pick('eventHeartbeatSec'), eventBacklogBytes: pick('eventBacklogBytes'), workerLostMs: pick('workerLostSec') };
   return {
     ...completeSettings(input, written),
     configFile,

@@ -45,6 +45,7 @@ export const SETTING_SOURCES: Record<keyof Settings, SettingSource> = {
   eventBacklogBytes: { default: '4 MiB', yaml: 'events.backlogBytes' },
   ui: { default: '`true`', yaml: 'ui', env: 'TROUPE_UI', flag: '--no-ui' },
   redisUrl: { default: 'none (every run runs on the server)', yaml: 'distributed.redis', env: 'TROUPE_REDIS_URL', flag: '--redis' },
+  workerLostMs: { default: '60 s', yaml: 'distributed.workerLostSec', env: 'TROUPE_WORKER_LOST_SEC' },
 };
 
 /** The table as docs/configuration.md holds it. */

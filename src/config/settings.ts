@@ -102,6 +102,11 @@ export interface Settings {
    * through maskedRedisUrl. Unset: every run runs on this server.
    */
   redisUrl?: string;
+  /**
+   * Distributed dispatch: how long a worker may go without a heartbeat before the runs it holds are
+   * settled as a crash settles them (resumed elsewhere by their retryPolicy, else failed). Default 60 s.
+   */
+  workerLostMs: number;
 }
 
 /** What a caller may give: any setting, the auth settings without their mode too. */
@@ -145,6 +150,7 @@ export const DEFAULTS: Readonly<Omit<Settings, Unset | FromHome>> = Object.freez
   eventRetentionMs: 24 * 3600_000,
   eventMaxCount: 0,
   eventHeartbeatMs: 15_000,
+  workerLostMs: 60_000,
   eventBacklogBytes: 4 * 1024 * 1024,
   ui: true,
 });
@@ -192,6 +198,7 @@ export function completeSettings(input: SettingsInput, written: WrittenAs = {}):
     if (!Number.isFinite(settings[key]) || settings[key] <= 0) throw fail(`${key} must be a number of milliseconds above 0, not ${settings[key]}`);
   }
   if (!Number.isFinite(settings.eventRetentionMs) || settings.eventRetentionMs <= 0) throw fail(`events.retentionHours must be a number of hours above 0, not "${shown('eventRetentionMs', settings.eventRetentionMs / 3600_000)}"`);
+  if (!Number.isFinite(settings.workerLostMs) || settings.workerLostMs <= 0) throw fail(`distributed.workerLostSec must be a number of seconds above 0, not "${shown('workerLostMs', settings.workerLostMs / 1000)}"`);
   if (!Number.isFinite(settings.eventHeartbeatMs) || settings.eventHeartbeatMs <= 0) throw fail(`events.heartbeatSec must be a number of seconds above 0, not "${shown('eventHeartbeatMs', settings.eventHeartbeatMs / 1000)}"`);
   for (const key of ['eventMaxCount', 'eventBacklogBytes'] as const) {
     if (!Number.isSafeInteger(settings[key]) || settings[key] < (key === 'eventMaxCount' ? 0 : 1024)) {

@@ -1,6 +1,6 @@
-// The Redis channels of distributed dispatch beside the job queues and the record stream: workers
-// announce each heartbeat (the server reads the list again), and the server tells a worker to stop
-// a run on the worker's own channel.
+// The Redis keys and channels of distributed dispatch beside the job queues and the record stream:
+// workers announce each heartbeat (the server reads the list again), the server tells a worker to
+// stop a run on the worker's own channel, and keeps the set of attempts it has handed out.
 
 /** A worker publishes its id here after each heartbeat. */
 export const HEARTBEAT_CHANNEL = 'troupe:workers:beat';
@@ -14,3 +14,10 @@ export interface StopMessage {
   attempt: string;
   at: number;
 }
+
+/**
+ * The attempts the server has handed out and not seen end: a worker runs a job only while its
+ * attempt is here (a job BullMQ gives again after its worker died, or one of a run settled as
+ * lost, is not run twice).
+ */
+export const HANDED_SET = 'troupe:handed';

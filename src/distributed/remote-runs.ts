@@ -6,17 +6,18 @@
 // soon as one appears.
 import { dirname } from 'node:path';
 import type { Redis } from 'ioredis';
-import type { RemoteRunDispatcher, RunInput, RunReports } from '../actors/index.ts';
+import type { RemotePorts, RemoteRunDispatcher, RunInput, RunReports } from '../actors/index.ts';
 import { maskedRedisUrl, runKey, type WorkerView } from '../core/index.ts';
 import { errorText, log } from '../logging/index.ts';
 import { RecordInbox, RunJobs, listWorkers, type StreamItem } from '../workers/index.ts';
 import { ReportApplier, type HandedRun } from './apply-reports.ts';
-import { CONTROL_CHANNEL, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
+import { CONTROL_CHANNEL, HANDED_SET, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
 import { attemptKey, type Roots, type RunPayload } from './payload.ts';
 import { redisConnection } from './redis-connection.ts';
 
 /** How often the list is read when no heartbeat announces itself: a worker that went silent is seen aging. */
 const LIST_REFRESH_MS = 5_000;
+
 
 interface Handed extends HandedRun {
   attempt: string;
@@ -27,6 +28,8 @@ export interface RemoteRunsOptions {
   /** The server's folders: what a run's paths are under here. */
   roots: Roots;
   closeRunLog(path: string): Promise<void>;
+  /** How long a worker may go without a heartbeat before its runs are settled as lost. Default 60 s. */
+  lostAfterMs?: number;
 }
 
 export class RemoteRuns implements RemoteRunDispatcher {
@@ -41,12 +44,18 @@ export class RemoteRuns implements RemoteRunDispatcher {
   /** The newest sequence number applied, per attempt. */
   private readonly applied = new Map<string, number>();
   private list: readonly WorkerView[] = [];
+  /** Each worker's newest heartbeat seen, and when (this process's clock) it was first seen. */
+  private readonly beats = new Map<string, { beat: string; seenAt: number }>();
   private reading: Promise<void> | undefined;
   private readAgain = false;
   private refresh: NodeJS.Timeout | undefined;
   private closed = false;
 
-  constructor(private readonly options: RemoteRunsOptions, private readonly reports: RunReports, private readonly workersChanged: () => void) {
+  private readonly reports: RunReports;
+
+  constructor(private readonly options: RemoteRunsOptions, private readonly ports: RemotePorts) {
+    const { reports } = ports;
+    this.reports = reports;
     const shown = maskedRedisUrl(options.redisUrl);
     const onError = (what: string) => (error: Error) => { if (!this.closed) log.warn({ redis: shown, error: errorText(error) }, what); };
     // Commands wait for a connection rather than fail while Redis is away; the inbox's reads fail at once and are tried again.
@@ -70,7 +79,7 @@ export class RemoteRuns implements RemoteRunDispatcher {
     await this.subscriber.subscribe(HEARTBEAT_CHANNEL).catch((error: Error) => log.warn({ error: errorText(error) }, 'the workers\' heartbeats cannot be heard yet'));
     this.subscriber.on('ready', () => { void this.subscriber.subscribe(HEARTBEAT_CHANNEL).catch(() => undefined); });
     this.readWorkers();
-    this.refresh = setInterval(() => this.readWorkers(), LIST_REFRESH_MS).unref();
+    this.refresh = setInterval(() => this.readWorkers(), Math.min(LIST_REFRESH_MS, Math.max(100, this.lostAfterMs / 4))).unref();
     this.inbox.start();
   }
 
@@ -97,8 +106,10 @@ export class RemoteRuns implements RemoteRunDispatcher {
     const { workerSelector: _selector, ...plan } = run.plan;
     this.handed.set(attempt, { name: record.name, dagRunId: record.dagRunId, worker, attempt, logFolder: dirname(record.log) });
     this.attemptOf.set(runKey(record.name, record.dagRunId), attempt);
+    // A worker counts as heard from as the run is handed to it: its silence is timed from here at the earliest.
+    if (!this.beats.has(worker)) this.beats.set(worker, { beat: '', seenAt: Date.now() });
     const payload: RunPayload = { input: { ...run, record, plan: { ...plan, worker } }, roots: this.options.roots };
-    this.jobs.hand(worker, attempt, payload).catch((error: unknown) => {
+    this.commands.sadd(HANDED_SET, attempt).then(() => this.jobs.hand(worker, attempt, payload)).catch((error: unknown) => {
       log.error({ dag: record.name, dagRunId: record.dagRunId, worker, error: errorText(error) }, 'the run could not be handed to its worker');
     });
   }
@@ -132,7 +143,12 @@ export class RemoteRuns implements RemoteRunDispatcher {
     this.reading = listWorkers(this.commands).then((workers) => {
       const changed = JSON.stringify(workers.map(placementOf)) !== JSON.stringify(this.list.map(placementOf));
       this.list = workers;
-      if (changed) this.workersChanged();
+      const now = Date.now();
+      for (const worker of workers) {
+        if (this.beats.get(worker.id)?.beat !== worker.lastHeartbeatAt) this.beats.set(worker.id, { beat: worker.lastHeartbeatAt, seenAt: now });
+      }
+      this.settleLost(now);
+      if (changed) this.ports.workersChanged();
     }, () => undefined).finally(() => {
       this.reading = undefined;
       if (this.readAgain) {
@@ -140,6 +156,39 @@ export class RemoteRuns implements RemoteRunDispatcher {
         this.readWorkers();
       }
     });
+  }
+
+  private get lostAfterMs(): number {
+    return this.options.lostAfterMs ?? 60_000;
+  }
+
+  /**
+   * The runs of workers not heard from for lostAfterMs (gone from the list, or their heartbeat
+   * unchanged) are theirs no more: nothing more of their attempts is applied, a job not taken yet
+   * is withdrawn, and the engine settles them. Timed by this process's clock alone.
+   */
+  private settleLost(now: number): void {
+    const silent = new Set<string>();
+    for (const [worker, seen] of this.beats) if (now - seen.seenAt >= this.lostAfterMs) silent.add(worker);
+    if (silent.size === 0) return;
+    for (const handed of [...this.handed.values()]) {
+      if (!silent.has(handed.worker)) continue;
+      this.forget(handed);
+      void this.jobs.withdraw(handed.worker, handed.attempt).catch(() => undefined);
+      const reason = `worker ${handed.worker} went away: no heartbeat for ${Math.round(this.lostAfterMs / 1000)} s`;
+      log.warn({ dag: handed.name, dagRunId: handed.dagRunId, worker: handed.worker }, reason);
+      this.ports.workerLost(handed.name, handed.dagRunId, reason);
+    }
+    // A worker silent with no run left is not watched any longer (it is shown unhealthy meanwhile).
+    for (const worker of silent) if (![...this.handed.values()].some((handed) => handed.worker === worker)) this.beats.delete(worker);
+  }
+
+  /** The attempt is over for this server: its items are dropped from now on. */
+  private forget(handed: Handed): void {
+    this.handed.delete(handed.attempt);
+    this.attemptOf.delete(runKey(handed.name, handed.dagRunId));
+    this.applied.delete(handed.attempt);
+    this.commands.srem(HANDED_SET, handed.attempt).catch(() => undefined);
   }
 
   /** A batch from the stream, applied in order; done once its records are stored. */
@@ -151,11 +200,7 @@ export class RemoteRuns implements RemoteRunDispatcher {
       const outcome = await this.applier.apply(item, handed);
       if (outcome.run) touched.add(runKey(outcome.run.name, outcome.run.dagRunId));
       this.applied.set(item.attempt, item.seq);
-      if (outcome.ended) {
-        this.handed.delete(item.attempt);
-        this.attemptOf.delete(runKey(handed.name, handed.dagRunId));
-        this.applied.delete(item.attempt);
-      }
+      if (outcome.ended) this.forget(handed);
     }
     await Promise.all([...touched].map((key) => {
       const [name, dagRunId] = key.split('\u0000');

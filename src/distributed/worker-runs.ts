@@ -9,7 +9,7 @@ import type { RunFinishedEvent, RunInput, RunReports } from '../actors/index.ts'
 import { NodeStatus, isFinalRunStatus, maskedRedisUrl, runKey, type RunRecord, type RunningTask } from '../core/index.ts';
 import { errorText, log } from '../logging/index.ts';
 import { RecordOutbox, RunJobTaker, heartbeat, leave } from '../workers/index.ts';
-import { CONTROL_CHANNEL, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
+import { CONTROL_CHANNEL, HANDED_SET, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
 import { attemptKey, movePaths, type Report, type Roots, type RunPayload } from './payload.ts';
 import { redisConnection } from './redis-connection.ts';
 
@@ -57,6 +57,7 @@ export class WorkerRuns {
   private readonly subscriber: Redis;
   private readonly outbox: RecordOutbox;
   private taker: RunJobTaker<RunPayload> | undefined;
+  private takerConnection: Redis | undefined;
   private engine: WorkerEngine | undefined;
   /** Runs held, by their root run's key. */
   private readonly held = new Map<string, Held>();
@@ -107,7 +108,7 @@ export class WorkerRuns {
     await this.sayAlive();
     this.beat = setInterval(() => { void this.sayAlive(); }, HEARTBEAT_MS);
     this.reader = setInterval(() => this.inOrder(() => this.readOutputs()), OUTPUT_READ_MS);
-    const connection = redisConnection(this.options.redisUrl, { waitForConnection: true });
+    const connection = this.takerConnection = redisConnection(this.options.redisUrl, { waitForConnection: true });
     connection.on('error', () => undefined);
     this.taker = new RunJobTaker<RunPayload>(connection, {
       workerId: this.options.id, maxActiveRuns: this.options.maxActiveRuns,
@@ -131,6 +132,7 @@ export class WorkerRuns {
     clearInterval(this.reader);
     await this.sending;
     await leave(this.commands, this.options.id).catch(() => undefined);
+    this.takerConnection?.disconnect();
     this.subscriber.disconnect();
     await this.commands.quit().catch(() => undefined);
   }
@@ -139,6 +141,10 @@ export class WorkerRuns {
     const engine = this.engine!;
     const input = movePaths(payload.input, payload.roots, this.options.roots);
     const { name, dagRunId } = input.record;
+    if (!(await this.commands.sismember(HANDED_SET, attemptKey(input.record)))) {
+      log.warn({ dag: name, dagRunId, attempt: input.record.attemptId }, 'a run the server no longer counts on this worker was not run (it was settled meanwhile)');
+      return;
+    }
     let endSent = () => {};
     const sent = new Promise<void>((resolve) => { endSent = resolve; });
     const held: Held = { attempt: attemptKey(input.record), name, dagRunId, startedAt: new Date().toISOString(), serverRoots: payload.roots, sent, endSent };

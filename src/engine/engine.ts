@@ -9,7 +9,7 @@ import {
 } from '../actors/index.ts';
 import type { Definitions } from '../catalog/index.ts';
 import {
-  ChildRuns, Queueing, RunStarter, Scheduler, rescheduleRun, retryRun, selectorOf, settleInterrupted,
+  ChildRuns, Queueing, RunStarter, Scheduler, rescheduleRun, retryRun, selectorOf, settleInterrupted, settleRuns,
   type EngineDeps, type EnqueueOptions, type InlineOptions, type QueueListing, type RunAgainHost, type StartOptions,
 } from '../scheduler/index.ts';
 import { RunTransitions, type EngineListener } from './engine-events.ts';
@@ -84,7 +84,10 @@ export class Engine {
     const relayed = deps.relayReports?.(reports) ?? reports;
     this.runs = deps.runDispatcher?.({ reports: relayed, subDags })
       ?? new LocalRunDispatcher({ steps: deps.dispatcher, clock, subDags, reports: relayed, ...(deps.timers ? { timers: deps.timers } : {}) });
-    this.remote = deps.remoteRuns?.({ reports, workersChanged: () => this.scheduler.poke() });
+    this.remote = deps.remoteRuns?.({
+      reports, workersChanged: () => this.scheduler.poke(),
+      workerLost: (name, dagRunId, reason) => void this.workerLost(name, dagRunId, reason),
+    });
     const host = {
       deps, scheduler: this.scheduler, clock, definitions: this.definitions, onStoreError,
       eventsOf: (record: RunRecord): EventBody[] => this.transitions.announced(record),
@@ -107,6 +110,24 @@ export class Engine {
       });
     }
     await this.queueing.restore();
+  }
+
+  /**
+   * A run's worker went away: its slot is freed, and it is settled as a crash settles a run (its
+   * sub DAG runs with it): resumed on another worker when a step it was running may retry, else
+   * recorded failed with `reason`.
+   */
+  private async workerLost(name: string, dagRunId: string, reason: string): Promise<void> {
+    const { runs, logs } = this.deps;
+    const record = runs.get(name, dagRunId);
+    if (!record) return;
+    this.scheduler.finished({ type: 'run.finished', name, dagRunId, status: RunStatus.Failed, log: record.log });
+    await this.whenFinished(name, dagRunId);
+    const tree = runs.list({ status: RunStatus.Running, includeSubRuns: true }).filter((run) => run.rootDAGRunName === name && run.rootDAGRunId === dagRunId);
+    await settleRuns({
+      runs, logs, definitions: this.definitions, now: this.clock.now(), isActive: () => false,
+      resume: (attempt) => this.retry(name, dagRunId, {}, attempt),
+    }, tree, reason).catch((error: unknown) => log.error({ dag: name, dagRunId, error: errorText(error) }, 'the run of a worker that went away could not be settled'));
   }
 
   /** Every event as it commits, numbered (docs/events.md); the function given back stops it. */

@@ -1,10 +1,10 @@
 // Admission of a run, a pure decision over the scheduler's context: every way a run can begin asks
 // here, through the scheduler actor, and gets one answer. Admitted (with its slot), queued (with
 // what it waits for) or refused (with the code of docs/api.md).
-import { AppError, runKey } from '../core/index.ts';
+import { AppError, pickWorker, runKey } from '../core/index.ts';
 import type { QueuedRun, WaitReason } from './queue-order.ts';
 import {
-  admittedCount, customQueueBusy, findQueued, isActive, joinQueue, queuedCount, withCount, withQueued,
+  admittedCount, customQueueBusy, findQueued, isActive, joinQueue, placedPerWorker, queuedCount, withCount, withQueued,
   type Slot, type Slots,
 } from './slots.ts';
 
@@ -111,7 +111,10 @@ export function decideAdmission(slots: Slots, ask: AdmissionAsk): AdmissionDecis
       const counted = ask.kind === 'retry' && !ask.uncounted;
       const error = counted ? limits('start', false, ask.maxActiveRuns) : undefined;
       if (error) return refused(error);
-      return admit(slots, { name, dagRunId, counted, queue: ask.queue, ...(prior !== dagRunId ? { retried: priorKey } : {}) });
+      // Its worker now, or none: an attempt that goes on from an earlier one does not wait in a queue.
+      const placed = placeNow(slots, ask.workerSelector);
+      if (placed instanceof AppError) return refused(placed);
+      return admit(slots, { name, dagRunId, counted, queue: ask.queue, ...(prior !== dagRunId ? { retried: priorKey } : {}), ...placed });
     }
     default: {
       if (isTaken(slots, name, dagRunId)) return refused(taken(name, dagRunId));
@@ -136,7 +139,19 @@ function admit(slots: Slots, slot: Slot): AdmissionDecision {
   const starting = new Map(slots.starting).set(runKey(slot.name, slot.dagRunId), slot);
   if (slot.retried) starting.set(slot.retried, slot);
   const counted = slot.counted ? { reserved: withCount(slots.reserved, slot.name, 1), ...joinQueue(slots, slot.name, slot.dagRunId, slot.queue) } : {};
-  return { answer: { outcome: 'admitted', slot }, next: { starting, ...counted } };
+  const placed = slot.worker ? { placed: new Map(slots.placed).set(runKey(slot.name, slot.dagRunId), slot.worker) } : {};
+  return { answer: { outcome: 'admitted', slot }, next: { starting, ...counted, ...placed } };
+}
+
+/** A worker with room for a run with `selector` now (distributed dispatch); none needed without one; the refusal when none has room. */
+function placeNow(slots: Slots, selector: Readonly<Record<string, string>> | undefined): { worker?: string } | AppError {
+  if (!selector || !slots.workers) return {};
+  const pick = pickWorker(selector, slots.workers(), placedPerWorker(slots.placed));
+  if (pick.kind === 'worker') return { worker: pick.id };
+  const labels = Object.entries(selector).map(([key, value]) => `${key}=${value}`).join(',');
+  return new AppError('max_run_reached', pick.kind === 'no-worker'
+    ? `no worker carries the labels ${labels}: start one with them, then try again`
+    : `every worker carrying the labels ${labels} runs as many runs as it may (${pick.workers.join(', ')}): try again when one has room`);
 }
 
 /** Being started, active, queued, or stored: an id a new run cannot take. */

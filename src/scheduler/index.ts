@@ -5,7 +5,7 @@ export type { EnqueueOptions, QueueListing } from './queueing.ts';
 export { ChildRuns } from './child-runs.ts';
 export { RunStarter } from './run-starter.ts';
 export { Queueing, selectorOf } from './queueing.ts';
-export { settleInterrupted } from './recovery.ts';
+export { settleInterrupted, settleRuns } from './recovery.ts';
 
 
 export type { EngineDeps, StartOptions, InlineOptions } from './start-options.ts';

@@ -26,19 +26,28 @@ export interface RecoveryDeps {
 export async function settleInterrupted(deps: RecoveryDeps): Promise<void> {
   const interrupted = deps.runs.list({ status: RunStatus.Running, includeSubRuns: true })
     .filter((record) => !deps.isActive(record.name, record.dagRunId));
+  await settleRuns(deps, interrupted);
+}
+
+/**
+ * Settles runs that stopped without an end (their process, or their worker, went away): each
+ * resumes as a new attempt when a step it was running may retry, else is recorded failed with
+ * `reason`.
+ */
+export async function settleRuns(deps: RecoveryDeps, interrupted: readonly RunRecord[], reason = INTERRUPTED): Promise<void> {
   // Sub DAG runs first: a resumed caller runs its interrupted child again under the child's id,
   // which must be recorded failed by then, not overwritten after.
   const isSubRun = (record: RunRecord) => record.parentDAGRunId !== '';
-  await Promise.all(interrupted.filter(isSubRun).map((record) => settle(deps, record)));
-  await Promise.all(interrupted.filter((record) => !isSubRun(record)).map((record) => settle(deps, record)));
+  await Promise.all(interrupted.filter(isSubRun).map((record) => settle(deps, record, reason)));
+  await Promise.all(interrupted.filter((record) => !isSubRun(record)).map((record) => settle(deps, record, reason)));
 }
 
-async function settle(deps: RecoveryDeps, record: RunRecord): Promise<void> {
+async function settle(deps: RecoveryDeps, record: RunRecord, reason: string): Promise<void> {
   const at = isoTime(deps.now);
   const fields = { dag: record.name, 'run-id': record.dagRunId, 'attempt-id': record.attemptId };
-  deps.logs.appendRunLog(record.log, logLine(deps.now, 'ERROR', 'DAG run interrupted', fields));
+  deps.logs.appendRunLog(record.log, logLine(deps.now, 'ERROR', 'DAG run interrupted', { ...fields, ...(reason !== INTERRUPTED ? { reason } : {}) }));
   let notResumed: string | undefined;
-  const attempt = await nextAttempt(deps, record, at).catch((error: Error) => {
+  const attempt = await nextAttempt(deps, record, at, reason).catch((error: Error) => {
     notResumed = error.message;
     return undefined;
   });
@@ -56,23 +65,23 @@ async function settle(deps: RecoveryDeps, record: RunRecord): Promise<void> {
   }
   if (notResumed !== undefined) deps.logs.appendRunLog(record.log, logLine(deps.now, 'ERROR', 'DAG run not resumed', { ...fields, error: notResumed }));
   void deps.logs.closeRunLog(record.log);
-  const handlers = record.handlers && Object.fromEntries(Object.entries(record.handlers).map(([name, node]) => [name, node && interruptedNode(node, at)]));
+  const handlers = record.handlers && Object.fromEntries(Object.entries(record.handlers).map(([name, node]) => [name, node && interruptedNode(node, at, reason)]));
   const settled: RunRecord = {
     ...record,
     status: RunStatus.Failed,
     finishedAt: at,
-    error: notResumed === undefined ? INTERRUPTED : `${INTERRUPTED} (not resumed: ${notResumed})`,
-    nodes: record.nodes.map((node) => interruptedNode(node, at)),
+    error: notResumed === undefined ? reason : `${reason} (not resumed: ${notResumed})`,
+    nodes: record.nodes.map((node) => interruptedNode(node, at, reason)),
     ...(handlers ? { handlers } : {}),
   };
   await deps.runs.save(settled, undefined, eventsBetween(record, settled, at));
 }
 
 /** The attempt that resumes the run, when one of its interrupted steps may retry; throws when its definition cannot run. */
-async function nextAttempt(deps: RecoveryDeps, record: RunRecord, at: string): Promise<PriorAttempt | undefined> {
+async function nextAttempt(deps: RecoveryDeps, record: RunRecord, at: string, reason: string): Promise<PriorAttempt | undefined> {
   // Only a step's retryPolicy resumes a run: without a running step there is nothing to retry.
   if (record.parentDAGRunId !== '' || !record.nodes.some((node) => node.status === NodeStatus.Running)) return undefined;
   const specText = deps.runs.getSpec(record.name, record.dagRunId);
   if (specText === undefined) return undefined;
-  return resumption(usableDag(await deps.definitions.parse(specText, { nameOverride: record.name, fileName: record.fileName })), record, at);
+  return resumption(usableDag(await deps.definitions.parse(specText, { nameOverride: record.name, fileName: record.fileName })), record, at, reason);
 }

@@ -7,11 +7,11 @@ import { shouldRetry } from '../actors/index.ts';
 export const INTERRUPTED = 'the server stopped while the run was active';
 
 /** What the interruption was to a step: an execution that failed with no exit code (as a step host's death). */
-const interruption: StepResult = { kind: 'error', code: 'interrupted', message: INTERRUPTED };
+const interruption = (reason: string): StepResult => ({ kind: 'error', code: 'interrupted', message: reason });
 
-/** A node that was running when the server stopped, recorded failed. */
-export function interruptedNode(node: NodeRecord, finishedAt: string): NodeRecord {
-  return node.status === NodeStatus.Running ? { ...node, status: NodeStatus.Failed, finishedAt, error: INTERRUPTED } : node;
+/** A node that was running when the server (or its worker) stopped, recorded failed. */
+export function interruptedNode(node: NodeRecord, finishedAt: string, reason = INTERRUPTED): NodeRecord {
+  return node.status === NodeStatus.Running ? { ...node, status: NodeStatus.Failed, finishedAt, error: reason } : node;
 }
 
 /**
@@ -21,7 +21,7 @@ export function interruptedNode(node: NodeRecord, finishedAt: string): NodeRecor
  * every other node keeps its result, and the run its outputs. A sub DAG run is never resumed on
  * its own: its caller's step, if it retries, starts a new one.
  */
-export function resumption(dag: Dag, record: RunRecord, finishedAt: string): PriorAttempt | undefined {
+export function resumption(dag: Dag, record: RunRecord, finishedAt: string, reason = INTERRUPTED): PriorAttempt | undefined {
   if (record.parentDAGRunId !== '' || record.nodes.length !== dag.steps.length) return undefined;
   const rerun = new Set<number>();
   const carried: NonNullable<PriorAttempt['carried']> = new Map();
@@ -29,11 +29,11 @@ export function resumption(dag: Dag, record: RunRecord, finishedAt: string): Pri
   record.nodes.forEach((node, index) => {
     if (node.status === NodeStatus.NotStarted) rerun.add(index);
     if (node.status !== NodeStatus.Running) return;
-    if (shouldRetry(dag.steps[index].retryPolicy, interruption, node.retryCount)) {
+    if (shouldRetry(dag.steps[index].retryPolicy, interruption(reason), node.retryCount)) {
       rerun.add(index);
-      carried.set(index, { retryCount: node.retryCount + 1, error: INTERRUPTED });
+      carried.set(index, { retryCount: node.retryCount + 1, error: reason });
     } else {
-      nodes[index] = interruptedNode(node, finishedAt);
+      nodes[index] = interruptedNode(node, finishedAt, reason);
     }
   });
   return carried.size > 0 ? { record: { ...record, nodes }, rerun, carried } : undefined;

@@ -5,7 +5,7 @@ import { AppError, MASK, dagRunIdProblem, type Dag, type RunRecord } from '../co
 import { fieldsNotRunYet, mergeParams, paramsFromRequest } from '../definition/index.ts';
 import { rerunSelection, type PriorAttempt } from '../actors/index.ts';
 import { usableDag, type Definitions } from '../catalog/index.ts';
-import type { Queueing } from './queueing.ts';
+import { selectorOf, type Queueing } from './queueing.ts';
 import type { RunStarter } from './run-starter.ts';
 import type { EngineDeps } from './start-options.ts';
 
@@ -38,7 +38,7 @@ export async function retryRun(host: RunAgainHost, name: string, dagRunId: strin
   // does not wait for it) and a run resumed after a crash (admitted before) are not counted.
   const slot = host.starter.admit({
     kind: resume ? 'resume' : 'retry', name: prior.name, dagRunId: targetId, prior: prior.dagRunId,
-    queue: dag.queue ?? prior.name, maxActiveRuns: dag.maxActiveRuns, uncounted: Boolean(prior.parentDAGRunId),
+    queue: dag.queue ?? prior.name, maxActiveRuns: dag.maxActiveRuns, uncounted: Boolean(prior.parentDAGRunId), ...selectorOf(dag),
   });
   // The run's own params, as they were: nothing of them runs again as a command.
   return host.starter.startAttempt({

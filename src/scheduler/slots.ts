@@ -155,7 +155,8 @@ function dispatchState(slots: Slots): DispatchState {
   };
 }
 
-function placedPerWorker(placed: ReadonlyMap<string, string>): Map<string, number> {
+/** Runs placed on each worker (starting or active). */
+export function placedPerWorker(placed: ReadonlyMap<string, string>): Map<string, number> {
   const counts = new Map<string, number>();
   for (const worker of placed.values()) counts.set(worker, (counts.get(worker) ?? 0) + 1);
   return counts;

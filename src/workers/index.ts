@@ -2,5 +2,5 @@
 // handed to them (BullMQ) and the stream of what their runs produce. Labels, placement and the
 // Redis URL's checks are plain functions of core/.
 export { heartbeat, leave, listWorkers, WORKER_KEPT_MS, type WorkerState } from './registry.ts';
-export { RunJobs, RunJobTaker, workerIdProblem, type TakerOptions } from './run-jobs.ts';
+export { RunJobs, RunJobTaker, type TakerOptions } from './run-jobs.ts';
 export { RECORD_STREAM, RecordInbox, RecordOutbox, type InboxOptions, type StreamItem } from './record-stream.ts';

@@ -8,7 +8,6 @@ import type { Redis } from 'ioredis';
 import { workerIdProblem } from '../core/index.ts';
 
 // The rule is core's (the command checks --id with it too); still exported here for this folder's index.
-export { workerIdProblem };
 
 const queueName = (workerId: string) => `troupe-worker-${workerId}`;
 /** BullMQ's own keys, under one prefix of ours. */
