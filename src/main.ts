@@ -55,7 +55,6 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
     }, ports)),
   };
   const { handle, lock } = await openHome(config, { parts });
-  await remote?.connect();
   const version = await readVersion();
   const startedAtMs = Date.now();
   const eventHub = new EventHub(handle.runs.events, { heartbeatMs: config.eventHeartbeatMs, backlogBytes: config.eventBacklogBytes });

@@ -37,6 +37,15 @@ export interface RunDispatcher {
 export interface RemoteRunDispatcher extends RunDispatcher {
   /** The workers as last heard (their heartbeats), for placement. */
   workers(): readonly WorkerView[];
+  /** Whether a run of this server runs on a worker now. */
+  holds(name: string, dagRunId: string): boolean;
+  /**
+   * A run the previous process of this server placed on a worker (its record says which), taken
+   * back as if this process had handed it: what it reports is applied, its worker's silence settles it.
+   */
+  adopt(record: RunRecord): void;
+  /** Starts hearing the workers and applying what they report (after the runs to adopt are adopted). */
+  connect(): Promise<void>;
   close(): Promise<void>;
 }
 

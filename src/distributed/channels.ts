@@ -21,3 +21,6 @@ export interface StopMessage {
  * lost, is not run twice).
  */
 export const HANDED_SET = 'troupe:handed';
+
+/** Each attempt's newest applied stream number, written as the server acknowledges what it applied. */
+export const APPLIED_HASH = 'troupe:applied';

@@ -7,11 +7,11 @@
 import { dirname } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { RemotePorts, RemoteRunDispatcher, RunInput, RunReports } from '../actors/index.ts';
-import { maskedRedisUrl, runKey, type WorkerView } from '../core/index.ts';
+import { maskedRedisUrl, runKey, type RunRecord, type WorkerView } from '../core/index.ts';
 import { errorText, log } from '../logging/index.ts';
-import { RecordInbox, RunJobs, listWorkers, type StreamItem } from '../workers/index.ts';
+import { RecordInbox, RunJobs, appliedFrom, listWorkers, type StreamItem } from '../workers/index.ts';
 import { ReportApplier, type HandedRun } from './apply-reports.ts';
-import { CONTROL_CHANNEL, HANDED_SET, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
+import { APPLIED_HASH, CONTROL_CHANNEL, HANDED_SET, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
 import { attemptKey, type Roots, type RunPayload } from './payload.ts';
 import { redisConnection } from './redis-connection.ts';
 
@@ -65,22 +65,44 @@ export class RemoteRuns implements RemoteRunDispatcher {
     this.subscriber.on('error', () => undefined);
     this.jobs = new RunJobs(this.commands);
     this.applier = new ReportApplier(options.roots, { reports, closeRunLog: (path) => options.closeRunLog(path) });
-    this.inbox = new RecordInbox(redisConnection(options.redisUrl, { waitForConnection: false }), {
+    const inboxConnection = redisConnection(options.redisUrl, { waitForConnection: false });
+    // Its failures are the inbox's own (onError, below).
+    inboxConnection.on('error', () => undefined);
+    this.inbox = new RecordInbox(inboxConnection, {
       apply: (items) => this.apply(items),
       appliedSeq: (attempt) => this.applied.get(attempt) ?? 0,
       isCurrent: (attempt) => this.handed.has(attempt),
+      appliedKey: APPLIED_HASH,
       onError: onError('the record stream could not be read: tried again in a moment'),
     });
   }
 
+  holds(name: string, dagRunId: string): boolean {
+    return this.attemptOf.has(runKey(name, dagRunId));
+  }
+
+  adopt(record: RunRecord): void {
+    const worker = record.workerId!;
+    const attempt = attemptKey(record);
+    this.handed.set(attempt, { name: record.name, dagRunId: record.dagRunId, worker, attempt, logFolder: dirname(record.log) });
+    this.attemptOf.set(runKey(record.name, record.dagRunId), attempt);
+    // Its worker's silence is timed from now: a worker that died meanwhile is found lost after lostAfterMs.
+    if (!this.beats.has(worker)) this.beats.set(worker, { beat: '', seenAt: Date.now() });
+  }
+
   /** Connects, reads the workers, and starts hearing heartbeats and records. */
   async connect(): Promise<void> {
+    // Nothing here waits for Redis: a server started while Redis is away serves, and hears the workers once it is back.
     this.subscriber.on('message', () => this.readWorkers());
-    await this.subscriber.subscribe(HEARTBEAT_CHANNEL).catch((error: Error) => log.warn({ error: errorText(error) }, 'the workers\' heartbeats cannot be heard yet'));
-    this.subscriber.on('ready', () => { void this.subscriber.subscribe(HEARTBEAT_CHANNEL).catch(() => undefined); });
+    this.subscriber.subscribe(HEARTBEAT_CHANNEL).catch((error: Error) => log.warn({ error: errorText(error) }, 'the workers\' heartbeats cannot be heard'));
     this.readWorkers();
     this.refresh = setInterval(() => this.readWorkers(), Math.min(LIST_REFRESH_MS, Math.max(100, this.lostAfterMs / 4))).unref();
-    this.inbox.start();
+    // What a previous process applied is read first: the stream's entries it had not acknowledged are not applied twice.
+    void appliedFrom(this.commands, APPLIED_HASH).then((applied) => {
+      for (const [attempt, seq] of applied) if (this.handed.has(attempt)) this.applied.set(attempt, Math.max(seq, this.applied.get(attempt) ?? 0));
+    }, (error: unknown) => log.warn({ error: errorText(error) }, 'what was applied before could not be read: entries are applied as they come')).then(() => {
+      if (!this.closed) this.inbox.start();
+    });
   }
 
   workers(): readonly WorkerView[] {
@@ -188,7 +210,7 @@ export class RemoteRuns implements RemoteRunDispatcher {
     this.handed.delete(handed.attempt);
     this.attemptOf.delete(runKey(handed.name, handed.dagRunId));
     this.applied.delete(handed.attempt);
-    this.commands.srem(HANDED_SET, handed.attempt).catch(() => undefined);
+    this.commands.multi().srem(HANDED_SET, handed.attempt).hdel(APPLIED_HASH, handed.attempt).exec().catch(() => undefined);
   }
 
   /** A batch from the stream, applied in order; done once its records are stored. */

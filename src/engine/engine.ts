@@ -2,7 +2,7 @@
 // dispatches (src/scheduler), the run dispatcher executes (src/actors), the catalog reads
 // definitions (src/catalog); the engine writes what runs report and tells subscribers.
 import {
-  AppError, NodeStatus, RunStatus, eventsBetween, isoTime, type Clock, type EngineEvent, type EventBody, type RunRecord,
+  AppError, NodeStatus, RunStatus, eventsBetween, isoTime, runKey, type Clock, type EngineEvent, type EventBody, type RunRecord,
 } from '../core/index.ts';
 import {
   LocalRunDispatcher, type PriorAttempt, type RemoteRunDispatcher, type RemoteRunsFactory, type RunDispatcher, type RunInput, type RunReports, type SubDagRunner,
@@ -98,18 +98,43 @@ export class Engine {
     this.again = { deps, definitions: this.definitions, starter: this.starter, queueing: this.queueing, findRun: (name, dagRunId) => this.findRun(name, dagRunId) };
   }
 
-  /** Starts the scheduler, closes runs a previous process left active and queues its queued runs again. */
+  /**
+   * Starts the scheduler, takes back the runs a previous process placed on workers, closes the
+   * other runs it left active and queues its queued runs again; then hears the workers.
+   */
   async start(): Promise<void> {
     this.scheduler.start();
     const { runs, logs, queue } = this.deps;
     if (!this.deps.commandOnly) {
+      const onWorkers = await this.adoptRemoteRuns();
       await settleInterrupted({
         runs, logs, definitions: this.definitions, now: this.clock.now(),
-        isActive: (name, dagRunId) => this.isActive(name, dagRunId) || queue.find(name, dagRunId) !== undefined,
+        isActive: (name, dagRunId) => this.isActive(name, dagRunId) || onWorkers.has(runKey(name, dagRunId)) || queue.find(name, dagRunId) !== undefined,
         resume: (attempt) => this.retry(attempt.record.name, attempt.record.dagRunId, {}, attempt),
       });
     }
     await this.queueing.restore();
+    await this.remote?.connect();
+  }
+
+  /**
+   * Runs recorded running on a worker go on there while this server is away: they are active again
+   * (their trees' keys are given back), and their worker's reports, or its silence, settle them.
+   */
+  private async adoptRemoteRuns(): Promise<Set<string>> {
+    const onWorkers = new Set<string>();
+    if (!this.remote) return onWorkers;
+    const running = this.deps.runs.list({ status: RunStatus.Running, includeSubRuns: true }).filter((record) => record.workerId !== undefined);
+    for (const record of running) {
+      onWorkers.add(runKey(record.name, record.dagRunId));
+      if (record.parentDAGRunId !== '') continue;
+      // The queue it counts against, from the definition it runs.
+      const specText = this.deps.runs.getSpec(record.name, record.dagRunId);
+      const parsed = specText === undefined ? undefined : await this.definitions.parse(specText, { nameOverride: record.name, fileName: record.fileName }).catch(() => undefined);
+      this.scheduler.adopt(record.name, record.dagRunId, record.workerId!, parsed?.dag?.queue ?? record.name);
+      this.remote.adopt(record);
+    }
+    return onWorkers;
   }
 
   /**
@@ -303,17 +328,22 @@ export class Engine {
    */
   async drain(graceMs: number): Promise<void> {
     this.scheduler.drain();
-    const finished = Promise.all(this.activeRuns().map(({ name, dagRunId }) => this.whenFinished(name, dagRunId)));
+    // Runs on workers are not waited for: they go on while this server is away.
+    const local = this.activeRuns().filter(({ name, dagRunId }) => !this.remote?.holds(name, dagRunId));
+    const finished = Promise.all(local.map(({ name, dagRunId }) => this.whenFinished(name, dagRunId)));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([finished, new Promise<void>((resolve) => { timer = setTimeout(resolve, Math.max(0, graceMs)); })]);
     clearTimeout(timer);
   }
 
-  /** Stops every active run (their steps get their stop signal), waits for them, stops the scheduler. */
+  /**
+   * Stops every active run (their steps get their stop signal), waits for them, stops the
+   * scheduler. Runs on workers go on there: the next start of this server takes them back.
+   */
   close(): Promise<void> {
     return (this.closed ??= (async () => {
       this.scheduler.close();
-      const active = this.activeRuns();
+      const active = this.activeRuns().filter(({ name, dagRunId }) => !this.remote?.holds(name, dagRunId));
       const finished = active.map(({ name, dagRunId }) => this.whenFinished(name, dagRunId));
       for (const { name, dagRunId } of active) this.scheduler.stopRun(name, dagRunId, this.clock.now());
       await Promise.all(finished);

@@ -41,6 +41,11 @@ export type SchedulerEvent =
    * runs first, in the same step (its first record is written ahead of anything the run writes).
    */
   | { type: 'run.begin'; slot: Slot; input: RunInput; beginning: () => void; reply: (answer: Beginning) => void }
+  /**
+   * A run the previous process placed on a worker, which runs it still: active again, placed on
+   * its worker and counted as a start is, with nothing dispatched (its worker has it).
+   */
+  | { type: 'run.adopt'; name: string; dagRunId: string; worker: string; queue: string }
   /** An admitted run, or a dispatched queued run, gave up before it began. */
   | { type: 'run.release'; slot: Slot }
   | { type: 'run.stop'; name: string; dagRunId: string; at: number }
@@ -113,6 +118,15 @@ export const schedulerMachine = setup({
         enqueue(() => event.reply({ begun: true }));
         enqueue(() => event.beginning());
         enqueue({ type: 'dispatchRun', params: { input, ...(slot.worker ? { worker: slot.worker } : {}) } });
+      }),
+    },
+    'run.adopt': {
+      actions: enqueueActions(({ context, event, enqueue }) => {
+        const { name, dagRunId, worker, queue } = event;
+        if (isActive(context, name, dagRunId)) return;
+        const active = new Map(context.active).set(name, [...(context.active.get(name) ?? []), dagRunId]);
+        const placed = new Map(context.placed).set(runKey(name, dagRunId), worker);
+        enqueue.assign({ active, placed, ...joinQueue(context, name, dagRunId, queue) });
       }),
     },
     'run.release': {

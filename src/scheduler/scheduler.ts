@@ -60,6 +60,11 @@ export class Scheduler {
     return this.answer((reply) => this.actor.send({ type: 'run.begin', slot, input, beginning, reply }));
   }
 
+  /** A run a previous process placed on a worker that still runs it: active here again, nothing dispatched. */
+  adopt(name: string, dagRunId: string, worker: string, queue: string): void {
+    this.actor.send({ type: 'run.adopt', name, dagRunId, worker, queue });
+  }
+
   /** Hands back a slot whose run will not begin; nothing when it has begun or was handed back. */
   release(slot: Slot): void {
     this.actor.send({ type: 'run.release', slot });

@@ -3,4 +3,4 @@
 // Redis URL's checks are plain functions of core/.
 export { heartbeat, leave, listWorkers, WORKER_KEPT_MS, type WorkerState } from './registry.ts';
 export { RunJobs, RunJobTaker, type TakerOptions } from './run-jobs.ts';
-export { RECORD_STREAM, RecordInbox, RecordOutbox, type InboxOptions, type StreamItem } from './record-stream.ts';
+export { RECORD_STREAM, RecordInbox, RecordOutbox, appliedFrom, type InboxOptions, type StreamItem } from './record-stream.ts';

@@ -60,6 +60,17 @@ export interface InboxOptions {
   /** Told of a failed read or apply (masked by the caller); the inbox waits a moment and goes on. */
   onError?(error: Error): void;
   stream?: string;
+  /**
+   * A hash where each attempt's newest applied number is kept, written with the acknowledgement:
+   * a server started again reads it (appliedFrom) and applies nothing twice.
+   */
+  appliedKey?: string;
+}
+
+/** Each attempt's newest applied number, as the inbox kept it in `appliedKey`. */
+export async function appliedFrom(redis: Redis, appliedKey: string): Promise<Map<string, number>> {
+  const flat = await redis.hgetall(appliedKey);
+  return new Map(Object.entries(flat).map(([attempt, seq]) => [attempt, Number(seq)]));
 }
 
 /**
@@ -150,7 +161,11 @@ export class RecordInbox {
     }
     if (fresh.length > 0) await this.options.apply(fresh);
     const ids = entries.map(([id]) => id);
-    await this.redis.multi().xack(this.stream, GROUP, ...ids).xdel(this.stream, ...ids).exec();
+    const done = this.redis.multi().xack(this.stream, GROUP, ...ids).xdel(this.stream, ...ids);
+    // Attempts that ended with this batch are not kept.
+    const kept = [...highest].filter(([attempt]) => this.options.isCurrent(attempt));
+    if (this.options.appliedKey && kept.length > 0) done.hset(this.options.appliedKey, ...kept.flatMap(([attempt, seq]) => [attempt, String(seq)]));
+    await done.exec();
   }
 }
 

@@ -41,7 +41,12 @@ export class RunJobs<Payload> {
 
   private queueOf(workerId: string): Queue {
     let queue = this.queues.get(workerId);
-    if (!queue) this.queues.set(workerId, queue = new Queue(queueName(workerId), { connection: this.connection, prefix: PREFIX }));
+    if (!queue) {
+      queue = new Queue(queueName(workerId), { connection: this.connection, prefix: PREFIX });
+      // The connection's owner hears Redis's failures; a hand waits for it to come back.
+      queue.on('error', () => undefined);
+      this.queues.set(workerId, queue);
+    }
     return queue;
   }
 }
