@@ -10,6 +10,7 @@ import { openEngine, openHome, type EngineHandle, type TroupeConfig } from './op
 import { TaskPool } from './executors/index.ts';
 import { RemoteRuns } from './distributed/index.ts';
 import type { EngineParts } from './engine/index.ts';
+import { calledDagFiles } from './catalog/index.ts';
 import type { StoredDetailsTask } from './run-details-worker.ts';
 
 /** The run-details thread's entry file. */
@@ -52,13 +53,15 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
   const parts: EngineParts = redisUrl === undefined ? {} : {
     remoteRuns: (ports) => (remote = new RemoteRuns({
       redisUrl, roots: { logs: config.logDir, dags: config.dagsDir }, closeRunLog: (path) => handle.logs.closeRunLog(path), lostAfterMs: config.workerLostMs,
+      calledDags: (specText) => calledDagFiles(handle.catalog, specText),
     }, ports)),
   };
   const { handle, lock } = await openHome(config, { parts });
   const version = await readVersion();
   const startedAtMs = Date.now();
   const eventHub = new EventHub(handle.runs.events, { heartbeatMs: config.eventHeartbeatMs, backlogBytes: config.eventBacklogBytes });
-  const metrics = new TroupeMetrics(engineSources({ ...handle, version, buildDate: await buildDate(), startedAtMs, eventStreams: () => eventHub.counts, watchEventDelay: (observe) => { eventHub.observeDelay = observe; } }));
+  const metrics = new TroupeMetrics(engineSources({ ...handle, version, buildDate: await buildDate(), startedAtMs, eventStreams: () => eventHub.counts, watchEventDelay: (observe) => { eventHub.observeDelay = observe; },
+    ...(remote ? { workers: () => remote?.workers() ?? [] } : {}) }));
   const resources = new ResourceHistory({ dir: config.dataDir, clock: config.resourceClock, timers: config.resourceClock });
   resources.start();
   const stopRunLines = logRuns((listener) => handle.engine.subscribe(listener));

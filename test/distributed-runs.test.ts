@@ -116,6 +116,35 @@ describe('runs on workers through Redis', { skip: missing && !process.env.CI ? m
     for (let index = 1; index < spans.length; index++) assert.ok(spans[index][0] >= spans[index - 1][1], 'two runs overlapped on a worker of one slot');
   });
 
+  test('sub DAG runs run on the worker with their caller: a local DAG of the file, and a DAG file it calls', async () => {
+    await server.writeDag('leaf-file', 'params:\n  - WHAT: nothing\nsteps:\n  - name: say\n    command: echo leaf got ${WHAT}\n    output: LEAF\n');
+    await server.writeDag('remote-parent', [
+      'workerSelector:', '  gpu: "true"', 'steps:',
+      '  - name: local-call', '    call: inner', '    params: "WHO=local"',
+      '  - name: file-call', '    call: leaf-file', '    params: "WHAT=file"', '    depends: local-call',
+      '---', 'name: inner', 'params:', '  - WHO: nobody', 'steps:', '  - name: greet', '    command: echo inner says ${WHO}',
+    ].join('\n'));
+    const parent = await server.startAndWait('remote-parent');
+    assert.equal(parent.statusLabel, 'succeeded');
+    assert.equal(parent.workerId, 'gpu-eu');
+    const subRuns = (await server.call('GET', `/dag-runs/remote-parent/${parent.dagRunId}/sub-dag-runs`)).body.subRuns as Array<{ dagRunId: string }>;
+    assert.equal(subRuns.length, 2);
+    const children = await Promise.all(subRuns.map(async ({ dagRunId }) => (await server.call('GET', `/dag-runs/remote-parent/${parent.dagRunId}/sub-dag-runs/${dagRunId}`)).body.dagRunDetails));
+    const byName = new Map(children.map((child) => [child.name, child]));
+    assert.deepEqual([...byName.keys()].sort(), ['inner', 'leaf-file']);
+    for (const child of children) {
+      assert.equal(child.statusLabel, 'succeeded');
+      assert.equal(child.workerId, 'gpu-eu');
+      assert.equal(child.rootDAGRunId, parent.dagRunId);
+    }
+    const innerLog = await server.call('GET', `/dag-runs/remote-parent/${parent.dagRunId}/sub-dag-runs/${byName.get('inner').dagRunId}/steps/greet/log`);
+    assert.equal(innerLog.body.content, 'inner says local');
+    const leafLog = await server.call('GET', `/dag-runs/remote-parent/${parent.dagRunId}/sub-dag-runs/${byName.get('leaf-file').dagRunId}/steps/say/log`);
+    assert.equal(leafLog.body.content, 'leaf got file');
+    const childRunLog = await server.call('GET', `/dag-runs/remote-parent/${parent.dagRunId}/sub-dag-runs/${byName.get('leaf-file').dagRunId}/log`);
+    assert.match(childRunLog.body.content, /msg="DAG run finished" dag=leaf-file .*status=succeeded/);
+  });
+
   test('a stop reaches the worker: the run ends aborted', async () => {
     await server.writeDag('long', 'workerSelector:\n  gpu: "true"\nsteps:\n  - name: s\n    command: sleep 30\n');
     const { dagRunId } = (await server.call('POST', '/dags/long/start', {})).body;

@@ -16,6 +16,8 @@ export interface RunPayload {
   input: RunInput;
   /** The server's folders: where the run's paths point on the server. */
   roots: Roots;
+  /** The DAG files the run calls (file name -> text), directly or through the files it calls. */
+  dagFiles: Record<string, string>;
 }
 
 /** One attempt of a root run: the key its job and its stream items go under. */

@@ -30,6 +30,8 @@ export interface RemoteRunsOptions {
   closeRunLog(path: string): Promise<void>;
   /** How long a worker may go without a heartbeat before its runs are settled as lost. Default 60 s. */
   lostAfterMs?: number;
+  /** The DAG files a definition calls (file name -> text): they travel with the run. */
+  calledDags(specText: string): Promise<Record<string, string>>;
 }
 
 export class RemoteRuns implements RemoteRunDispatcher {
@@ -130,8 +132,12 @@ export class RemoteRuns implements RemoteRunDispatcher {
     this.attemptOf.set(runKey(record.name, record.dagRunId), attempt);
     // A worker counts as heard from as the run is handed to it: its silence is timed from here at the earliest.
     if (!this.beats.has(worker)) this.beats.set(worker, { beat: '', seenAt: Date.now() });
-    const payload: RunPayload = { input: { ...run, record, plan: { ...plan, worker } }, roots: this.options.roots };
-    this.commands.sadd(HANDED_SET, attempt).then(() => this.jobs.hand(worker, attempt, payload)).catch((error: unknown) => {
+    const input = { ...run, record, plan: { ...plan, worker } };
+    this.options.calledDags(plan.specText)
+      .then(async (dagFiles) => {
+        await this.commands.sadd(HANDED_SET, attempt);
+        await this.jobs.hand(worker, attempt, { input, roots: this.options.roots, dagFiles } satisfies RunPayload);
+      }).catch((error: unknown) => {
       log.error({ dag: record.name, dagRunId: record.dagRunId, worker, error: errorText(error) }, 'the run could not be handed to its worker');
     });
   }

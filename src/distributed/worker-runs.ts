@@ -2,11 +2,11 @@
 // runs it holds), takes the runs handed to its queue, at most its limit at once, runs each with its
 // own engine under its own folders, and sends everything the run reports back on the record
 // stream, in order: records, log lines, the new bytes of its steps' output files, its end.
-import { mkdir, open } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { RunFinishedEvent, RunInput, RunReports } from '../actors/index.ts';
-import { NodeStatus, isFinalRunStatus, maskedRedisUrl, runKey, type RunRecord, type RunningTask } from '../core/index.ts';
+import { NodeStatus, dagNameProblem, maskedRedisUrl, runKey, type RunRecord, type RunningTask } from '../core/index.ts';
 import { errorText, log } from '../logging/index.ts';
 import { RecordOutbox, RunJobTaker, heartbeat, leave } from '../workers/index.ts';
 import { CONTROL_CHANNEL, HANDED_SET, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
@@ -61,6 +61,8 @@ export class WorkerRuns {
   private engine: WorkerEngine | undefined;
   /** Runs held, by their root run's key. */
   private readonly held = new Map<string, Held>();
+  /** Every run of a held run's tree (the held run, its sub DAG runs, theirs) -> the held run. */
+  private readonly trees = new Map<string, Held>();
   /** The run log files of held runs' trees (this worker's paths) -> their run. */
   private readonly runLogs = new Map<string, Held>();
   /** Output files being sent, by this worker's path. */
@@ -89,7 +91,7 @@ export class WorkerRuns {
       },
       logLine: (path, line) => {
         local.logLine(path, line);
-        const held = this.runLogs.get(path) ?? (this.held.size === 1 ? [...this.held.values()][0] : undefined);
+        const held = this.runLogs.get(path);
         if (held) this.inOrder(() => this.append(held, { kind: 'log', path: this.toServer(held, path), line }));
       },
       finished: (end) => {
@@ -98,6 +100,20 @@ export class WorkerRuns {
       },
       ...(local.stored ? { stored: local.stored } : {}),
     };
+  }
+
+  /** A run of the engine begins (a held run, or a sub DAG run of one): its log lines are known as its tree's from now on. */
+  dispatching(run: RunInput): void {
+    const held = this.treeOf(run.record);
+    if (!held) return;
+    this.trees.set(runKey(run.record.name, run.record.dagRunId), held);
+    this.runLogs.set(run.record.log, held);
+  }
+
+  /** The held run whose tree a run belongs to: itself, or its parent's (whose run began first). */
+  private treeOf(record: RunRecord): Held | undefined {
+    return this.trees.get(runKey(record.name, record.dagRunId))
+      ?? (record.parentDAGRunId ? this.trees.get(runKey(record.parentDAGRunName, record.parentDAGRunId)) : undefined);
   }
 
   /** Starts taking runs with `engine`. */
@@ -149,10 +165,12 @@ export class WorkerRuns {
     const sent = new Promise<void>((resolve) => { endSent = resolve; });
     const held: Held = { attempt: attemptKey(input.record), name, dagRunId, startedAt: new Date().toISOString(), serverRoots: payload.roots, sent, endSent };
     this.held.set(runKey(name, dagRunId), held);
+    this.trees.set(runKey(name, dagRunId), held);
     this.runLogs.set(input.record.log, held);
     void this.sayAlive();
     try {
       await mkdir(dirname(input.plan.logPath), { recursive: true, mode: 0o700 });
+      await this.writeDagFiles(payload.dagFiles ?? {});
       await engine.runPlanned(input);
       await engine.whenFinished(name, dagRunId);
       await sent;
@@ -161,6 +179,7 @@ export class WorkerRuns {
       throw error;
     } finally {
       this.held.delete(runKey(name, dagRunId));
+      for (const [key, owner] of this.trees) if (owner === held) this.trees.delete(key);
       for (const [path, owner] of this.runLogs) if (owner === held) this.runLogs.delete(path);
       for (const [path, tail] of this.tails) if (tail.held === held) this.tails.delete(path);
       this.outbox.forget(held.attempt);
@@ -168,10 +187,19 @@ export class WorkerRuns {
     }
   }
 
+  /** The DAG files the run calls, where its engine finds them: a file another run wrote with other text is written anew. */
+  private async writeDagFiles(files: Record<string, string>): Promise<void> {
+    for (const [fileName, text] of Object.entries(files)) {
+      if (dagNameProblem(fileName)) continue;
+      const path = join(this.options.roots.dags, `${fileName}.yaml`);
+      const current = await readFile(path, 'utf8').catch(() => undefined);
+      if (current !== text) await writeFile(path, text, { mode: 0o600 });
+    }
+  }
+
   private relayRecord(record: RunRecord, changed: readonly number[]): void {
-    const held = this.held.get(runKey(record.rootDAGRunName || record.name, record.rootDAGRunId || record.dagRunId));
+    const held = this.treeOf(record);
     if (!held) return;
-    this.runLogs.set(record.log, held);
     for (const node of [...record.nodes, ...Object.values(record.handlers ?? {})]) {
       for (const path of [node.stdout, node.stderr]) if (path && !this.tails.has(path)) this.tails.set(path, { held, offset: 0 });
     }

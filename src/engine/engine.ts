@@ -32,6 +32,8 @@ export interface EngineParts {
   remoteRuns?: RemoteRunsFactory;
   /** A worker's engine: what its runs report is relayed to its server too (given what it reports here). */
   relayReports?: (reports: RunReports) => RunReports;
+  /** A worker's engine: told of each run as it is dispatched, before it reports anything. */
+  dispatching?: (run: RunInput) => void;
 }
 
 export class Engine {
@@ -63,7 +65,10 @@ export class Engine {
       paused: deps.commandOnly === true,
       ...(deps.remoteRuns ? { workers: () => this.remote!.workers() } : {}),
     }, {
-      dispatchRun: (input, worker) => (worker ? this.remote! : this.runs).start(input, worker),
+      dispatchRun: (input, worker) => {
+        deps.dispatching?.(input);
+        (worker ? this.remote! : this.runs).start(input, worker);
+      },
       stopRun: (name, dagRunId, at) => {
         this.runs.stop(name, dagRunId, at);
         this.remote?.stop(name, dagRunId, at);

@@ -1,0 +1,39 @@
+// The DAG files a definition calls, through its sub DAG steps and theirs: what a run placed on a
+// worker takes with it, since a worker has no DAG files of its own. A local DAG of a file travels
+// in that file's text; a target named through a variable is left out (it is known only as the
+// step runs).
+import type { Dag } from '../core/index.ts';
+import type { Definitions } from './definitions.ts';
+
+/** File name -> text of every DAG file `specText` calls, directly or through the files it calls. */
+export async function calledDagFiles(definitions: Definitions, specText: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  let texts = [specText];
+  // Each file is taken once, so that a cycle of calls ends.
+  while (texts.length > 0) {
+    const next: string[] = [];
+    for (const text of texts) {
+      const parsed = await definitions.parse(text, {}).catch(() => undefined);
+      if (!parsed) continue;
+      const local = new Set(parsed.localDags.map((candidate) => candidate.name));
+      const dags = [parsed.dag, ...parsed.localDags.map((candidate) => candidate.dag)].filter((dag): dag is Dag => dag !== undefined);
+      for (const target of dags.flatMap(targetsOf)) {
+        if (local.has(target) || Object.hasOwn(files, target) || target.includes('$')) continue;
+        const loaded = await definitions.loadDag(target);
+        if (!loaded) continue;
+        files[target] = loaded.text;
+        next.push(loaded.text);
+      }
+    }
+    texts = next;
+  }
+  return files;
+}
+
+function targetsOf(dag: Dag): string[] {
+  const steps = [...dag.steps, ...Object.values(dag.handlerOn)];
+  return steps.flatMap((step) => {
+    const target = step.call ?? (step.executor.type === 'dag' ? step.command : undefined);
+    return target === undefined ? [] : [target.replace(/\.ya?ml$/, '')];
+  });
+}
