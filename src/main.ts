@@ -11,6 +11,7 @@ import { TaskPool } from './executors/index.ts';
 import { RemoteRuns } from './distributed/index.ts';
 import type { EngineParts } from './engine/index.ts';
 import { calledDagFiles } from './catalog/index.ts';
+import { filterSystemEnv } from './definition/index.ts';
 import type { StoredDetailsTask } from './run-details-worker.ts';
 
 /** The run-details thread's entry file. */
@@ -53,7 +54,7 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
   const parts: EngineParts = redisUrl === undefined ? {} : {
     remoteRuns: (ports) => (remote = new RemoteRuns({
       redisUrl, roots: { logs: config.logDir, dags: config.dagsDir }, closeRunLog: (path) => handle.logs.closeRunLog(path), lostAfterMs: config.workerLostMs,
-      calledDags: (specText) => calledDagFiles(handle.catalog, specText),
+      calledDags: (specText) => calledDagFiles(handle.catalog, specText), systemEnv: filterSystemEnv(process.env),
     }, ports)),
   };
   const { handle, lock } = await openHome(config, { parts });

@@ -7,6 +7,7 @@ import { rm } from 'node:fs/promises';
 import { workerIdProblem } from './core/index.ts';
 import { WorkerRuns } from './distributed/index.ts';
 import { openEngine } from './open-engine.ts';
+import { filterSystemEnv } from './definition/index.ts';
 
 export interface WorkerOptions {
   /** redis:// or rediss:// URL, credentials included (never shown unmasked). */
@@ -36,7 +37,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const dirs = { dags: join(home, 'dags'), data: join(home, 'data'), logs: join(home, 'logs') };
   // Scratch: runs a previous process of this worker held were settled by the server as it went away.
   await Promise.all([rm(dirs.data, { recursive: true, force: true }), rm(dirs.logs, { recursive: true, force: true })]);
-  const runs = new WorkerRuns({ redisUrl: options.redisUrl, id, labels: options.labels, maxActiveRuns: options.maxActiveRuns, roots: { logs: dirs.logs, dags: dirs.dags } });
+  const runs = new WorkerRuns({ redisUrl: options.redisUrl, id, labels: options.labels, maxActiveRuns: options.maxActiveRuns, roots: { logs: dirs.logs, dags: dirs.dags }, systemEnv: filterSystemEnv(process.env) });
   const handle = await openEngine(
     { home, dagsDir: dirs.dags, dataDir: dirs.data, logDir: dirs.logs, commandOnly: true, writeExample: false },
     { stepPool: true, parts: { relayReports: (reports) => runs.relay(reports), dispatching: (run) => runs.dispatching(run) } },

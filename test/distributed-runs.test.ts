@@ -17,7 +17,8 @@ describe('runs on workers through Redis', { skip: missing && !process.env.CI ? m
   const workers: WorkerProcess[] = [];
   const listed = async (id: string) => ((await server.call('GET', '/workers')).body.workers as Array<{ id: string }>).some((worker) => worker.id === id);
   const startWorker = async (id: string, labels: string, maxActiveRuns = 4) => {
-    const worker = await startWorkerProcess({ id, redisUrl: redis.url, labels, maxActiveRuns }, listed);
+    // Each worker's HOME is its own: its steps see the worker's system variables, not the server's.
+    const worker = await startWorkerProcess({ id, redisUrl: redis.url, labels, maxActiveRuns, env: { HOME: `/home/${id}` } }, listed);
     workers.push(worker);
     return worker;
   };
@@ -42,7 +43,7 @@ describe('runs on workers through Redis', { skip: missing && !process.env.CI ? m
       '  - name: hello', '    command: echo hello ${WHO}', '    output: GREETING',
       '  - name: both', '    script: |', '      echo "got ${GREETING}"', '      echo to-stderr >&2', '    depends: hello',
     ].join('\n'));
-    await server.writeDag('on-us', 'workerSelector:\n  zone: us\nsteps:\n  - name: s\n    command: echo in the us\n');
+    await server.writeDag('on-us', 'workerSelector:\n  zone: us\nsteps:\n  - name: s\n    command: echo in the us\n  - name: home\n    command: echo $HOME\n');
     await server.writeDag('here', 'steps:\n  - name: s\n    command: echo on the server\n');
 
     const gpu = await server.startAndWait('on-gpu', { params: 'WHO=remote' });
@@ -68,6 +69,7 @@ describe('runs on workers through Redis', { skip: missing && !process.env.CI ? m
     const us = await server.startAndWait('on-us');
     assert.equal(us.workerId, 'cpu-us');
     assert.equal(await server.stepLog('on-us', us.dagRunId, 's'), 'in the us');
+    assert.equal(await server.stepLog('on-us', us.dagRunId, 'home'), '/home/cpu-us');
     // No selector: this server runs it.
     const here = await server.startAndWait('here');
     assert.equal(here.statusLabel, 'succeeded');

@@ -18,6 +18,24 @@ export interface RunPayload {
   roots: Roots;
   /** The DAG files the run calls (file name -> text), directly or through the files it calls. */
   dagFiles: Record<string, string>;
+  /** The part of the server's environment its steps would see (PATH, HOME...): the worker's own takes its place. */
+  systemEnv: Record<string, string>;
+}
+
+/**
+ * The run's variables with the worker's system environment in place of the server's: a variable
+ * the run took from the server's (unchanged by the DAG's env or params) takes the worker's value,
+ * or goes when the worker has none; the worker's others are added.
+ */
+export function withSystemEnv(input: RunInput, server: Readonly<Record<string, string>>, worker: Readonly<Record<string, string>>): RunInput {
+  const baseEnv = { ...input.plan.baseEnv };
+  for (const [key, value] of Object.entries(server)) {
+    if (baseEnv[key] !== value) continue;
+    if (Object.hasOwn(worker, key)) baseEnv[key] = worker[key];
+    else delete baseEnv[key];
+  }
+  for (const [key, value] of Object.entries(worker)) if (!Object.hasOwn(baseEnv, key) && !Object.hasOwn(server, key)) baseEnv[key] = value;
+  return { ...input, plan: { ...input.plan, baseEnv } };
 }
 
 /** One attempt of a root run: the key its job and its stream items go under. */

@@ -32,6 +32,8 @@ export interface RemoteRunsOptions {
   lostAfterMs?: number;
   /** The DAG files a definition calls (file name -> text): they travel with the run. */
   calledDags(specText: string): Promise<Record<string, string>>;
+  /** The part of this server's environment a run's steps see: a worker puts its own in its place. */
+  systemEnv: Record<string, string>;
 }
 
 export class RemoteRuns implements RemoteRunDispatcher {
@@ -136,7 +138,7 @@ export class RemoteRuns implements RemoteRunDispatcher {
     this.options.calledDags(plan.specText)
       .then(async (dagFiles) => {
         await this.commands.sadd(HANDED_SET, attempt);
-        await this.jobs.hand(worker, attempt, { input, roots: this.options.roots, dagFiles } satisfies RunPayload);
+        await this.jobs.hand(worker, attempt, { input, roots: this.options.roots, dagFiles, systemEnv: this.options.systemEnv } satisfies RunPayload);
       }).catch((error: unknown) => {
       log.error({ dag: record.name, dagRunId: record.dagRunId, worker, error: errorText(error) }, 'the run could not be handed to its worker');
     });

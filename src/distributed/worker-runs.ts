@@ -10,7 +10,7 @@ import { NodeStatus, dagNameProblem, maskedRedisUrl, runKey, type RunRecord, typ
 import { errorText, log } from '../logging/index.ts';
 import { RecordOutbox, RunJobTaker, heartbeat, leave } from '../workers/index.ts';
 import { CONTROL_CHANNEL, HANDED_SET, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
-import { attemptKey, movePaths, type Report, type Roots, type RunPayload } from './payload.ts';
+import { attemptKey, movePaths, withSystemEnv, type Report, type Roots, type RunPayload } from './payload.ts';
 import { redisConnection } from './redis-connection.ts';
 
 const HEARTBEAT_MS = 1_000;
@@ -33,6 +33,8 @@ export interface WorkerRunsOptions {
   maxActiveRuns: number;
   /** The worker's own folders, where it moves the runs' paths. */
   roots: Roots;
+  /** The part of the worker's environment its runs' steps see (PATH, HOME...). */
+  systemEnv: Record<string, string>;
 }
 
 interface Held {
@@ -155,7 +157,7 @@ export class WorkerRuns {
 
   private async run(payload: RunPayload): Promise<void> {
     const engine = this.engine!;
-    const input = movePaths(payload.input, payload.roots, this.options.roots);
+    const input = withSystemEnv(movePaths(payload.input, payload.roots, this.options.roots), movePaths(payload.systemEnv ?? {}, payload.roots, this.options.roots), this.options.systemEnv);
     const { name, dagRunId } = input.record;
     if (!(await this.commands.sismember(HANDED_SET, attemptKey(input.record)))) {
       log.warn({ dag: name, dagRunId, attempt: input.record.attemptId }, 'a run the server no longer counts on this worker was not run (it was settled meanwhile)');

@@ -24,6 +24,8 @@ export interface WorkerSpec {
   labels?: string;
   maxActiveRuns?: number;
   extraArgs?: string[];
+  /** Variables the worker process has beside the test's own. */
+  env?: Record<string, string>;
 }
 
 /** Starts the worker; resolves once `isListed(id)` says the server sees it. */
@@ -31,7 +33,7 @@ export async function startWorkerProcess(spec: WorkerSpec, isListed: (id: string
   const home = await mkdtemp(join(tmpdir(), `troupe-worker-${spec.id}-`));
   const args = ['--import', 'tsx', cli, 'worker', '--redis', spec.redisUrl, '--id', spec.id, '--home', home,
     ...(spec.labels !== undefined ? ['--labels', spec.labels] : []), ...(spec.maxActiveRuns !== undefined ? ['--max-active-runs', String(spec.maxActiveRuns)] : []), ...(spec.extraArgs ?? [])];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TROUPE_LOG_LEVEL: 'warn' } });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TROUPE_LOG_LEVEL: 'warn', ...spec.env } });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
   child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
