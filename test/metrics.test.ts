@@ -10,46 +10,8 @@ import { join } from 'node:path';
 import { Router } from '../src/http/router.ts';
 import { opsRoutes } from '../src/http/routes/ops.ts';
 import { checkedFetch, startTestServer, waitUntil, type TestServer } from './helpers.ts';
+import { WORKER_METRICS, dashboardQueries, scrape } from './support/scrape-metrics.ts';
 import { SseClient } from './support/sse-client.ts';
-
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-/** The samples of a Prometheus text exposition. */
-function parseExposition(text: string): { samples: Sample[]; types: Map<string, string> } {
-  const samples: Sample[] = [];
-  const types = new Map<string, string>();
-  for (const line of text.split('\n')) {
-    if (line.startsWith('# TYPE ')) {
-      const [, , name, type] = line.split(' ');
-      types.set(name, type);
-      continue;
-    }
-    if (line === '' || line.startsWith('#')) continue;
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    assert.ok(match, `not an exposition line: ${line}`);
-    const labels: Record<string, string> = {};
-    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1]] = pair[2];
-    samples.push({ name: match[1], labels, value: Number(match[3]) });
-  }
-  return { samples, types };
-}
-
-async function scrape(server: TestServer) {
-  const response = await checkedFetch(`${server.base}/metrics`);
-  assert.equal(response.status, 200);
-  const text = await response.text();
-  const parsed = parseExposition(text);
-  const value = (name: string, labels: Record<string, string> = {}) => {
-    const found = parsed.samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, v]) => sample.labels[key] === v));
-    assert.ok(found.length > 0, `no ${name} ${JSON.stringify(labels)} in\n${text}`);
-    return found.reduce((sum, sample) => sum + sample.value, 0);
-  };
-  return { ...parsed, text, value, contentType: response.headers.get('content-type') };
-}
 
 /** A DAG whose one step waits until `gate` exists. */
 const gated = (gate: string) => `maxActiveRuns: 1\nsteps:\n  - name: wait\n    command: while [ ! -e "${gate}" ]; do sleep 0.02; done\n`;
@@ -93,6 +55,8 @@ describe('metrics', () => {
       assert.ok(metrics.types.has(name), name);
     }
     assert.deepEqual([...metrics.types.keys()].filter((name) => !name.startsWith('troupe_')), []);
+    // No Redis URL: no worker series at all, not even at 0.
+    assert.deepEqual(WORKER_METRICS.filter((name) => metrics.types.has(name) || metrics.text.includes(name)), []);
   });
 
   test('the metrics route is public: authentication never applies to it (docs/api.md)', async () => {
@@ -206,10 +170,8 @@ describe('metrics', () => {
     const served = [...(await scrape(server)).types.keys()];
     const docs = await readFile(join(import.meta.dirname, '..', 'docs', 'metrics.md'), 'utf8');
     assert.deepEqual(served.filter((name) => !docs.includes(`\`${name}\``)), []);
-    const dashboard = JSON.parse(await readFile(join(import.meta.dirname, '..', 'docs', 'grafana-dashboard.json'), 'utf8'));
-    const exprs: string[] = JSON.stringify(dashboard).match(/troupe_[a-z0-9_]+/g) ?? [];
-    const queried = new Set(exprs.map((name) => name.replace(/_(bucket|sum|count)$/, '')));
-    assert.deepEqual([...queried].filter((name) => !served.includes(name)), []);
+    const queried = await dashboardQueries();
+    assert.deepEqual([...queried].filter((name) => !served.includes(name) && !WORKER_METRICS.includes(name)), []);
     // Every metric of troupe's own (not the process's) has a panel.
     const own = served.filter((name) => !/^troupe_(process|nodejs)_/.test(name) && name !== 'troupe_info');
     assert.deepEqual(own.filter((name) => !queried.has(name)), []);

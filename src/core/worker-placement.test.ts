@@ -15,11 +15,13 @@ test('a worker carrying every pair of the selector, exactly; any worker for an e
   assert.deepEqual(pickWorker({}, []), { kind: 'no-worker', selector: {} });
 });
 
-test('never past a worker\'s limit, counting runs handed to it that its heartbeat does not show yet; the least busy first', () => {
+test('never past a worker\'s limit, counting the runs the server placed on it when it says; the least busy first', () => {
   const workers = [worker('a', { pool: 'x' }, 2, 1), worker('b', { pool: 'x' }, 4, 1), worker('c', { pool: 'x' }, 1, 1)];
+  // Without the server's count, each worker's own.
   assert.deepEqual(pickWorker({ pool: 'x' }, workers), { kind: 'worker', id: 'b' });
-  assert.deepEqual(pickWorker({ pool: 'x' }, workers, new Map([['b', 4]])), { kind: 'worker', id: 'a' });
-  assert.deepEqual(pickWorker({ pool: 'x' }, workers, new Map([['a', 2], ['b', 4]])), { kind: 'all-busy', workers: ['a', 'b', 'c'] });
+  // With it, that count alone: c's heartbeat still shows a run that has ended.
+  assert.deepEqual(pickWorker({ pool: 'x' }, workers, new Map([['a', 1], ['b', 4]])), { kind: 'worker', id: 'c' });
+  assert.deepEqual(pickWorker({ pool: 'x' }, workers, new Map([['a', 2], ['b', 4], ['c', 1]])), { kind: 'all-busy', workers: ['a', 'b', 'c'] });
   // The same state, the same choice: equal load, the one with more room, then by id.
   assert.deepEqual(pickWorker({}, [worker('z', {}, 2), worker('y', {}, 2), worker('x', {}, 4)]), { kind: 'worker', id: 'x' });
   assert.deepEqual(pickWorker({}, [worker('z', {}, 2), worker('y', {}, 2)]), { kind: 'worker', id: 'y' });

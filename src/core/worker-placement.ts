@@ -44,13 +44,14 @@ export type WorkerPick =
   | { kind: 'all-busy'; workers: string[] };
 
 /**
- * `handedOut`: per worker, the runs given to it and not yet ended, as the server counts them
- * (a heartbeat lags behind: the larger of the two counts).
+ * `handedOut`: per worker, the runs the server placed on it and has not seen end (none for a
+ * worker it is not in). When given, it is the count: a worker's own (busyPollers) is as old as its
+ * last heartbeat, and would hold a slot taken for up to a second after its run ended.
  */
-export function pickWorker(selector: Readonly<Record<string, string>>, workers: readonly WorkerView[], handedOut: ReadonlyMap<string, number> = new Map()): WorkerPick {
+export function pickWorker(selector: Readonly<Record<string, string>>, workers: readonly WorkerView[], handedOut?: ReadonlyMap<string, number>): WorkerPick {
   const able = workers.filter((worker) => worker.healthStatus !== 'unhealthy' && selectorMatches(selector, worker.labels));
   if (able.length === 0) return { kind: 'no-worker', selector: { ...selector } };
-  const load = (worker: WorkerView) => Math.max(worker.busyPollers, handedOut.get(worker.id) ?? 0);
+  const load = (worker: WorkerView) => (handedOut ? handedOut.get(worker.id) ?? 0 : worker.busyPollers);
   const free = able.filter((worker) => load(worker) < worker.totalPollers);
   if (free.length === 0) return { kind: 'all-busy', workers: able.map((worker) => worker.id).sort() };
   free.sort((one, other) => load(one) / one.totalPollers - load(other) / other.totalPollers

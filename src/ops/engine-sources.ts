@@ -1,5 +1,5 @@
 // What the metrics read from a running troupe, read the way the API reads it.
-import { RunStatus, type DagStore, type RunStore } from '../core/index.ts';
+import { RunStatus, type DagStore, type RunStore, type WorkerView } from '../core/index.ts';
 import type { Engine } from '../engine/index.ts';
 import type { CronScheduler } from '../scheduler/index.ts';
 import type { EventCounts, MetricsSources } from './metrics.ts';
@@ -16,6 +16,8 @@ export interface EngineParts {
   eventStreams?: () => Omit<EventCounts, 'kept'>;
   /** Hands the event streams what to tell of each write's delay since the commit. */
   watchEventDelay?: (observe: (seconds: number) => void) => void;
+  /** Distributed dispatch only: the workers as last heard through Redis (read at each scrape, never waiting on Redis). */
+  workers?: () => readonly WorkerView[];
 }
 
 export function engineSources(parts: EngineParts): MetricsSources {
@@ -40,5 +42,13 @@ export function engineSources(parts: EngineParts): MetricsSources {
     schedulerRunning: () => cron.running,
     ...(parts.eventStreams ? { events: () => ({ ...parts.eventStreams!(), kept: runs.events.size }) } : {}),
     ...(parts.watchEventDelay ? { watchEventDelay: parts.watchEventDelay } : {}),
+    ...(parts.workers ? { workers: parts.workers, runsOnWorkers: () => runsOnWorkers(engine, runs) } : {}),
   };
+}
+
+/** The engine's active runs whose record names a worker: the ones a worker runs for this server. */
+function runsOnWorkers(engine: Engine, runs: RunStore): number {
+  let count = 0;
+  for (const { name, dagRunId } of engine.activeRuns()) if (runs.get(name, dagRunId)?.workerId !== undefined) count++;
+  return count;
 }

@@ -4,7 +4,7 @@
 // and histograms are counted from the engine's events as they happen, never from a scan of the store.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EngineEvent, EngineListener } from '../engine/index.ts';
-import { isRunEvent } from '../core/index.ts';
+import { isRunEvent, type HealthStatus, type WorkerView } from '../core/index.ts';
 
 export interface MetricsSources {
   version: string;
@@ -22,6 +22,9 @@ export interface MetricsSources {
   events?(): EventCounts;
   /** Hands the event streams what to call, per write of live events, with how long its oldest event waited since its commit. */
   watchEventDelay?(observe: (seconds: number) => void): void;
+  /** Distributed dispatch only: the workers as last heard through Redis, and the active runs placed on them. */
+  workers?(): readonly WorkerView[];
+  runsOnWorkers?(): number;
 }
 
 export interface EventCounts {
@@ -128,6 +131,7 @@ export class TroupeMetrics {
       labelNames: ['method', 'route', 'status_code'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers,
     });
     if (sources.events) eventMetrics(sources.events, registers);
+    if (sources.workers && sources.runsOnWorkers) workerMetrics(sources.workers, sources.runsOnWorkers, registers);
     if (sources.watchEventDelay) {
       const delay = new Histogram({
         name: `${PREFIX}event_delivery_seconds`,
@@ -207,4 +211,32 @@ function eventMetrics(read: () => EventCounts, registers: Registry[]): void {
   };
   total('events_sent_total', 'Events written to event stream clients since the server started', (counts) => counts.sent);
   total('event_subscribers_dropped_total', 'Event stream clients disconnected for falling too far behind', (counts) => counts.dropped);
+}
+
+const HEALTHS: readonly HealthStatus[] = ['healthy', 'warning', 'unhealthy'];
+
+/** The workers' gauges, read when scraped: a worker that left is gone from the next scrape. */
+function workerMetrics(workers: () => readonly WorkerView[], runsOnWorkers: () => number, registers: Registry[]): void {
+  new Gauge({
+    name: `${PREFIX}workers`, help: 'Workers heard through Redis, by health (GET /workers healthStatus)', labelNames: ['health'], registers,
+    collect() {
+      const counts = new Map<HealthStatus, number>(HEALTHS.map((health) => [health, 0]));
+      for (const worker of workers()) counts.set(worker.healthStatus, (counts.get(worker.healthStatus) ?? 0) + 1);
+      // Every health is listed, at 0 when no worker has it: an alert on unhealthy workers needs the series.
+      for (const [health, count] of counts) this.set({ health }, count);
+    },
+  });
+  const perWorker = (name: string, help: string, of: (worker: WorkerView) => number) => new Gauge({
+    name: `${PREFIX}${name}`, help, labelNames: ['worker'], registers,
+    collect() {
+      this.reset();
+      for (const worker of workers()) this.set({ worker: worker.id }, of(worker));
+    },
+  });
+  perWorker('worker_slots', 'Runs a worker may run at once, by worker (GET /workers totalPollers)', (worker) => worker.totalPollers);
+  perWorker('worker_busy_slots', 'Runs a worker runs now, by worker (GET /workers busyPollers)', (worker) => worker.busyPollers);
+  new Gauge({
+    name: `${PREFIX}runs_on_workers`, help: 'Active DAG runs this server placed on workers', registers,
+    collect() { this.set(runsOnWorkers()); },
+  });
 }

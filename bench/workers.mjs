@@ -1,0 +1,145 @@
+// Distributed dispatch on this machine: a redis-server, a server from a build's dist/ in this
+// process, and `troupe worker` processes of the same build. Three figures, one JSON line each:
+// - drain: N runs of `sleep 0.5` through two workers of 8 slots each, from the first start request
+//   to the last run's end, against the ideal (N * 0.5 s / 16 slots);
+// - latency: from a start request to the remote step's process running (the step prints its start
+//   time), sequential runs, p50 and p90;
+// - rate: one-step runs (`true`) through one worker against the same runs on the server itself,
+//   started 16 at a time, runs per second.
+//   node bench/workers.mjs [--build <checkout>] [--drain 200] [--latency 40] [--rate 300]
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+
+const { values } = parseArgs({ options: {
+  build: { type: 'string', default: '.' }, drain: { type: 'string', default: '200' },
+  latency: { type: 'string', default: '40' }, rate: { type: 'string', default: '300' },
+} });
+const build = resolve(values.build);
+const { startTroupe, homePaths } = await import(pathToFileURL(join(build, 'dist', 'main.js')).href);
+
+const freePort = () => new Promise((done) => {
+  const probe = createServer().listen(0, '127.0.0.1', () => {
+    const { port } = probe.address();
+    probe.close(() => done(port));
+  });
+});
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+
+const scratch = await mkdtemp(join(tmpdir(), 'troupe-bench-workers-'));
+const redisPort = await freePort();
+const redis = spawn('/usr/bin/redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', scratch], { stdio: 'ignore' });
+const redisUrl = `redis://127.0.0.1:${redisPort}`;
+await sleep(300);
+
+const home = join(scratch, 'home');
+const troupe = await startTroupe({ host: '127.0.0.1', port: 0, ...homePaths(home), home, redisUrl, ui: false, logLevel: 'warn', maxThreads: 2 });
+const base = `http://127.0.0.1:${troupe.server.port}/api/v2`;
+const call = async (method, path, body) => {
+  const response = await fetch(base + path, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+  return response.json();
+};
+
+const workers = [];
+async function startWorker(id, labels, slots) {
+  const child = spawn(process.execPath, [join(build, 'dist', 'cli', 'main.js'), 'worker', '--redis', redisUrl, '--id', id, '--labels', labels, '--max-active-runs', String(slots), '--home', join(scratch, id)],
+    { stdio: 'ignore', env: { ...process.env, TROUPE_LOG_LEVEL: 'warn' } });
+  workers.push(child);
+  for (;;) {
+    const { workers: listed } = await call('GET', '/workers');
+    if (listed.some((worker) => worker.id === id)) return;
+    await sleep(50);
+  }
+}
+
+async function waitAll(name, ids) {
+  const pending = new Set(ids);
+  while (pending.size > 0) {
+    await Promise.all([...pending].map(async (id) => {
+      const { dagRun } = await call('GET', `/dag-runs/${name}/${id}`);
+      if (dagRun && ![0, 1, 5].includes(dagRun.status)) pending.delete(id);
+    }));
+    if (pending.size > 0) await sleep(20);
+  }
+}
+
+/** Starts `count` runs, `inFlight` requests at a time; their ids. */
+async function startMany(name, count, inFlight = 16) {
+  const ids = [];
+  let next = 0;
+  await Promise.all(Array.from({ length: inFlight }, async () => {
+    while (next < count) {
+      next++;
+      const { dagRunId } = await call('POST', `/dags/${name}/start`, {});
+      ids.push(dagRunId);
+    }
+  }));
+  return ids;
+}
+
+const write = (name, spec) => writeFile(join(home, 'dags', `${name}.yaml`), spec);
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+
+try {
+  await startWorker('bench-a', 'pool=drain', 8);
+  await startWorker('bench-b', 'pool=drain', 8);
+
+  // Drain: 200 runs of sleep 0.5 through 16 slots.
+  const drainCount = Number(values.drain);
+  await write('drain', 'maxActiveRuns: -1\nworkerSelector:\n  pool: drain\nsteps:\n  - name: s\n    command: sleep 0.5\n');
+  const drainStart = performance.now();
+  const drainIds = await startMany('drain', drainCount, 32);
+  const startedAllMs = performance.now() - drainStart;
+  await waitAll('drain', drainIds);
+  const drainMs = performance.now() - drainStart;
+  if (process.env.BENCH_DETAIL) {
+    const runs = await Promise.all(drainIds.map(async (id) => (await call('GET', `/dag-runs/drain/${id}`)).dagRun));
+    const spans = runs.map((run) => [Date.parse(run.startedAt), Date.parse(run.finishedAt)]);
+    const first = Math.min(...spans.map(([start]) => start));
+    const mean = spans.reduce((sum, [start, end]) => sum + end - start, 0) / spans.length;
+    const most = Math.max(...spans.map(([start]) => spans.filter(([other, end]) => other <= start && end > start).length));
+    console.log(JSON.stringify({ startedAllMs: Math.round(startedAllMs), meanRunMs: Math.round(mean), mostAtOnce: most, firstStartMs: first - (Date.now() - (performance.now() - drainStart)) }));
+  }
+  const idealMs = (drainCount * 500) / 16;
+  console.log(JSON.stringify({ figure: 'drain', runs: drainCount, seconds: +(drainMs / 1000).toFixed(2), idealSeconds: idealMs / 1000, overIdeal: +((drainMs / idealMs - 1) * 100).toFixed(1) + '%' }));
+
+  // Latency: start request -> the remote step's process, sequential.
+  await write('latency', 'workerSelector:\n  pool: drain\nsteps:\n  - name: s\n    command: date +%s%N\n');
+  const delays = [];
+  for (let index = 0; index < Number(values.latency); index++) {
+    const sentNs = BigInt(Date.now()) * 1_000_000n + BigInt(Math.floor((performance.now() % 1) * 1e6));
+    const sent = Date.now() + (performance.now() % 1);
+    const { dagRunId } = await call('POST', '/dags/latency/start', {});
+    await waitAll('latency', [dagRunId]);
+    const { content } = await call('GET', `/dag-runs/latency/${dagRunId}/steps/s/log`);
+    const startedMs = Number(BigInt(content.trim()) / 1000n) / 1000;
+    void sentNs;
+    delays.push(startedMs - sent);
+  }
+  delays.sort((one, other) => one - other);
+  console.log(JSON.stringify({ figure: 'start-to-remote-process', runs: delays.length, p50Ms: +percentile(delays, 0.5).toFixed(1), p90Ms: +percentile(delays, 0.9).toFixed(1) }));
+
+  // Rate: one-step runs through one worker (8 slots) against the server itself.
+  workers.pop().kill('SIGTERM');
+  const rateCount = Number(values.rate);
+  await write('remote-one', 'maxActiveRuns: -1\nworkerSelector:\n  pool: drain\nsteps:\n  - name: s\n    command: "true"\n');
+  await write('local-one', 'maxActiveRuns: -1\nsteps:\n  - name: s\n    command: "true"\n');
+  const rates = {};
+  for (const name of ['local-one', 'remote-one', 'local-one', 'remote-one']) {
+    const started = performance.now();
+    await waitAll(name, await startMany(name, rateCount, 16));
+    const perSecond = rateCount / ((performance.now() - started) / 1000);
+    rates[name] = Math.max(rates[name] ?? 0, perSecond);
+  }
+  console.log(JSON.stringify({ figure: 'one-step-rate', runs: rateCount, localPerSecond: +rates['local-one'].toFixed(1), workerPerSecond: +rates['remote-one'].toFixed(1), ratio: +(rates['remote-one'] / rates['local-one']).toFixed(2) }));
+} finally {
+  for (const worker of workers) worker.kill('SIGTERM');
+  await troupe.close();
+  redis.kill('SIGTERM');
+  await sleep(200);
+  await rm(scratch, { recursive: true, force: true });
+}
