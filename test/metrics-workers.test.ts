@@ -1,19 +1,21 @@
-// The workers in the metrics, with distributed dispatch: a real redis-server, the real server with
-// a Redis URL and real `troupe worker` processes. The gauges count the workers by health, each
-// worker's slots and busy slots (a worker that left is gone from the output), and the active runs
-// on workers. Without a Redis URL none of these series exist (test/metrics.test.ts).
+// The workers in the metrics and in `troupe status`, with distributed dispatch: a real
+// redis-server, the real server with a Redis URL and real `troupe worker` processes. The gauges
+// count the workers by health, each worker's slots and busy slots (a worker that left is gone from
+// the output), and the active runs on workers; `troupe status` names a run's worker, over HTTP and
+// embedded. Without a Redis URL none of these series exist (test/metrics.test.ts).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
+import { troupe } from './cli-run.ts';
 import { redisMissing, startRedis, type RedisServer } from './redis-server.ts';
 import { WORKER_METRICS, dashboardQueries, scrape } from './support/scrape-metrics.ts';
 import { startWorkerProcess, type WorkerProcess } from './support/troupe-worker.ts';
 
 const missing = redisMissing();
 
-describe('workers in the metrics', { skip: missing && !process.env.CI ? missing : false }, () => {
+describe('workers in the metrics and in troupe status', { skip: missing && !process.env.CI ? missing : false }, () => {
   let redis: RedisServer;
   let server: TestServer;
   const workers: WorkerProcess[] = [];
@@ -89,5 +91,32 @@ describe('workers in the metrics', { skip: missing && !process.env.CI ? missing 
       && sample(metrics, 'troupe_worker_busy_slots', { worker: 'metrics-w2' }) === undefined
       && sample(metrics, 'troupe_workers', { health: 'healthy' }) === 1);
     assert.equal((await scrape(server)).value('troupe_worker_slots', { worker: 'metrics-w1' }), 3);
+  });
+
+  test('troupe status names the run\'s worker, in its lines and in --json as the API gives it; over HTTP, then embedded', async () => {
+    await server.writeDag('mw-status', 'workerSelector:\n  zone: eu\nsteps:\n  - name: s\n    command: echo on a worker\n');
+    const onWorker = await server.startAndWait('mw-status', { dagRunId: 'w1' });
+    assert.equal(onWorker.workerId, 'metrics-w1');
+    await server.writeDag('mw-local', 'steps:\n  - name: s\n    command: echo here\n');
+    await server.startAndWait('mw-local', { dagRunId: 'l1' });
+    const home = ['--home', server.home];
+    const expectations = async () => {
+      const lines = await troupe(['status', 'mw-status', '-r', 'w1', ...home]);
+      assert.equal(lines.code, 0, lines.stderr);
+      assert.match(lines.stdout, /^dag-run mw-status w1: succeeded\n {2}started [^\n]+\n {2}worker metrics-w1\n/);
+      const json = await troupe(['status', 'mw-status', '-r', 'w1', '--json', ...home]);
+      assert.equal(json.code, 0, json.stderr);
+      assert.equal(JSON.parse(json.stdout).dagRun.workerId, 'metrics-w1');
+      const local = await troupe(['status', 'mw-local', '-r', 'l1', '--json', ...home]);
+      assert.equal(local.code, 0, local.stderr);
+      assert.ok(!('workerId' in JSON.parse(local.stdout).dagRun), local.stdout);
+      assert.doesNotMatch((await troupe(['status', 'mw-local', '-r', 'l1', ...home])).stdout, /\n {2}worker /);
+    };
+    const api = (await server.call('GET', '/dag-runs/mw-status/w1')).body.dagRun;
+    assert.equal(api.workerId, 'metrics-w1');
+    await expectations();
+    // The server stops (its home kept): the command reads the stored records itself.
+    await server.troupe.close();
+    await expectations();
   });
 });

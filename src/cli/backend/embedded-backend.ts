@@ -201,6 +201,7 @@ export function runView(record: RunRecord): RunView {
   return {
     name: record.name, dagRunId: record.dagRunId, status: record.status, statusLabel: runStatusLabel(record.status),
     queuedAt: record.queuedAt, startedAt: record.startedAt, finishedAt: record.finishedAt, log: record.log, params: record.params,
+    ...(record.workerId !== undefined ? { workerId: record.workerId } : {}),
     nodes: record.nodes.map((node) => ({
       step: { name: node.step.name }, status: node.status, statusLabel: nodeStatusLabel(node.status),
       startedAt: node.startedAt, finishedAt: node.finishedAt, error: node.error, stdout: node.stdout, stderr: node.stderr,

@@ -238,6 +238,7 @@ function viewOf(run: RunView): RunView {
   return {
     name: run.name, dagRunId: run.dagRunId, status: run.status, statusLabel: run.statusLabel, queuedAt: run.queuedAt,
     startedAt: run.startedAt, finishedAt: run.finishedAt, log: run.log, params: run.params,
+    ...(run.workerId !== undefined ? { workerId: run.workerId } : {}),
     nodes: (run.nodes ?? []).map((node) => ({
       step: { name: node.step.name }, status: node.status, statusLabel: node.statusLabel, startedAt: node.startedAt,
       finishedAt: node.finishedAt, error: node.error, stdout: node.stdout, stderr: node.stderr,

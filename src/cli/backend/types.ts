@@ -25,6 +25,8 @@ export interface RunView {
   finishedAt: string;
   log: string;
   params: string;
+  /** The worker that runs or ran it (distributed dispatch); absent when a server ran it itself. */
+  workerId?: string;
   nodes: NodeView[];
   /**
    * Embedded only: recorded running, but no process runs it (the server that ran it stopped

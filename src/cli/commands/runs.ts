@@ -100,6 +100,7 @@ function runDetails(run: RunView): string {
     `dag-run ${run.name} ${run.dagRunId}: ${statusOf(run)}`,
     ...(run.interrupted ? [`  interrupted: ${LEFT_RUNNING}`] : []),
     `  started ${time(run.startedAt)}, finished ${time(run.finishedAt)}, took ${between(run.startedAt, run.finishedAt)}`,
+    ...(run.workerId !== undefined ? [`  worker ${run.workerId}`] : []),
     ...(run.params && run.params !== '{}' ? [`  params ${run.params}`] : []),
     ...(run.log ? [`  log ${run.log}`] : []),
   ];
