@@ -147,6 +147,38 @@ describe('runs on workers through Redis', { skip: missing && !process.env.CI ? m
     assert.match(childRunLog.body.content, /msg="DAG run finished" dag=leaf-file .*status=succeeded/);
   });
 
+  test('a call step\'s own workerSelector places its sub DAG run on a worker carrying it; a run on a worker without them fails the step', async () => {
+    await server.writeDag('local-caller', [
+      'steps:', '  - name: to-gpu', '    call: gpu-child', '    workerSelector:', '      gpu: "true"', '  - name: after', '    command: echo ${TO_GPU}', '    depends: to-gpu',
+      '---', 'name: gpu-child', 'steps:', '  - name: work', '    command: echo child on the gpu',
+    ].join('\n'));
+    const parent = await server.startAndWait('local-caller');
+    assert.equal(parent.statusLabel, 'succeeded');
+    assert.equal(parent.workerId, undefined);
+    const [sub] = (await server.call('GET', `/dag-runs/local-caller/${parent.dagRunId}/sub-dag-runs`)).body.subRuns;
+    const child = (await server.call('GET', `/dag-runs/local-caller/${parent.dagRunId}/sub-dag-runs/${sub.dagRunId}`)).body.dagRunDetails;
+    assert.equal(child.statusLabel, 'succeeded');
+    assert.equal(child.workerId, 'gpu-eu');
+    assert.equal((await server.call('GET', `/dag-runs/local-caller/${parent.dagRunId}/sub-dag-runs/${sub.dagRunId}/steps/work/log`)).body.content, 'child on the gpu');
+
+    await server.writeDag('us-caller', [
+      'workerSelector:', '  zone: us', 'steps:', '  - name: to-gpu', '    call: gpu-child', '    workerSelector:', '      gpu: "true"',
+      '---', 'name: gpu-child', 'steps:', '  - name: work', '    command: echo never',
+    ].join('\n'));
+    const refused = await server.startAndWait('us-caller');
+    assert.equal(refused.statusLabel, 'failed');
+    assert.equal(refused.workerId, 'cpu-us');
+    const node = (await server.call('GET', `/dag-runs/us-caller/${refused.dagRunId}`)).body.dagRunDetails.nodes[0];
+    assert.match(node.error, /the sub DAG run needs a worker carrying gpu=true/);
+  });
+
+  test('a workerSelector on a step that calls nothing is refused at validation', async () => {
+    const checked = await server.call('POST', '/dags/validate', { spec: 'steps:\n  - name: s\n    command: echo x\n    workerSelector:\n      gpu: "true"\n' });
+    assert.equal(checked.status, 200);
+    assert.equal(checked.body.valid, false);
+    assert.match(checked.body.errors.join('\n'), /workerSelector.*places a sub DAG run on a worker: it needs call/);
+  });
+
   test('a stop reaches the worker: the run ends aborted', async () => {
     await server.writeDag('long', 'workerSelector:\n  gpu: "true"\nsteps:\n  - name: s\n    command: sleep 30\n');
     const { dagRunId } = (await server.call('POST', '/dags/long/start', {})).body;

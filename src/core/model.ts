@@ -168,6 +168,8 @@ export interface Step {
   /** Overrides the DAG's timeoutSec. */
   timeoutSec?: number;
   /** A DAG (local or a file) to run as a sub DAG run; `run` is read as `call`. */
+  /** A call step's: the labels of the worker its sub DAG runs are placed on (distributed dispatch). */
+  workerSelector?: Record<string, string>;
   call?: string;
   /** Sub DAG parameters, or executor inputs. */
   params?: string | Record<string, string>;

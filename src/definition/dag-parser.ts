@@ -379,6 +379,8 @@ function readStep(
   });
   if (dependsList !== undefined) explicitDepends.add(step);
   if (step.parallel && step.call === undefined && executor.type !== 'dag') reader.report([...at, 'parallel'], 'parallel fans out a sub DAG: it needs call');
+  // A step runs where its DAG run runs; only a sub DAG run may go elsewhere (as in Dagu).
+  if (step.workerSelector && step.call === undefined && executor.type !== 'dag') reader.report([...at, 'workerSelector'], 'places a sub DAG run on a worker: it needs call');
   if (step.name.trim() === '') reader.report([...at, 'name'], 'must not be empty');
   if (step.id !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(step.id)) {
     reader.report([...at, 'id'], 'must start with a letter or underscore and hold letters, digits and underscores');

@@ -12,7 +12,7 @@ export const STEP_KEYS = [
   'name', 'id', 'description', 'command', 'script', 'depends', 'dir', 'workingDir', 'shell',
   'shellPackages', 'stdout', 'stderr', 'output', 'env', 'call', 'run', 'params', 'parallel',
   'maxConcurrent', 'preconditions', 'precondition', 'continueOn', 'retryPolicy', 'repeatPolicy', 'mailOnError',
-  'signalOnStop', 'timeoutSec', 'executor',
+  'signalOnStop', 'timeoutSec', 'executor', 'workerSelector',
 ] as const;
 
 export function closestKey(key: string, candidates: readonly string[]): string | undefined {

@@ -1,11 +1,11 @@
 // Step fields beyond the command (definition format: step fields): output files, shell packages, mail, timeout,
-// sub DAG parameters and fan-out.
+// sub DAG parameters, fan-out and the worker a sub DAG run is placed on.
 import { posix as path } from 'node:path';
 import type { Step } from '../core/index.ts';
 import { dropUndefined, isPlainMap, type FieldReader } from './field-reader.ts';
 import type { Path } from './issues.ts';
 
-type StepFields = Pick<Step, 'stdout' | 'stderr' | 'shellPackages' | 'mailOnError' | 'timeoutSec' | 'params' | 'parallel'>;
+type StepFields = Pick<Step, 'stdout' | 'stderr' | 'shellPackages' | 'mailOnError' | 'timeoutSec' | 'params' | 'parallel' | 'workerSelector'>;
 
 /** `dir` is the step's resolved working directory: relative output files resolve against it. */
 export function readStepFields(reader: FieldReader, value: Record<string, unknown>, at: Path, dir: string): StepFields {
@@ -19,8 +19,11 @@ export function readStepFields(reader: FieldReader, value: Record<string, unknow
     timeoutSec: reader.integer(value, 'timeoutSec', at),
     params: readStepParams(reader, value, at),
     parallel: readParallel(reader, value, at),
+    workerSelector: nonEmpty(reader.stringMap(value, 'workerSelector', at)),
   });
 }
+
+const nonEmpty = (map: Record<string, string> | undefined) => (map && Object.keys(map).length > 0 ? map : undefined);
 
 /** A string (`A=1 B="two"`) or a map: parameters of a sub DAG, or an executor's inputs. */
 function readStepParams(reader: FieldReader, value: Record<string, unknown>, at: Path): Step['params'] {

@@ -34,6 +34,8 @@ export interface EngineParts {
   relayReports?: (reports: RunReports) => RunReports;
   /** A worker's engine: told of each run as it is dispatched, before it reports anything. */
   dispatching?: (run: RunInput) => void;
+  /** A worker's engine: its worker's labels (a call step's own workerSelector must be among them). */
+  workerLabels?: Readonly<Record<string, string>>;
 }
 
 export class Engine {
@@ -64,6 +66,7 @@ export class Engine {
       isStored: (name, dagRunId) => deps.queue.find(name, dagRunId) !== undefined || deps.runs.get(name, dagRunId) !== undefined,
       paused: deps.commandOnly === true,
       ...(deps.remoteRuns ? { workers: () => this.remote!.workers() } : {}),
+      ...(deps.workerLabels ? { ownLabels: deps.workerLabels } : {}),
     }, {
       dispatchRun: (input, worker) => {
         deps.dispatching?.(input);

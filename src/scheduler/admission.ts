@@ -1,7 +1,7 @@
 // Admission of a run, a pure decision over the scheduler's context: every way a run can begin asks
 // here, through the scheduler actor, and gets one answer. Admitted (with its slot), queued (with
 // what it waits for) or refused (with the code of docs/api.md).
-import { AppError, pickWorker, runKey } from '../core/index.ts';
+import { AppError, pickWorker, runKey, selectorMatches } from '../core/index.ts';
 import type { QueuedRun, WaitReason } from './queue-order.ts';
 import {
   admittedCount, customQueueBusy, findQueued, isActive, joinQueue, placedPerWorker, queuedCount, withCount, withQueued,
@@ -96,7 +96,10 @@ export function decideAdmission(slots: Slots, ask: AdmissionAsk): AdmissionDecis
       if (slots.starting.has(key) || isActive(slots, name, dagRunId) || ask.storedActive) {
         return refused(new AppError('already_running', `sub DAG run ${name}/${dagRunId} is running`));
       }
-      return admit(slots, { name, dagRunId, counted: false, sub: true });
+      // A call step's workerSelector: a worker now, or none (its caller's step fails, naming the labels).
+      const placed = slots.ownLabels && ask.workerSelector ? onThisWorker(slots.ownLabels, ask.workerSelector) : placeNow(slots, ask.workerSelector);
+      if (placed instanceof AppError) return refused(placed);
+      return admit(slots, { name, dagRunId, counted: false, sub: true, ...placed });
     }
     case 'retry':
     case 'resume': {
@@ -143,12 +146,20 @@ function admit(slots: Slots, slot: Slot): AdmissionDecision {
   return { answer: { outcome: 'admitted', slot }, next: { starting, ...counted, ...placed } };
 }
 
+/** On a worker, a sub DAG run with its own selector runs there when the worker carries the labels; it is never sent to a worker without them. */
+function onThisWorker(own: Readonly<Record<string, string>>, selector: Readonly<Record<string, string>>): object | AppError {
+  if (selectorMatches(selector, own)) return {};
+  return new AppError('bad_request', `the sub DAG run needs a worker carrying ${labelsText(selector)}: a run on a worker starts its sub DAG runs on that worker, which does not carry them`);
+}
+
+const labelsText = (selector: Readonly<Record<string, string>>) => Object.entries(selector).map(([key, value]) => `${key}=${value}`).join(',');
+
 /** A worker with room for a run with `selector` now (distributed dispatch); none needed without one; the refusal when none has room. */
 function placeNow(slots: Slots, selector: Readonly<Record<string, string>> | undefined): { worker?: string } | AppError {
   if (!selector || !slots.workers) return {};
   const pick = pickWorker(selector, slots.workers(), placedPerWorker(slots.placed));
   if (pick.kind === 'worker') return { worker: pick.id };
-  const labels = Object.entries(selector).map(([key, value]) => `${key}=${value}`).join(',');
+  const labels = labelsText(selector);
   return new AppError('max_run_reached', pick.kind === 'no-worker'
     ? `no worker carries the labels ${labels}: start one with them, then try again`
     : `every worker carrying the labels ${labels} runs as many runs as it may (${pick.workers.join(', ')}): try again when one has room`);

@@ -26,7 +26,7 @@ export class ChildRuns {
     const { dagRunId } = child;
     const prior = deps.runs.get(dag.name, dagRunId);
     const storedActive = prior?.status === RunStatus.Running || prior?.status === RunStatus.Queued;
-    const slot = starter.admit({ kind: 'sub', name: dag.name, dagRunId, maxActiveRuns: -1, storedActive });
+    const slot = starter.admit({ kind: 'sub', name: dag.name, dagRunId, maxActiveRuns: -1, storedActive, ...(call.workerSelector ? { workerSelector: call.workerSelector } : {}) });
     let params: ParamDef[] = [];
     await starter.startAttempt({
       dag, name: dag.name, dagRunId, specText, fileName, inheritedSecrets: call.parent.secrets, slot,

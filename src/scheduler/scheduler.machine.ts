@@ -28,6 +28,8 @@ export interface SchedulerInput {
    * when one carrying its labels has room). Absent: every run runs here.
    */
   workers?: () => readonly WorkerView[];
+  /** A worker's engine: the labels of its worker. */
+  ownLabels?: Readonly<Record<string, string>>;
 }
 
 /** Whether a run began: refused when the server shuts down, or its slot was given up meanwhile. */
@@ -80,7 +82,7 @@ export const schedulerMachine = setup({
   context: ({ input }) => ({
     active: new Map(), reserved: new Map(), starting: new Map(), queueOf: new Map(), byQueue: new Map(), queued: new Map(),
     queueLimits: input.queueLimits, isSuspended: input.isSuspended, isStored: input.isStored, paused: input.paused, admitting: 'open',
-    placed: new Map(), ...(input.workers ? { workers: input.workers } : {}),
+    placed: new Map(), ...(input.workers ? { workers: input.workers } : {}), ...(input.ownLabels ? { ownLabels: input.ownLabels } : {}),
   }),
   on: {
     'admission.ask': {

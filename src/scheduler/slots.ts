@@ -53,6 +53,8 @@ export interface Slots {
   workers?: () => readonly WorkerView[];
   /** Run key -> the worker a run starting or active was placed on. */
   placed: ReadonlyMap<string, string>;
+  /** A worker's engine: the labels of the worker it runs in (a sub DAG run's own selector is checked against them). */
+  ownLabels?: Readonly<Record<string, string>>;
   admitting: Admitting;
 }
 

@@ -32,7 +32,11 @@ export interface PlannedStep {
   retryPolicy?: RetryPolicy;
   repeatPolicy?: RepeatPolicy;
   /** A sub DAG run (`call`, or the dag executor's command), its params and fan-out. */
-  call?: { target: string; params?: string | Record<string, string>; parallel?: { items: unknown[] | string; maxConcurrent?: number } };
+  call?: {
+    target: string; params?: string | Record<string, string>; parallel?: { items: unknown[] | string; maxConcurrent?: number };
+    /** The labels of the worker its sub DAG runs go to (distributed dispatch); absent: where this run runs. */
+    workerSelector?: Record<string, string>;
+  };
   signalOnStop: string;
   executor: { type: string; config: Record<string, unknown> };
   stdout: string;
@@ -161,7 +165,10 @@ async function stepIndexes(steps: readonly Step[]): Promise<Map<string, number>>
 function subDagOf(step: Step): PlannedStep['call'] {
   const target = step.call ?? (step.executor.type === 'dag' ? step.command : undefined);
   if (target === undefined) return undefined;
-  return { target, ...(step.params !== undefined ? { params: step.params } : {}), ...(step.parallel ? { parallel: step.parallel } : {}) };
+  return {
+    target, ...(step.params !== undefined ? { params: step.params } : {}), ...(step.parallel ? { parallel: step.parallel } : {}),
+    ...(step.workerSelector ? { workerSelector: { ...step.workerSelector } } : {}),
+  };
 }
 
 /** A step of the plan: its definition with the DAG's shell, its dependencies by index and its log paths. */

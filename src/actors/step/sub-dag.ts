@@ -10,6 +10,8 @@ export interface SubDagCall {
   target: string;
   params?: string | Record<string, string>;
   parallel?: { items: unknown[] | string; maxConcurrent?: number };
+  /** The labels of the worker the children go to (distributed dispatch); absent: where the caller runs. */
+  workerSelector?: Record<string, string>;
   /** The calling step's name, and which execution of it this is (repeatPolicy): part of the children's ids. */
   step: string;
   execution?: number;
