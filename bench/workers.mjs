@@ -37,7 +37,7 @@ const redisUrl = `redis://127.0.0.1:${redisPort}`;
 await sleep(300);
 
 const home = join(scratch, 'home');
-const troupe = await startTroupe({ host: '127.0.0.1', port: 0, ...homePaths(home), home, redisUrl, ui: false, logLevel: 'warn', maxThreads: 2 });
+const troupe = await startTroupe({ host: '127.0.0.1', port: 0, ...homePaths(home), home, redisUrl, ui: false, logLevel: 'warn', maxThreads: 2, queues: [{ name: 'sixteen', maxConcurrency: 16 }] });
 const base = `http://127.0.0.1:${troupe.server.port}/api/v2`;
 const call = async (method, path, body) => {
   const response = await fetch(base + path, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
@@ -47,7 +47,7 @@ const call = async (method, path, body) => {
 const workers = [];
 async function startWorker(id, labels, slots) {
   const child = spawn(process.execPath, [join(build, 'dist', 'cli', 'main.js'), 'worker', '--redis', redisUrl, '--id', id, '--labels', labels, '--max-active-runs', String(slots), '--home', join(scratch, id)],
-    { stdio: 'ignore', env: { ...process.env, TROUPE_LOG_LEVEL: 'warn' } });
+    { stdio: ['ignore', 'ignore', process.env.TIMING ? 'inherit' : 'ignore'], env: { ...process.env, TROUPE_LOG_LEVEL: 'warn' } });
   workers.push(child);
   for (;;) {
     const { workers: listed } = await call('GET', '/workers');
@@ -57,6 +57,15 @@ async function startWorker(id, labels, slots) {
 }
 
 async function waitAll(name, ids) {
+  // Many runs: one listing per look (a look per run would load the server more than the runs do).
+  if (ids.length > 4) {
+    const wanted = new Set(ids);
+    for (;;) {
+      const { dagRuns } = await call('GET', `/dag-runs/${name}`);
+      if (dagRuns.filter((run) => wanted.has(run.dagRunId) && ![0, 1, 5].includes(run.status)).length === wanted.size) return;
+      await sleep(50);
+    }
+  }
   const pending = new Set(ids);
   while (pending.size > 0) {
     await Promise.all([...pending].map(async (id) => {
@@ -102,10 +111,29 @@ try {
     const first = Math.min(...spans.map(([start]) => start));
     const mean = spans.reduce((sum, [start, end]) => sum + end - start, 0) / spans.length;
     const most = Math.max(...spans.map(([start]) => spans.filter(([other, end]) => other <= start && end > start).length));
-    console.log(JSON.stringify({ startedAllMs: Math.round(startedAllMs), meanRunMs: Math.round(mean), mostAtOnce: most, firstStartMs: first - (Date.now() - (performance.now() - drainStart)) }));
+    const nodes = await Promise.all(drainIds.map(async (id) => (await call('GET', `/dag-runs/drain/${id}`)).dagRunDetails));
+    const avg = (pick) => Math.round(nodes.reduce((sum, run) => sum + pick(run), 0) / nodes.length);
+    const forward = avg((run) => Date.parse(run.nodes[0].startedAt) - Date.parse(run.startedAt));
+    const step = avg((run) => Date.parse(run.nodes[0].finishedAt) - Date.parse(run.nodes[0].startedAt));
+    const tail = avg((run) => Date.parse(run.finishedAt) - Date.parse(run.nodes[0].finishedAt));
+    // Per worker slot: from one run's end to the next run's start on the same worker, sorted by time.
+    const ends = nodes.map((run) => Date.parse(run.finishedAt)).sort((a, b) => a - b);
+    const starts = nodes.map((run) => Date.parse(run.startedAt)).sort((a, b) => a - b).slice(16);
+    const gap = Math.round(starts.reduce((sum, start, index) => sum + (start - ends[index]), 0) / starts.length);
+    console.log(JSON.stringify({ startedAllMs: Math.round(startedAllMs), meanRunMs: Math.round(mean), mostAtOnce: most, forwardMs: forward, stepMs: step, tailMs: tail, endToNextStartMs: gap, firstStartMs: first - (Date.now() - (performance.now() - drainStart)) }));
   }
   const idealMs = (drainCount * 500) / 16;
   console.log(JSON.stringify({ figure: 'drain', runs: drainCount, seconds: +(drainMs / 1000).toFixed(2), idealSeconds: idealMs / 1000, overIdeal: +((drainMs / idealMs - 1) * 100).toFixed(1) + '%' }));
+
+  if (process.env.BENCH_LOCAL_DRAIN) {
+    // The same drain on the server itself, 16 at a time through a queue: what the runs cost without workers.
+    await write('drain-local', 'maxActiveRuns: -1\nqueue: sixteen\nsteps:\n  - name: s\n    command: sleep 0.5\n');
+    const localStart = performance.now();
+    const ids = [];
+    for (let index = 0; index < drainCount; index++) ids.push((await call('POST', '/dags/drain-local/enqueue', {})).dagRunId);
+    await waitAll('drain-local', ids);
+    console.log(JSON.stringify({ figure: 'drain-local', runs: drainCount, seconds: +((performance.now() - localStart) / 1000).toFixed(2) }));
+  }
 
   // Latency: start request -> the remote step's process, sequential.
   await write('latency', 'workerSelector:\n  pool: drain\nsteps:\n  - name: s\n    command: date +%s%N\n');
