@@ -62,7 +62,7 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
   const startedAtMs = Date.now();
   const eventHub = new EventHub(handle.runs.events, { heartbeatMs: config.eventHeartbeatMs, backlogBytes: config.eventBacklogBytes });
   const metrics = new TroupeMetrics(engineSources({ ...handle, version, buildDate: await buildDate(), startedAtMs, eventStreams: () => eventHub.counts, watchEventDelay: (observe) => { eventHub.observeDelay = observe; },
-    ...(remote ? { workers: () => remote?.workers() ?? [] } : {}) }));
+    ...(remote ? { workers: () => remote?.listed() ?? [] } : {}) }));
   const resources = new ResourceHistory({ dir: config.dataDir, clock: config.resourceClock, timers: config.resourceClock });
   resources.start();
   const stopRunLines = logRuns((listener) => handle.engine.subscribe(listener));

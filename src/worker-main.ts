@@ -36,7 +36,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const home = options.home ?? join(homedir(), '.troupe-worker', id);
   const dirs = { dags: join(home, 'dags'), data: join(home, 'data'), logs: join(home, 'logs') };
   // Scratch: runs a previous process of this worker held were settled by the server as it went away.
-  await Promise.all([rm(dirs.data, { recursive: true, force: true }), rm(dirs.logs, { recursive: true, force: true })]);
+  await Promise.all(Object.values(dirs).map((dir) => rm(dir, { recursive: true, force: true })));
   const runs = new WorkerRuns({ redisUrl: options.redisUrl, id, labels: options.labels, maxActiveRuns: options.maxActiveRuns, roots: { logs: dirs.logs, dags: dirs.dags }, systemEnv: filterSystemEnv(process.env) });
   const handle = await openEngine(
     { home, dagsDir: dirs.dags, dataDir: dirs.data, logDir: dirs.logs, commandOnly: true, writeExample: false },

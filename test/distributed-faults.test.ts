@@ -91,4 +91,48 @@ describe('a worker killed mid-run', { skip: missing && !process.env.CI ? missing
     const log = (await server.call('GET', `/dag-runs/fails/${dagRunId}/log`)).body.content as string;
     assert.match(log, new RegExp(`msg="DAG run interrupted" .*reason="worker ${killed} went away: no heartbeat for 2 s"`));
   });
+
+  test('a worker started again under the same id: the runs of its earlier process are settled at once, not after the silence', async () => {
+    // A server of its own, whose silence is long: only the new process can tell it the runs are gone.
+    const ownRedis = await startRedis();
+    const own = await startTestServer('uws', { redisUrl: ownRedis.url, workerLostMs: 60_000 });
+    const ownListed = async (id: string) => ((await own.call('GET', '/workers')).body.workers as Array<{ id: string }>).some((worker) => worker.id === id);
+    let again: WorkerProcess | undefined;
+    try {
+      const before = await startWorkerProcess({ id: 'f-again', redisUrl: ownRedis.url, labels: 'pool=again', maxActiveRuns: 2 }, ownListed);
+      await own.writeDag('restarted', 'workerSelector:\n  pool: again\nsteps:\n  - name: first\n    command: echo before\n  - name: hang\n    command: sleep 5\n    depends: first\n');
+      const { dagRunId } = (await own.call('POST', '/dags/restarted/start', {})).body;
+      for (;;) {
+        if ((await own.call('GET', `/dag-runs/restarted/${dagRunId}`)).body.dagRunDetails.nodes[1].status === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await before.kill();
+      again = await startWorkerProcess({ id: 'f-again', redisUrl: ownRedis.url, labels: 'pool=again', maxActiveRuns: 2 }, async () => true);
+      const run = await own.waitForRun('restarted', dagRunId);
+      assert.equal(run.statusLabel, 'failed');
+      const details = (await own.call('GET', `/dag-runs/restarted/${dagRunId}`)).body.dagRunDetails;
+      assert.equal(details.nodes[1].error, 'worker f-again started again: the runs of its previous process went with it');
+    } finally {
+      await again?.stop();
+      await own.close();
+      await ownRedis.stop();
+    }
+  });
+
+  test('a draining worker takes no new run: the next goes to another, and its own run finishes in its grace', async () => {
+    const draining = await startWorkerProcess({ id: 'd-a', redisUrl: redis.url, labels: 'pool=d', maxActiveRuns: 2, extraArgs: ['--shutdown-grace', '20'] }, listed);
+    workers.push(await startWorkerProcess({ id: 'd-b', redisUrl: redis.url, labels: 'pool=d', maxActiveRuns: 2 }, listed));
+    await server.writeDag('in-grace', 'maxActiveRuns: 4\nworkerSelector:\n  pool: d\nsteps:\n  - name: s\n    command: sleep 1.5\n');
+    const first = (await server.call('POST', '/dags/in-grace/start', {})).body.dagRunId;
+    const running = await server.waitForRun('in-grace', first, (run) => run.status === 1);
+    assert.equal(running.workerId, 'd-a');
+    const stopped = draining.stop();
+    // Its heartbeat says it drains; the server reads it within its next look at the list.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const second = (await server.call('POST', '/dags/in-grace/start', {})).body.dagRunId;
+    assert.equal((await server.waitForRun('in-grace', second)).workerId, 'd-b');
+    const finished = await server.waitForRun('in-grace', first);
+    assert.equal(finished.statusLabel, 'succeeded');
+    assert.equal(await stopped, 0);
+  });
 });

@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { heartbeat, leave, listWorkers } from '../src/workers/registry.ts';
+import { heartbeat, leave, listWorkers, workerView } from '../src/workers/registry.ts';
 import { checkRedisUrl, healthOf, maskedRedisUrl, parseLabels, selectorMatches } from '../src/core/index.ts';
 import { redisMissing, startRedis, type RedisServer } from './redis-server.ts';
 
@@ -27,12 +27,18 @@ after(async () => {
 
 test('workers are listed as they last said, by id, with Dagu\'s fields; one that leaves is gone', { skip }, async () => {
   assert.deepEqual(await listWorkers(client), []);
-  const first = await heartbeat(client, { id: 'gpu-1', labels: { gpu: 'true', zone: 'eu' }, maxActiveRuns: 4, runningTasks: [] });
+  const first = await heartbeat(client, { id: 'gpu-1', labels: { gpu: 'true', zone: 'eu' }, maxActiveRuns: 4, runningTasks: [], draining: true, incarnation: 'p2' });
   await heartbeat(client, { id: 'cpu-1', labels: {}, maxActiveRuns: 2, runningTasks: [{ dagRunId: 'r1', dagName: 'etl', startedAt: '2026-11-29T03:00:00.000Z' }] });
   const workers = await listWorkers(client);
   assert.deepEqual(workers.map((worker) => worker.id), ['cpu-1', 'gpu-1']);
   const [cpu, gpu] = workers;
-  assert.deepEqual(gpu, { id: 'gpu-1', labels: { gpu: 'true', zone: 'eu' }, totalPollers: 4, busyPollers: 0, runningTasks: [], lastHeartbeatAt: new Date(first).toISOString(), healthStatus: 'healthy' });
+  assert.deepEqual(gpu, {
+    id: 'gpu-1', labels: { gpu: 'true', zone: 'eu' }, totalPollers: 4, busyPollers: 0, runningTasks: [], lastHeartbeatAt: new Date(first).toISOString(), healthStatus: 'healthy',
+    draining: true, incarnation: 'p2',
+  });
+  // GET /workers shows Dagu's fields alone.
+  assert.deepEqual(Object.keys(workerView(gpu)), ['id', 'labels', 'totalPollers', 'busyPollers', 'runningTasks', 'lastHeartbeatAt', 'healthStatus']);
+  assert.equal(cpu.draining, false);
   assert.equal(cpu.busyPollers, 1);
   assert.deepEqual(cpu.runningTasks, [{ dagRunId: 'r1', dagName: 'etl', startedAt: '2026-11-29T03:00:00.000Z' }]);
   // The heartbeat's time is Redis's clock.

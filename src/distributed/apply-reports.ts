@@ -14,6 +14,8 @@ import { isUnder, type Report, type Roots } from './payload.ts';
 export interface HandedRun {
   name: string;
   dagRunId: string;
+  /** The root of its tree (itself, unless it is a sub DAG run placed by its caller's call step). */
+  root: { name: string; dagRunId: string };
   worker: string;
   /** The folder of the run's log as the server planned it (a DAG's own logDir may be outside the logs folder). */
   logFolder?: string;
@@ -108,10 +110,10 @@ function isEnd(value: unknown): value is RunFinishedEvent {
   return typeof end?.name === 'string' && typeof end.dagRunId === 'string' && typeof end.status === 'number' && typeof end.log === 'string';
 }
 
-/** The handed run, or a sub DAG run under it. */
+/** The handed run, or a run of its tree (a sub DAG run under it has its root). */
 function inTree(record: RunRecord, run: HandedRun): boolean {
   if (record.name === run.name && record.dagRunId === run.dagRunId) return true;
-  return record.rootDAGRunName === run.name && record.rootDAGRunId === run.dagRunId;
+  return record.rootDAGRunName === run.root.name && record.rootDAGRunId === run.root.dagRunId;
 }
 
 function dropped(run: HandedRun, what: string): Applied {

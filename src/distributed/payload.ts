@@ -20,6 +20,8 @@ export interface RunPayload {
   dagFiles: Record<string, string>;
   /** The part of the server's environment its steps would see (PATH, HOME...): the worker's own takes its place. */
   systemEnv: Record<string, string>;
+  /** The worker process it was handed to: another process of the same worker does not run it. */
+  incarnation: string;
 }
 
 /**

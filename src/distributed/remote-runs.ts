@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis';
 import type { RemotePorts, RemoteRunDispatcher, RunInput, RunReports } from '../actors/index.ts';
 import { maskedRedisUrl, runKey, type RunRecord, type WorkerView } from '../core/index.ts';
 import { errorText, log } from '../logging/index.ts';
-import { RecordInbox, RunJobs, appliedFrom, listWorkers, type StreamItem } from '../workers/index.ts';
+import { RecordInbox, RunJobs, appliedFrom, listWorkers, workerView, type ListedWorker, type StreamItem } from '../workers/index.ts';
 import { ReportApplier, type HandedRun } from './apply-reports.ts';
 import { APPLIED_HASH, CONTROL_CHANNEL, HANDED_SET, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
 import { attemptKey, type Roots, type RunPayload } from './payload.ts';
@@ -21,6 +21,8 @@ const LIST_REFRESH_MS = 5_000;
 
 interface Handed extends HandedRun {
   attempt: string;
+  /** The process of the worker it was handed to ('' for a run taken back after a restart, until its worker is heard). */
+  incarnation: string;
 }
 
 export interface RemoteRunsOptions {
@@ -47,8 +49,13 @@ export class RemoteRuns implements RemoteRunDispatcher {
   private readonly attemptOf = new Map<string, string>();
   /** The newest sequence number applied, per attempt. */
   private readonly applied = new Map<string, number>();
-  private list: readonly WorkerView[] = [];
-  /** Each worker's newest heartbeat seen, and when (this process's clock) it was first seen. */
+  private list: readonly ListedWorker[] = [];
+  /** Workers whose runs were settled as lost: none is placed on them until they are heard again. */
+  private readonly lost = new Set<string>();
+  /**
+   * Each worker's newest heartbeat seen, and when (this process's clock) it was first seen; kept
+   * while Redis lists the worker, so that an old heartbeat is never taken for a new one.
+   */
   private readonly beats = new Map<string, { beat: string; seenAt: number }>();
   private reading: Promise<void> | undefined;
   private readAgain = false;
@@ -88,7 +95,7 @@ export class RemoteRuns implements RemoteRunDispatcher {
   adopt(record: RunRecord): void {
     const worker = record.workerId!;
     const attempt = attemptKey(record);
-    this.handed.set(attempt, { name: record.name, dagRunId: record.dagRunId, worker, attempt, logFolder: dirname(record.log) });
+    this.handed.set(attempt, handedOf(record, worker, attempt, ''));
     this.attemptOf.set(runKey(record.name, record.dagRunId), attempt);
     // Its worker's silence is timed from now: a worker that died meanwhile is found lost after lostAfterMs.
     if (!this.beats.has(worker)) this.beats.set(worker, { beat: '', seenAt: Date.now() });
@@ -109,7 +116,13 @@ export class RemoteRuns implements RemoteRunDispatcher {
     });
   }
 
+  /** The workers a run may be placed on: heard from, not draining, not found lost since. */
   workers(): readonly WorkerView[] {
+    return this.list.filter((worker) => !worker.draining && !this.lost.has(worker.id));
+  }
+
+  /** Every worker as last heard (the metrics'). */
+  listed(): readonly WorkerView[] {
     return this.list;
   }
 
@@ -119,7 +132,7 @@ export class RemoteRuns implements RemoteRunDispatcher {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error('Redis did not answer within 2 s')), 2_000); });
     try {
-      return await Promise.race([listWorkers(this.commands), late]);
+      return (await Promise.race([listWorkers(this.commands), late])).map(workerView);
     } finally {
       clearTimeout(timer);
     }
@@ -130,7 +143,8 @@ export class RemoteRuns implements RemoteRunDispatcher {
     const record = { ...run.record, workerId: worker };
     const attempt = attemptKey(record);
     const { workerSelector: _selector, ...plan } = run.plan;
-    this.handed.set(attempt, { name: record.name, dagRunId: record.dagRunId, worker, attempt, logFolder: dirname(record.log) });
+    const incarnation = this.list.find((listed) => listed.id === worker)?.incarnation ?? '';
+    this.handed.set(attempt, handedOf(record, worker, attempt, incarnation));
     this.attemptOf.set(runKey(record.name, record.dagRunId), attempt);
     // A worker counts as heard from as the run is handed to it: its silence is timed from here at the earliest.
     if (!this.beats.has(worker)) this.beats.set(worker, { beat: '', seenAt: Date.now() });
@@ -138,7 +152,7 @@ export class RemoteRuns implements RemoteRunDispatcher {
     this.options.calledDags(plan.specText)
       .then(async (dagFiles) => {
         await this.commands.sadd(HANDED_SET, attempt);
-        await this.jobs.hand(worker, attempt, { input, roots: this.options.roots, dagFiles, systemEnv: this.options.systemEnv } satisfies RunPayload);
+        await this.jobs.hand(worker, attempt, { input, roots: this.options.roots, dagFiles, systemEnv: this.options.systemEnv, incarnation } satisfies RunPayload);
       }).catch((error: unknown) => {
       log.error({ dag: record.name, dagRunId: record.dagRunId, worker, error: errorText(error) }, 'the run could not be handed to its worker');
     });
@@ -174,9 +188,14 @@ export class RemoteRuns implements RemoteRunDispatcher {
       const changed = JSON.stringify(workers.map(placementOf)) !== JSON.stringify(this.list.map(placementOf));
       this.list = workers;
       const now = Date.now();
+      const listed = new Set(workers.map((worker) => worker.id));
+      for (const id of this.beats.keys()) if (!listed.has(id) && !this.holdsRunsOn(id)) this.beats.delete(id);
       for (const worker of workers) {
-        if (this.beats.get(worker.id)?.beat !== worker.lastHeartbeatAt) this.beats.set(worker.id, { beat: worker.lastHeartbeatAt, seenAt: now });
+        if (this.beats.get(worker.id)?.beat === worker.lastHeartbeatAt) continue;
+        this.beats.set(worker.id, { beat: worker.lastHeartbeatAt, seenAt: now });
+        this.lost.delete(worker.id);
       }
+      this.settleRestarted(workers);
       this.settleLost(now);
       if (changed) this.ports.workersChanged();
     }, () => undefined).finally(() => {
@@ -193,6 +212,35 @@ export class RemoteRuns implements RemoteRunDispatcher {
   }
 
   /**
+   * A worker heard with another process than the one its runs were handed to started again: those
+   * runs died with the earlier process, and are settled at once.
+   */
+  private settleRestarted(workers: readonly ListedWorker[]): void {
+    const current = new Map(workers.map((worker) => [worker.id, worker.incarnation]));
+    for (const handed of [...this.handed.values()]) {
+      const now = current.get(handed.worker);
+      if (now === undefined || now === '') continue;
+      // Taken back after this server's restart: its worker's process is the one heard first.
+      if (handed.incarnation === '') handed.incarnation = now;
+      if (handed.incarnation === now) continue;
+      this.lose(handed, `worker ${handed.worker} started again: the runs of its previous process went with it`);
+    }
+  }
+
+  private holdsRunsOn(worker: string): boolean {
+    for (const handed of this.handed.values()) if (handed.worker === worker) return true;
+    return false;
+  }
+
+  /** Nothing more of the attempt is applied; a job not taken yet is withdrawn; the engine settles the run. */
+  private lose(handed: Handed, reason: string): void {
+    this.forget(handed);
+    void this.jobs.withdraw(handed.worker, handed.attempt).catch(() => undefined);
+    log.warn({ dag: handed.name, dagRunId: handed.dagRunId, worker: handed.worker }, reason);
+    this.ports.workerLost(handed.name, handed.dagRunId, reason);
+  }
+
+  /**
    * The runs of workers not heard from for lostAfterMs (gone from the list, or their heartbeat
    * unchanged) are theirs no more: nothing more of their attempts is applied, a job not taken yet
    * is withdrawn, and the engine settles them. Timed by this process's clock alone.
@@ -203,14 +251,10 @@ export class RemoteRuns implements RemoteRunDispatcher {
     if (silent.size === 0) return;
     for (const handed of [...this.handed.values()]) {
       if (!silent.has(handed.worker)) continue;
-      this.forget(handed);
-      void this.jobs.withdraw(handed.worker, handed.attempt).catch(() => undefined);
-      const reason = `worker ${handed.worker} went away: no heartbeat for ${Math.round(this.lostAfterMs / 1000)} s`;
-      log.warn({ dag: handed.name, dagRunId: handed.dagRunId, worker: handed.worker }, reason);
-      this.ports.workerLost(handed.name, handed.dagRunId, reason);
+      // No run goes back to it (its health may not say unhealthy yet) until it is heard again.
+      this.lost.add(handed.worker);
+      this.lose(handed, `worker ${handed.worker} went away: no heartbeat for ${Math.round(this.lostAfterMs / 1000)} s`);
     }
-    // A worker silent with no run left is not watched any longer (it is shown unhealthy meanwhile).
-    for (const worker of silent) if (![...this.handed.values()].some((handed) => handed.worker === worker)) this.beats.delete(worker);
   }
 
   /** The attempt is over for this server: its items are dropped from now on. */
@@ -237,6 +281,11 @@ export class RemoteRuns implements RemoteRunDispatcher {
       return this.reports.stored?.(name, dagRunId);
     }));
   }
+}
+
+function handedOf(record: RunRecord, worker: string, attempt: string, incarnation: string): Handed {
+  const root = { name: record.rootDAGRunName || record.name, dagRunId: record.rootDAGRunId || record.dagRunId };
+  return { name: record.name, dagRunId: record.dagRunId, root, worker, attempt, incarnation, logFolder: dirname(record.log) };
 }
 
 /** What placement reads of a worker: a change to any of it may let a waiting run go. */

@@ -2,6 +2,7 @@
 // runs it holds), takes the runs handed to its queue, at most its limit at once, runs each with its
 // own engine under its own folders, and sends everything the run reports back on the record
 // stream, in order: records, log lines, the new bytes of its steps' output files, its end.
+import { randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Redis } from 'ioredis';
@@ -47,6 +48,8 @@ interface Held {
   /** Resolves once the run's end is on the stream. */
   sent: Promise<void>;
   endSent(): void;
+  /** The server settled it meanwhile: stopped here. */
+  settled?: boolean;
 }
 
 interface Tail {
@@ -74,11 +77,21 @@ export class WorkerRuns {
   /** Everything sent goes through here, one step after the other: the stream holds it in the order it happened. */
   private sending: Promise<void> = Promise.resolve();
   private stopped = false;
+  private draining = false;
+  /** This process: a job handed to an earlier process of the same worker id is not run here. */
+  private readonly incarnation = randomUUID();
 
   constructor(private readonly options: WorkerRunsOptions) {
     const shown = maskedRedisUrl(options.redisUrl);
     this.commands = redisConnection(options.redisUrl, { waitForConnection: true });
-    this.commands.on('error', (error: Error) => { if (!this.stopped) log.warn({ redis: shown, error: errorText(error) }, 'Redis is not reachable: what the runs report waits for it'); });
+    // Said once per outage, not at every attempt to reconnect.
+    let reachable = true;
+    this.commands.on('ready', () => { reachable = true; });
+    this.commands.on('error', (error: Error) => {
+      if (this.stopped || !reachable) return;
+      reachable = false;
+      log.warn({ redis: shown, error: errorText(error) }, 'Redis is not reachable: what the runs report waits for it, and no run is taken meanwhile');
+    });
     this.subscriber = redisConnection(options.redisUrl, { waitForConnection: true });
     this.subscriber.on('error', () => undefined);
     this.outbox = new RecordOutbox(this.commands);
@@ -122,8 +135,9 @@ export class WorkerRuns {
   async start(engine: WorkerEngine): Promise<void> {
     this.engine = engine;
     this.subscriber.on('message', (_channel: string, text: string) => this.control(text));
-    await this.subscriber.subscribe(CONTROL_CHANNEL(this.options.id));
-    await this.sayAlive();
+    // Nothing here waits for Redis: a worker started while it is away takes runs once it is back, and drains meanwhile.
+    this.subscriber.subscribe(CONTROL_CHANNEL(this.options.id)).catch(() => undefined);
+    void this.sayAlive();
     this.beat = setInterval(() => { void this.sayAlive(); }, HEARTBEAT_MS);
     this.reader = setInterval(() => this.inOrder(() => this.readOutputs()), OUTPUT_READ_MS);
     const connection = this.takerConnection = redisConnection(this.options.redisUrl, { waitForConnection: true });
@@ -138,6 +152,9 @@ export class WorkerRuns {
 
   /** Takes nothing new; the runs under way get `graceMs` to finish, then are stopped; then it leaves. */
   async drain(graceMs: number): Promise<void> {
+    // Said at once: the server places nothing more here.
+    this.draining = true;
+    void this.sayAlive();
     const taking = this.taker?.drain();
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<void>((resolve) => { timer = setTimeout(resolve, Math.max(0, graceMs)); });
@@ -159,6 +176,10 @@ export class WorkerRuns {
     const engine = this.engine!;
     const input = withSystemEnv(movePaths(payload.input, payload.roots, this.options.roots), movePaths(payload.systemEnv ?? {}, payload.roots, this.options.roots), this.options.systemEnv);
     const { name, dagRunId } = input.record;
+    if (payload.incarnation && payload.incarnation !== this.incarnation) {
+      log.warn({ dag: name, dagRunId }, 'a run handed to an earlier process of this worker was not run (the server settles it)');
+      return;
+    }
     if (!(await this.commands.sismember(HANDED_SET, attemptKey(input.record)))) {
       log.warn({ dag: name, dagRunId, attempt: input.record.attemptId }, 'a run the server no longer counts on this worker was not run (it was settled meanwhile)');
       return;
@@ -289,10 +310,30 @@ export class WorkerRuns {
     if (this.stopped) return;
     const runningTasks: RunningTask[] = [...this.held.values()].map((held) => ({ dagRunId: held.dagRunId, dagName: held.name, startedAt: held.startedAt }));
     try {
-      await heartbeat(this.commands, { id: this.options.id, labels: this.options.labels, maxActiveRuns: this.options.maxActiveRuns, runningTasks });
+      await heartbeat(this.commands, {
+        id: this.options.id, labels: this.options.labels, maxActiveRuns: this.options.maxActiveRuns, runningTasks,
+        draining: this.draining, incarnation: this.incarnation,
+      });
       await this.commands.publish(HEARTBEAT_CHANNEL, this.options.id);
+      await this.stopSettled();
     } catch {
       // Redis is away: the next beat tries again.
     }
+  }
+
+  /**
+   * Runs the server no longer counts as handed here (it settled them while this worker was cut off
+   * from Redis, or slow) are stopped: they must not go on beside the attempt that replaced them.
+   */
+  private async stopSettled(): Promise<void> {
+    const held = [...this.held.values()];
+    if (held.length === 0) return;
+    const handed = await this.commands.smismember(HANDED_SET, ...held.map((run) => run.attempt));
+    held.forEach((run, index) => {
+      if (handed[index] === 1 || run.settled) return;
+      run.settled = true;
+      log.warn({ dag: run.name, dagRunId: run.dagRunId }, 'the server settled this run while this worker was out of its reach: it is stopped here');
+      void this.engine?.stop(run.name, run.dagRunId).catch(() => undefined);
+    });
   }
 }

@@ -117,7 +117,9 @@ export class RunStarter {
       ? ancestry((runName, id) => deps.runs.get(runName, id), { name: seed.prior.record.parentDAGRunName, dagRunId: seed.prior.record.parentDAGRunId })
       : []);
     const plan = await planRun({ dag, name, dagRunId, attemptId, params, systemEnv: deps.systemEnv, logs: deps.logs, variables, dagEnv, specText: seed.specText, root, callers, inheritedSecrets: seed.inheritedSecrets });
-    const record = await attemptRecord({ dag, plan, params, now: clock.now(), fileName: seed.fileName, lineage: seed.lineage, prior: seed.prior, queued: seed.queued });
+    const planned = await attemptRecord({ dag, plan, params, now: clock.now(), fileName: seed.fileName, lineage: seed.lineage, prior: seed.prior, queued: seed.queued });
+    // Placed on a worker: its first record says which, so that a server started again finds it there.
+    const record = seed.slot.worker ? { ...planned, workerId: seed.slot.worker } : planned;
     // Encoded a slice per turn here, so that the save below, in the scheduler's step, only issues its writes.
     await deps.runs.prepareFirstSave(record);
     // A DAG-level precondition that does not hold aborts the run before its steps; the exit

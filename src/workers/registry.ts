@@ -55,17 +55,32 @@ export interface WorkerState {
   labels: Record<string, string>;
   maxActiveRuns: number;
   runningTasks: RunningTask[];
+  /** It drains (SIGTERM): it takes no new run. */
+  draining?: boolean;
+  /** Its process, new at each start: runs handed to an earlier process of the same id are lost with it. */
+  incarnation?: string;
+}
+
+/** A worker as listed: Dagu's fields, and what placement needs beside them. */
+export interface ListedWorker extends WorkerView {
+  draining: boolean;
+  incarnation: string;
+}
+
+/** Dagu's fields of a listed worker alone (GET /workers). */
+export function workerView({ draining: _draining, incarnation: _incarnation, ...view }: ListedWorker): WorkerView {
+  return view;
 }
 
 /** Every worker whose last heartbeat is under WORKER_KEPT_MS old, by id. */
-export async function listWorkers(redis: Redis): Promise<WorkerView[]> {
+export async function listWorkers(redis: Redis): Promise<ListedWorker[]> {
   const [now, flat] = await scripted(redis).troupeWorkers(WORKERS, WORKER_KEPT_MS);
   const beats = new Map<string, number>();
   for (let index = 0; index < flat.length; index += 2) beats.set(flat[index], Number(flat[index + 1]));
   if (beats.size === 0) return [];
   const ids = [...beats.keys()].sort();
   const entries = await redis.mget(ids.map(workerKey));
-  const workers: WorkerView[] = [];
+  const workers: ListedWorker[] = [];
   for (const [index, id] of ids.entries()) {
     const entry = entries[index];
     if (entry === null) continue; // expired between the two reads
@@ -74,6 +89,7 @@ export async function listWorkers(redis: Redis): Promise<WorkerView[]> {
     workers.push({
       id, labels: state.labels, totalPollers: state.maxActiveRuns, busyPollers: state.runningTasks.length, runningTasks: state.runningTasks,
       lastHeartbeatAt: new Date(beat).toISOString(), healthStatus: healthOf(Number(now) - beat),
+      draining: state.draining === true, incarnation: state.incarnation ?? '',
     });
   }
   return workers;

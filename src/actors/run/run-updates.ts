@@ -167,11 +167,14 @@ export function endRun(state: RunState, status: RunStatus, at: number): { record
   return { record, line };
 }
 
-/** The run log's first lines: the start, and a `workerSelector` that chose nothing (no worker runs runs for this server). */
+/** The run log's first lines: the start, and the worker it runs on, or a `workerSelector` that chose nothing (no worker runs runs for this server, or it is a sub DAG run's). */
 export function runStartedLines(record: RunRecord, plan: Pick<RunPlan, 'workerSelector' | 'worker'>, at: number): string[] {
   const started = logLine(at, 'INFO', 'DAG run started', { ...runFields(record), params: record.params });
   if (plan.worker !== undefined) return [started, logLine(at, 'INFO', 'DAG run placed on a worker', { ...runFields(record), worker: plan.worker })];
   if (!plan.workerSelector) return [started];
   const labels = Object.entries(plan.workerSelector).map(([key, value]) => `${key}=${value}`).join(',');
-  return [started, logLine(at, 'WARN', 'workerSelector ignored: this server runs the DAG run itself, on no worker', { ...runFields(record), 'worker-selector': labels })];
+  const why = record.parentDAGRunId !== ''
+    ? 'workerSelector ignored: a sub DAG run runs where its caller runs (a call step\'s own workerSelector places it)'
+    : 'workerSelector ignored: this server runs the DAG run itself, on no worker';
+  return [started, logLine(at, 'WARN', why, { ...runFields(record), 'worker-selector': labels })];
 }
