@@ -86,4 +86,37 @@ describe('restarts under distributed dispatch', { skip: missing && !process.env.
     redis = await startRedis({ port });
     await assertWhole('across-redis', dagRunId);
   });
+
+  test('a worker out of reach for longer than workerLostSec: the server settles its run, and the worker stops it once it hears so', async () => {
+    const ownRedis = await startRedis();
+    const own = await startTestServer('uws', { redisUrl: ownRedis.url, workerLostMs: 1_500 });
+    const ownListed = async (id: string) => ((await own.call('GET', '/workers')).body.workers as Array<{ id: string }>).some((one) => one.id === id);
+    const cutOff = await startWorkerProcess({ id: 'r-cut', redisUrl: ownRedis.url, labels: 'pool=cut', maxActiveRuns: 2 }, ownListed);
+    try {
+      await own.writeDag('cut-off', 'workerSelector:\n  pool: cut\nsteps:\n  - name: long\n    command: sleep 30\n');
+      const { dagRunId } = (await own.call('POST', '/dags/cut-off/start', {})).body;
+      for (;;) {
+        if ((await own.call('GET', `/dag-runs/cut-off/${dagRunId}`)).body.dagRunDetails.nodes[0].status === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      // Frozen (a machine that hangs, a network cut): its step goes on, its heartbeats stop.
+      cutOff.child.kill('SIGSTOP');
+      const run = await own.waitForRun('cut-off', dagRunId);
+      assert.equal(run.statusLabel, 'failed');
+      cutOff.child.kill('SIGCONT');
+      // The worker hears, at its next heartbeat, that the run is no longer its own: it stops it long before its 30 s.
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const listed = (await own.call('GET', '/workers')).body.workers.find((one: { id: string }) => one.id === 'r-cut');
+        if (listed && listed.busyPollers === 0) break;
+        assert.ok(Date.now() < deadline, 'the worker still runs the settled run');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.match(cutOff.log(), /the server settled this run while this worker was out of its reach/);
+    } finally {
+      await cutOff.stop();
+      await own.close();
+      await ownRedis.stop();
+    }
+  });
 });

@@ -72,6 +72,11 @@ export class RemoteRuns implements RemoteRunDispatcher {
     // Commands wait for a connection rather than fail while Redis is away; the inbox's reads fail at once and are tried again.
     this.commands = redisConnection(options.redisUrl, { waitForConnection: true });
     this.commands.on('error', onError('Redis is not reachable: runs placed on workers wait for it'));
+    // While Redis is out of reach no heartbeat can be heard: a worker's silence counts from its return.
+    this.commands.on('ready', () => {
+      const now = Date.now();
+      for (const seen of this.beats.values()) seen.seenAt = Math.max(seen.seenAt, now);
+    });
     this.subscriber = redisConnection(options.redisUrl, { waitForConnection: true });
     this.subscriber.on('error', () => undefined);
     this.jobs = new RunJobs(this.commands);
