@@ -48,6 +48,8 @@ export interface OpenOptions {
   parts?: EngineParts;
   /** Steps run on the step pool even in a command's engine (a worker's engine runs many runs at once). */
   stepPool?: boolean;
+  /** The store is scratch: its commits are not synced to disk (a worker's, whose server keeps the records). */
+  scratchStore?: boolean;
 }
 
 export async function openEngine(config: Omit<TroupeConfig, 'host' | 'port'>, options: OpenOptions = {}): Promise<EngineHandle> {
@@ -79,7 +81,7 @@ export async function openHome(config: Settings, options: OpenOptions = {}): Pro
 
 async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock, options: OpenOptions): Promise<EngineHandle> {
   const warm = options.warm === true;
-  const runs = new LmdbRunStore(config.dataDir);
+  const runs = new LmdbRunStore(config.dataDir, { scratch: options.scratchStore === true });
   await tightenStoreFiles(config.dataDir);
   const logs = new LogFiles(config.logDir);
   const spawnMode = config.spawnMode === 'auto' ? spawnMethod : config.spawnMode;

@@ -40,7 +40,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const runs = new WorkerRuns({ redisUrl: options.redisUrl, id, labels: options.labels, maxActiveRuns: options.maxActiveRuns, roots: { logs: dirs.logs, dags: dirs.dags }, systemEnv: filterSystemEnv(process.env) });
   const handle = await openEngine(
     { home, dagsDir: dirs.dags, dataDir: dirs.data, logDir: dirs.logs, commandOnly: true, writeExample: false },
-    { stepPool: true, parts: { relayReports: (reports) => runs.relay(reports), dispatching: (run) => runs.dispatching(run), workerLabels: options.labels } },
+    { stepPool: true, scratchStore: true, parts: { relayReports: (reports) => runs.relay(reports), dispatching: (run) => runs.dispatching(run), workerLabels: options.labels } },
   );
   try {
     await runs.start(handle.engine);

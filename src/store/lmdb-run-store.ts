@@ -85,9 +85,10 @@ export class LmdbRunStore implements RunStore {
   /** What happened, numbered in the commits of the records it describes. */
   readonly events: LmdbEventLog;
 
-  constructor(private readonly path: string) {
+  /** `scratch`: commits are not synced to disk (a worker's own store, which its server's records outlive). */
+  constructor(private readonly path: string, { scratch = false } = {}) {
     letCommitFailuresPass(path, (error) => log.error({ error: errorText(error) }, 'a write could not be stored: the disk is full'));
-    this.root = open({ path, maxDbs: 32 });
+    this.root = open({ path, maxDbs: 32, ...(scratch ? { noSync: true } : {}) });
     this.runs = this.root.openDB({ name: 'runs' });
     this.nodes = this.root.openDB({ name: 'run-nodes' });
     this.specs = this.root.openDB({ name: 'specs' });
