@@ -5,7 +5,10 @@
 // the worker.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { startTestServer, type TestServer } from './helpers.ts';
+import { SseClient } from './support/sse-client.ts';
 import { redisMissing, startRedis, type RedisServer } from './redis-server.ts';
 import { startWorkerProcess, type WorkerProcess } from './support/troupe-worker.ts';
 
@@ -74,6 +77,29 @@ describe('runs on workers through Redis', { skip: missing && !process.env.CI ? m
     const here = await server.startAndWait('here');
     assert.equal(here.statusLabel, 'succeeded');
     assert.equal(here.workerId, undefined);
+  });
+
+  test('a remote step\'s log is followed live: its lines come while it runs on the worker', async () => {
+    const go = join(server.home, 'GO-remote');
+    await server.writeDag('remote-talker', [
+      'workerSelector:', '  gpu: "true"', 'steps:', '  - name: talk', '    script: |', '      echo line1; echo line2; echo line3',
+      `      i=0; while [ ! -f '${go}' ]; do i=$((i+1)); [ $i -gt 400 ] && exit 7; sleep 0.05; done`, '      echo line4; printf line5',
+    ].join('\n'));
+    const { dagRunId } = (await server.call('POST', '/dags/remote-talker/start', {})).body;
+    const stream = await SseClient.open(`${server.base}/dag-runs/remote-talker/${dagRunId}/steps/talk/log/stream`);
+    try {
+      assert.equal(stream.status, 200);
+      // The step waits for GO after its third line: these came from the worker while it ran.
+      const isLine = (message: { event: string; id?: string }) => message.event === 'message' && message.id !== undefined;
+      await stream.until((messages) => messages.filter(isLine).length >= 3);
+      assert.equal((await server.call('GET', `/dag-runs/remote-talker/${dagRunId}`)).body.dagRun.status, 1);
+      await writeFile(go, '');
+      const messages = await stream.until((all) => all.some((message) => message.event === 'end'));
+      assert.deepEqual(messages.filter(isLine).map((message) => message.data), ['line1', 'line2', 'line3', 'line4', 'line5']);
+    } finally {
+      stream.close();
+    }
+    assert.equal((await server.waitForRun('remote-talker', dagRunId)).workerId, 'gpu-eu');
   });
 
   test('a run waits queued for a worker with its labels (exact, case-sensitive) and starts when one appears', async () => {
