@@ -14,6 +14,8 @@ export interface RunSummary {
   finishedAt: string;
   params: string;
   parentDAGRunId?: string;
+  /** The worker that runs or ran it (distributed dispatch); absent when the server runs it. */
+  workerId?: string;
 }
 
 export interface DagSummary {

@@ -91,6 +91,7 @@ export function RunPage({ name, dagRunId, subDagRunId, loc }: { name: string; da
         <dt>Finished</dt><dd data-testid="run-finished-at"><Time iso={details.finishedAt} /></dd>
         <dt>Duration</dt><dd>{formatDuration(details.startedAt, details.finishedAt)}</dd>
         <dt>Params</dt><dd class="mono" data-testid="run-params">{formatParams(details.params) || '—'}</dd>
+        {details.workerId && <><dt>Worker</dt><dd class="mono" data-testid="run-worker">{details.workerId}</dd></>}
       </dl>
 
       <h2>Steps</h2>
