@@ -17,6 +17,8 @@ import { redisConnection } from './redis-connection.ts';
 const HEARTBEAT_MS = 1_000;
 /** How often the steps' output files are read for new bytes. */
 const OUTPUT_READ_MS = 100;
+/** How long a drain waits, after the grace, for the stopped runs to end and their reports to be sent. */
+const FLUSH_MS = 10_000;
 /** The most bytes of one file sent in one item. */
 const OUTPUT_CHUNK = 256 * 1024;
 
@@ -78,6 +80,7 @@ export class WorkerRuns {
   private sending: Promise<void> = Promise.resolve();
   private stopped = false;
   private draining = false;
+  private readonly idleWaiters: Array<() => void> = [];
   /** This process: a job handed to an earlier process of the same worker id is not run here. */
   private readonly incarnation = randomUUID();
 
@@ -155,21 +158,27 @@ export class WorkerRuns {
     // Said at once: the server places nothing more here.
     this.draining = true;
     void this.sayAlive();
-    const taking = this.taker?.drain();
-    let timer: NodeJS.Timeout | undefined;
-    const graceOver = new Promise<void>((resolve) => { timer = setTimeout(resolve, Math.max(0, graceMs)); });
-    await Promise.race([taking, graceOver]);
-    clearTimeout(timer);
+    // BullMQ takes nothing new from here; its close waits on its connection, which Redis being away can hold forever.
+    const taking = this.taker?.drain() ?? Promise.resolve();
+    await this.idleWithin(graceMs);
     for (const held of this.held.values()) await this.engine?.stop(held.name, held.dagRunId).catch(() => undefined);
-    await taking;
+    // The runs stopped end, and what they reported is sent, while Redis answers.
+    await this.idleWithin(FLUSH_MS);
+    await within(taking, 1_000);
     this.stopped = true;
     clearInterval(this.beat);
     clearInterval(this.reader);
-    await this.sending;
-    await leave(this.commands, this.options.id).catch(() => undefined);
+    await within(this.sending, 1_000);
+    await within(leave(this.commands, this.options.id).catch(() => undefined), 2_000);
     this.takerConnection?.disconnect();
     this.subscriber.disconnect();
-    await this.commands.quit().catch(() => undefined);
+    this.commands.disconnect();
+  }
+
+  /** Resolves once no run is held, or after `ms`. */
+  private idleWithin(ms: number): Promise<void> {
+    if (this.held.size === 0) return Promise.resolve();
+    return within(new Promise<void>((resolve) => this.idleWaiters.push(resolve)), ms);
   }
 
   private async run(payload: RunPayload): Promise<void> {
@@ -207,6 +216,7 @@ export class WorkerRuns {
       for (const [path, tail] of this.tails) if (tail.held === held) this.tails.delete(path);
       this.outbox.forget(held.attempt);
       void this.sayAlive();
+      if (this.held.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
   }
 
@@ -336,4 +346,11 @@ export class WorkerRuns {
       void this.engine?.stop(run.name, run.dagRunId).catch(() => undefined);
     });
   }
+}
+
+/** `promise`, or nothing after `ms`: what waits on Redis does not hold a drain forever. */
+function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([promise.then(() => undefined, () => undefined), new Promise<void>((resolve) => { timer = setTimeout(resolve, ms); })])
+    .finally(() => clearTimeout(timer));
 }
