@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers.ts';
 import { redisMissing, startRedis, type RedisServer } from './redis-server.ts';
-import { startWorkerProcess, type WorkerProcess } from './support/troupe-worker.ts';
+import { listedOn, startWorkerProcess, type WorkerProcess } from './support/troupe-worker.ts';
 
 const missing = redisMissing();
 const PASSWORD = 'wh1sper-Of-the-4-winds';
@@ -19,7 +19,7 @@ describe('a Redis with a password', { skip: missing && !process.env.CI ? missing
     if (missing) throw new Error(missing);
     redis = await startRedis({ password: PASSWORD });
     server = await startTestServer('uws', { redisUrl: redis.url });
-    const listed = async (id: string) => ((await server.call('GET', '/workers')).body.workers as Array<{ id: string }>).some((one) => one.id === id);
+    const listed = listedOn(() => server);
     worker = await startWorkerProcess({ id: 'a-one', redisUrl: redis.url, labels: 'secure=yes', maxActiveRuns: 2 }, listed);
   });
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from './helpers.ts';
 import { redisMissing, startRedis, type RedisServer } from './redis-server.ts';
-import { startWorkerProcess, type WorkerProcess } from './support/troupe-worker.ts';
+import { listedOn, startWorkerProcess, type WorkerProcess } from './support/troupe-worker.ts';
 
 const missing = redisMissing();
 
@@ -18,7 +18,7 @@ describe('a worker killed mid-run', { skip: missing && !process.env.CI ? missing
   let server: TestServer;
   let scratch: string;
   const workers: WorkerProcess[] = [];
-  const listed = async (id: string) => ((await server.call('GET', '/workers')).body.workers as Array<{ id: string }>).some((worker) => worker.id === id);
+  const listed = listedOn(() => server);
 
   before(async () => {
     if (missing) throw new Error(missing);
@@ -96,7 +96,7 @@ describe('a worker killed mid-run', { skip: missing && !process.env.CI ? missing
     // A server of its own, whose silence is long: only the new process can tell it the runs are gone.
     const ownRedis = await startRedis();
     const own = await startTestServer('uws', { redisUrl: ownRedis.url, workerLostMs: 60_000 });
-    const ownListed = async (id: string) => ((await own.call('GET', '/workers')).body.workers as Array<{ id: string }>).some((worker) => worker.id === id);
+    const ownListed = listedOn(() => own);
     let again: WorkerProcess | undefined;
     try {
       const before = await startWorkerProcess({ id: 'f-again', redisUrl: ownRedis.url, labels: 'pool=again', maxActiveRuns: 2 }, ownListed);

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers.ts';
 import { redisMissing, startRedis, type RedisServer } from './redis-server.ts';
-import { startWorkerProcess, type WorkerProcess } from './support/troupe-worker.ts';
+import { listedOn, startWorkerProcess, type WorkerProcess } from './support/troupe-worker.ts';
 
 const missing = redisMissing();
 
@@ -20,7 +20,7 @@ describe('restarts under distributed dispatch', { skip: missing && !process.env.
   let redis: RedisServer;
   let server: TestServer;
   let worker: WorkerProcess;
-  const listed = async (id: string) => ((await server.call('GET', '/workers')).body.workers as Array<{ id: string }>).some((one) => one.id === id);
+  const listed = listedOn(() => server);
 
   before(async () => {
     if (missing) throw new Error(missing);
@@ -90,7 +90,7 @@ describe('restarts under distributed dispatch', { skip: missing && !process.env.
   test('a worker out of reach for longer than workerLostSec: the server settles its run, and the worker stops it once it hears so', async () => {
     const ownRedis = await startRedis();
     const own = await startTestServer('uws', { redisUrl: ownRedis.url, workerLostMs: 1_500 });
-    const ownListed = async (id: string) => ((await own.call('GET', '/workers')).body.workers as Array<{ id: string }>).some((one) => one.id === id);
+    const ownListed = listedOn(() => own);
     const cutOff = await startWorkerProcess({ id: 'r-cut', redisUrl: ownRedis.url, labels: 'pool=cut', maxActiveRuns: 2 }, ownListed);
     try {
       await own.writeDag('cut-off', 'workerSelector:\n  pool: cut\nsteps:\n  - name: long\n    command: sleep 30\n');

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { startTestServer, type TestServer } from './helpers.ts';
 import { SseClient } from './support/sse-client.ts';
 import { redisMissing, startRedis, type RedisServer } from './redis-server.ts';
-import { startWorkerProcess, type WorkerProcess } from './support/troupe-worker.ts';
+import { listedOn, startWorkerProcess, type WorkerProcess } from './support/troupe-worker.ts';
 
 const missing = redisMissing();
 
@@ -18,7 +18,7 @@ describe('runs on workers through Redis', { skip: missing && !process.env.CI ? m
   let redis: RedisServer;
   let server: TestServer;
   const workers: WorkerProcess[] = [];
-  const listed = async (id: string) => ((await server.call('GET', '/workers')).body.workers as Array<{ id: string }>).some((worker) => worker.id === id);
+  const listed = listedOn(() => server);
   const startWorker = async (id: string, labels: string, maxActiveRuns = 4) => {
     // Each worker's HOME is its own: its steps see the worker's system variables, not the server's.
     const worker = await startWorkerProcess({ id, redisUrl: redis.url, labels, maxActiveRuns, env: { HOME: `/home/${id}` } }, listed);

@@ -11,7 +11,7 @@ import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
 import { troupe } from './cli-run.ts';
 import { redisMissing, startRedis, type RedisServer } from './redis-server.ts';
 import { WORKER_METRICS, dashboardQueries, scrape } from './support/scrape-metrics.ts';
-import { startWorkerProcess, type WorkerProcess } from './support/troupe-worker.ts';
+import { listedOn, startWorkerProcess, type WorkerProcess } from './support/troupe-worker.ts';
 
 const missing = redisMissing();
 
@@ -19,7 +19,7 @@ describe('workers in the metrics and in troupe status', { skip: missing && !proc
   let redis: RedisServer;
   let server: TestServer;
   const workers: WorkerProcess[] = [];
-  const listed = async (id: string) => ((await server.call('GET', '/workers')).body.workers as Array<{ id: string }>).some((worker) => worker.id === id);
+  const listed = listedOn(() => server);
   const startWorker = async (id: string, labels: string, maxActiveRuns: number) => {
     const worker = await startWorkerProcess({ id, redisUrl: redis.url, labels, maxActiveRuns }, listed);
     workers.push(worker);

@@ -6,7 +6,7 @@ import type { Browser, BrowserContext } from 'playwright-core';
 import type { TestServer } from './helpers.ts';
 import { redisMissing, startRedis, type RedisServer } from './redis-server.ts';
 import { closeBrowserOnServer, openBrowserOnServer } from './support/browser.ts';
-import { startWorkerProcess, type WorkerProcess } from './support/troupe-worker.ts';
+import { listedOn, startWorkerProcess, type WorkerProcess } from './support/troupe-worker.ts';
 
 const missing = redisMissing();
 
@@ -22,7 +22,7 @@ describe('the dashboard and workers', { skip: missing && !process.env.CI ? missi
     if (missing) throw new Error(missing);
     redis = await startRedis();
     ({ server, browser, context, origin } = await openBrowserOnServer({ redisUrl: redis.url }));
-    const listed = async (id: string) => ((await server.call('GET', '/workers')).body.workers as Array<{ id: string }>).some((one) => one.id === id);
+    const listed = listedOn(() => server);
     worker = await startWorkerProcess({ id: 'ui-gpu', redisUrl: redis.url, labels: 'gpu=true', maxActiveRuns: 2 }, listed);
   });
 

@@ -18,6 +18,11 @@ export interface WorkerProcess {
   kill(): Promise<void>;
 }
 
+/** Whether GET /workers on the server (read at each call: a test may start it anew) lists a worker of that id: startWorkerProcess's readiness check. */
+export function listedOn(server: () => { call(method: string, path: string): Promise<{ body: any }> }): (id: string) => Promise<boolean> {
+  return async (id) => ((await server().call('GET', '/workers')).body.workers as Array<{ id: string }>).some((worker) => worker.id === id);
+}
+
 export interface WorkerSpec {
   id: string;
   redisUrl: string;
