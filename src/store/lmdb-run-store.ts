@@ -13,6 +13,7 @@ import { couldExist, readNodes, recordOf as storedRecord, type Key, type ReadTra
 import { LmdbEventLog } from './lmdb-event-log.ts';
 import { listSummaries } from './run-listing.ts';
 import { StoreProbe } from './store-probe.ts';
+import { CommitOrder } from './commit-order.ts';
 import { alongside, letCommitFailuresPass, lmdbWrite, storageError } from './storage-full.ts';
 import { errorText, log } from '../logging/index.ts';
 
@@ -79,6 +80,7 @@ export class LmdbRunStore implements RunStore {
   private latestByName = { generation: -1, byName: new Map<string, { row: RunSummaryRow | undefined }>() };
   /** Writes handed to LMDB's writer thread and not yet committed. */
   private writesInFlight = 0;
+  private readonly order = new CommitOrder();
   private mainThreadCommitMs = 0;
   private mainThreadCommitsPausedUntil = 0;
   private readonly probe: StoreProbe;
@@ -255,7 +257,7 @@ export class LmdbRunStore implements RunStore {
     // Puts issued in the same tick commit in one transaction, in call order: a reader never sees
     // half a transition, and the index never names a missing run.
     const staged = this.events.stage(events);
-    return this.committing(this.putRecord(record, previous, changedNodes), recordOf(record)).then(() => this.remember(id, record, staged));
+    return this.order.follow(this.committing(this.putRecord(record, previous, changedNodes), recordOf(record)), () => this.remember(id, record, staged));
   }
 
   private commitOnMainThread(id: string, record: RunRecord, previous: RunRecord | undefined, changedNodes: Iterable<number> | undefined, events: readonly EventBody[]): Promise<void> {
@@ -270,6 +272,7 @@ export class LmdbRunStore implements RunStore {
       this.issued.clear();
       return Promise.reject(storageError(error, recordOf(record), this.path));
     }
+    this.order.flush();
     const ms = Math.min(performance.now() - started, 3 * MAIN_THREAD_COMMIT_MAX_MS);
     this.mainThreadCommitMs = this.mainThreadCommitMs * 0.9 + ms * 0.1;
     if (this.mainThreadCommitMs > MAIN_THREAD_COMMIT_MAX_MS) {
@@ -332,8 +335,8 @@ export class LmdbRunStore implements RunStore {
     return write;
   }
 
+  /** Told in issue order (commit-order.ts), so the entry always ends at the newest record. */
   private remember(id: string, record: RunRecord, events: readonly EngineEvent[]): void {
-    // Commits resolve in write order, so the entry always ends at the newest record.
     setNewest(this.committed, id, record, COMMITTED_CACHE_SIZE);
     this.generation++;
     this.events.committed(events);
@@ -357,7 +360,7 @@ export class LmdbRunStore implements RunStore {
   appendEvents(bodies: readonly EventBody[]): Promise<void> {
     const staged = this.events.stage(bodies);
     const last = staged.length > 0 ? this.events.lastWrite : Promise.resolve(true);
-    return this.committing(last, 'events').then(() => this.events.committed(staged));
+    return this.order.follow(this.committing(last, 'events'), () => this.events.committed(staged));
   }
 
   /**
@@ -387,7 +390,7 @@ export class LmdbRunStore implements RunStore {
     const written = this.putRecord(record, previous, undefined);
     writeAlongside();
     if (spec !== undefined) alongside(this.specs.put(keys.spec(record.name, record.dagRunId), spec));
-    return this.committing(written, recordOf(record)).then(() => this.remember(id, record, staged));
+    return this.order.follow(this.committing(written, recordOf(record)), () => this.remember(id, record, staged));
   }
 
   saveSpec(name: string, dagRunId: string, spec: string): Promise<void> {
@@ -465,12 +468,11 @@ export class LmdbRunStore implements RunStore {
     alongside(this.byTime.remove(keys.byTime(record.createdAtMs, name, dagRunId)));
     alongside(this.byName.remove(keys.byName(name, record.createdAtMs, dagRunId)));
     alongside(this.byStatus.remove(keys.byStatus(record.status, record.createdAtMs, name, dagRunId)));
-    return this.committing(this.runs.remove(keys.run(name, dagRunId)), `the removal of dag-run ${dagRunId} of DAG ${name}`).then(() => {
-      // Earlier writes of the run have committed (commits resolve in order): nothing re-caches it.
+    // Told after every earlier write of the run: none re-caches it.
+    return this.order.follow(this.committing(this.runs.remove(keys.run(name, dagRunId)), `the removal of dag-run ${dagRunId} of DAG ${name}`), () => {
       if (!this.issued.has(id)) this.committed.delete(id);
       this.generation++;
-      return true;
-    });
+    }).then(() => true);
   }
 
   isSuspended(fileName: string): boolean {
@@ -481,8 +483,7 @@ export class LmdbRunStore implements RunStore {
   async setSuspended(fileName: string, suspended: boolean, events: readonly EventBody[] = []): Promise<void> {
     const what = `whether DAG ${fileName} is suspended`;
     const staged = this.events.stage(events);
-    await this.committing(suspended ? this.flags.put(keys.suspended(fileName), true) : this.flags.remove(keys.suspended(fileName)), what);
-    this.events.committed(staged);
+    await this.order.follow(this.committing(suspended ? this.flags.put(keys.suspended(fileName), true) : this.flags.remove(keys.suspended(fileName)), what), () => this.events.committed(staged));
   }
 
   /** Whether the store takes a write and reads it back (store-probe.ts). */
