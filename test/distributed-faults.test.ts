@@ -135,4 +135,25 @@ describe('a worker killed mid-run', { skip: missing && !process.env.CI ? missing
     assert.equal(finished.statusLabel, 'succeeded');
     assert.equal(await stopped, 0);
   });
+
+  test('a run handed to a worker just before its drain is still run there, not left in its queue to be lost', async () => {
+    const late = await startWorkerProcess({ id: 'd-late', redisUrl: redis.url, labels: 'pool=late', maxActiveRuns: 2, extraArgs: ['--shutdown-grace', '20'] }, listed);
+    await server.writeDag('handed-late', 'workerSelector:\n  pool: late\nsteps:\n  - name: s\n    command: sleep 0.3\n');
+    // Frozen, it cannot take the job the server hands it; it hears its SIGTERM as it wakes, with the job waiting.
+    late.child.kill('SIGSTOP');
+    let dagRunId: string;
+    let stopped: Promise<number | null>;
+    try {
+      dagRunId = (await server.call('POST', '/dags/handed-late/start', {})).body.dagRunId;
+      assert.equal((await server.waitForRun('handed-late', dagRunId, (run) => run.status === 1)).workerId, 'd-late');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      stopped = late.stop();
+    } finally {
+      late.child.kill('SIGCONT');
+    }
+    const run = await server.waitForRun('handed-late', dagRunId);
+    assert.equal(run.statusLabel, 'succeeded', JSON.stringify(run));
+    assert.equal(run.workerId, 'd-late');
+    assert.equal(await stopped, 0);
+  });
 });

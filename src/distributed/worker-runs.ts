@@ -21,6 +21,13 @@ const OUTPUT_READ_MS = 100;
 const FLUSH_MS = 10_000;
 /** The most bytes of one file sent in one item. */
 const OUTPUT_CHUNK = 256 * 1024;
+/**
+ * A drain takes the runs handed before the server heard it until its queue has been empty this
+ * long (a hand the server decided a moment before may still be on its way), for the grace or
+ * HANDED_WAIT_MS, whichever is longer.
+ */
+const HANDED_QUIET_MS = 500;
+const HANDED_WAIT_MS = 3_000;
 
 /** What the worker asks of its engine. */
 export interface WorkerEngine {
@@ -80,6 +87,10 @@ export class WorkerRuns {
   private sending: Promise<void> = Promise.resolve();
   private stopped = false;
   private draining = false;
+  /** A drain's grace is over: a run taken from now on is stopped as it begins. */
+  private graceOver = false;
+  /** Jobs taken and not settled (a held run, or one being checked before it is held). */
+  private taking = 0;
   private readonly idleWaiters: Array<() => void> = [];
   /** This process: a job handed to an earlier process of the same worker id is not run here. */
   private readonly incarnation = randomUUID();
@@ -155,12 +166,17 @@ export class WorkerRuns {
 
   /** Takes nothing new; the runs under way get `graceMs` to finish, then are stopped; then it leaves. */
   async drain(graceMs: number): Promise<void> {
+    const graceEnds = Date.now() + graceMs;
     // Said at once: the server places nothing more here.
     this.draining = true;
-    void this.sayAlive();
+    await within(this.sayAlive(), 1_000);
+    // What was handed before the server heard it is this worker's to run (or to stop, past the grace): left in
+    // the queue, it would wait for workerLostSec and fail.
+    await this.takeWhatWasHanded(Math.max(graceEnds, Date.now() + HANDED_WAIT_MS));
     // BullMQ takes nothing new from here; its close waits on its connection, which Redis being away can hold forever.
     const taking = this.taker?.drain() ?? Promise.resolve();
-    await this.idleWithin(graceMs);
+    await this.idleWithin(graceEnds - Date.now());
+    this.graceOver = true;
     for (const held of this.held.values()) await this.engine?.stop(held.name, held.dagRunId).catch(() => undefined);
     // The runs stopped end, and what they reported is sent, while Redis answers.
     await this.idleWithin(FLUSH_MS);
@@ -175,13 +191,37 @@ export class WorkerRuns {
     this.commands.disconnect();
   }
 
-  /** Resolves once no run is held, or after `ms`. */
+  /** Resolves once no job is taken, or after `ms`. */
   private idleWithin(ms: number): Promise<void> {
-    if (this.held.size === 0) return Promise.resolve();
-    return within(new Promise<void>((resolve) => this.idleWaiters.push(resolve)), ms);
+    if (this.taking === 0) return Promise.resolve();
+    return within(new Promise<void>((resolve) => this.idleWaiters.push(resolve)), Math.max(0, ms));
+  }
+
+  /** Keeps taking until this worker's queue has stayed empty for HANDED_QUIET_MS, or `deadline`. */
+  private async takeWhatWasHanded(deadline: number): Promise<void> {
+    const taker = this.taker;
+    if (!taker) return;
+    let emptySince: number | undefined;
+    while (Date.now() < deadline) {
+      // Redis away: nothing can be taken from it either.
+      const waiting = await Promise.race([taker.waiting().catch(() => 0), pause(1_000).then(() => 0)]);
+      if (waiting > 0) emptySince = undefined;
+      else if (Date.now() - (emptySince ??= Date.now()) >= HANDED_QUIET_MS) return;
+      await pause(100);
+    }
   }
 
   private async run(payload: RunPayload): Promise<void> {
+    this.taking++;
+    try {
+      await this.runTaken(payload);
+    } finally {
+      this.taking--;
+      if (this.taking === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
+  }
+
+  private async runTaken(payload: RunPayload): Promise<void> {
     const engine = this.engine!;
     const input = withSystemEnv(movePaths(payload.input, payload.roots, this.options.roots), movePaths(payload.systemEnv ?? {}, payload.roots, this.options.roots), this.options.systemEnv);
     const { name, dagRunId } = input.record;
@@ -204,6 +244,7 @@ export class WorkerRuns {
       await mkdir(dirname(input.plan.logPath), { recursive: true, mode: 0o700 });
       await this.writeDagFiles(payload.dagFiles ?? {});
       await engine.runPlanned(input);
+      if (this.graceOver) void engine.stop(name, dagRunId).catch(() => undefined);
       await engine.whenFinished(name, dagRunId);
       await sent;
     } catch (error) {
@@ -216,7 +257,6 @@ export class WorkerRuns {
       for (const [path, tail] of this.tails) if (tail.held === held) this.tails.delete(path);
       this.outbox.forget(held.attempt);
       void this.sayAlive();
-      if (this.held.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
   }
 
@@ -347,6 +387,8 @@ export class WorkerRuns {
     });
   }
 }
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** `promise`, or nothing after `ms`: what waits on Redis does not hold a drain forever. */
 function within(promise: Promise<unknown>, ms: number): Promise<void> {

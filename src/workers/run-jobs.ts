@@ -65,6 +65,8 @@ export interface TakerOptions<Payload> {
 /** The worker's side: takes the runs handed to it. */
 export class RunJobTaker<Payload> {
   private readonly worker: Worker;
+  /** The worker's own queue, read for what waits in it (a drain takes what was handed before it was heard). */
+  private readonly queue: Queue;
 
   constructor(connection: Redis, private readonly options: TakerOptions<Payload>) {
     const problem = workerIdProblem(options.workerId);
@@ -73,6 +75,13 @@ export class RunJobTaker<Payload> {
       connection, prefix: PREFIX, concurrency: options.maxActiveRuns, lockDuration: options.lockMs ?? 30_000, autorun: false,
     });
     this.worker.on('error', (error) => options.onError?.(error));
+    this.queue = new Queue(queueName(options.workerId), { connection, prefix: PREFIX });
+    this.queue.on('error', () => undefined);
+  }
+
+  /** How many runs wait in this worker's queue, not taken yet. */
+  waiting(): Promise<number> {
+    return this.queue.getWaitingCount();
   }
 
   start(): void {
@@ -82,6 +91,7 @@ export class RunJobTaker<Payload> {
   /** Takes no new run; resolves once the runs under way have settled. */
   async drain(): Promise<void> {
     await this.worker.close();
+    await this.queue.close();
   }
 }
 
