@@ -8,6 +8,7 @@
 //   started 16 at a time, runs per second.
 //   node bench/workers.mjs [--build <checkout>] [--drain 200] [--latency 40] [--rate 300]
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -90,6 +91,20 @@ async function startMany(name, count, inFlight = 16) {
   return ids;
 }
 
+/** CPU time so far, ms: this process, the workers still up, Redis (from /proc: user + system ticks). */
+function cpuNow() {
+  const ticks = (pid) => {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      return 0;
+    }
+  };
+  const own = process.cpuUsage();
+  return { server: (own.user + own.system) / 1000, worker: workers.filter((worker) => worker.exitCode === null).reduce((sum, worker) => sum + ticks(worker.pid), 0), redis: ticks(redis.pid) };
+}
+
 const write = (name, spec) => writeFile(join(home, 'dags', `${name}.yaml`), spec);
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 
@@ -100,6 +115,9 @@ try {
   // Drain: 200 runs of sleep 0.5 through 16 slots.
   const drainCount = Number(values.drain);
   await write('drain', 'maxActiveRuns: -1\nworkerSelector:\n  pool: drain\nsteps:\n  - name: s\n    command: sleep 0.5\n');
+  // A worker's first runs pay for its warm-up (the engine's code not yet compiled): one run per slot
+  // first, as a worker that has been up a while has done.
+  await waitAll('drain', await startMany('drain', 16, 16));
   const drainStart = performance.now();
   const drainIds = await startMany('drain', drainCount, 32);
   const startedAllMs = performance.now() - drainStart;
@@ -158,10 +176,17 @@ try {
   await write('local-one', 'maxActiveRuns: -1\nsteps:\n  - name: s\n    command: "true"\n');
   const rates = {};
   for (const name of ['local-one', 'remote-one', 'local-one', 'remote-one']) {
+    const cpuBefore = cpuNow();
     const started = performance.now();
     await waitAll(name, await startMany(name, rateCount, 16));
     const perSecond = rateCount / ((performance.now() - started) / 1000);
     rates[name] = Math.max(rates[name] ?? 0, perSecond);
+    if (process.env.BENCH_DETAIL) {
+      // CPU per run, ms: this process (the server and this client), the worker left, Redis.
+      const cpuAfter = cpuNow();
+      const per = (key) => +((cpuAfter[key] - cpuBefore[key]) / rateCount).toFixed(2);
+      console.log(JSON.stringify({ rate: name, perSecond: +perSecond.toFixed(1), cpuMsPerRun: { server: per('server'), worker: per('worker'), redis: per('redis') } }));
+    }
   }
   console.log(JSON.stringify({ figure: 'one-step-rate', runs: rateCount, localPerSecond: +rates['local-one'].toFixed(1), workerPerSecond: +rates['remote-one'].toFixed(1), ratio: +(rates['remote-one'] / rates['local-one']).toFixed(2) }));
 } finally {

@@ -13,12 +13,9 @@ export async function calledDagFiles(definitions: Definitions, specText: string)
   while (texts.length > 0) {
     const next: string[] = [];
     for (const text of texts) {
-      const parsed = await definitions.parse(text, {}).catch(() => undefined);
-      if (!parsed) continue;
-      const local = new Set(parsed.localDags.map((candidate) => candidate.name));
-      const dags = [parsed.dag, ...parsed.localDags.map((candidate) => candidate.dag)].filter((dag): dag is Dag => dag !== undefined);
-      for (const target of dags.flatMap(targetsOf)) {
-        if (local.has(target) || Object.hasOwn(files, target) || target.includes('$')) continue;
+      for (const target of await targetsIn(definitions, text)) {
+        if (Object.hasOwn(files, target)) continue;
+        // Read at each hand: the file's text as the catalog has it now.
         const loaded = await definitions.loadDag(target);
         if (!loaded) continue;
         files[target] = loaded.text;
@@ -28,6 +25,26 @@ export async function calledDagFiles(definitions: Definitions, specText: string)
     texts = next;
   }
   return files;
+}
+
+/** How many definitions' targets are kept: a run handed to a worker is not parsed again for them. */
+const KEPT_TARGETS = 256;
+const keptTargets = new WeakMap<Definitions, Map<string, readonly string[]>>();
+
+/** The DAG files a definition's text calls (its own local DAGs and variable targets left out): parsed once per text. */
+async function targetsIn(definitions: Definitions, text: string): Promise<readonly string[]> {
+  let kept = keptTargets.get(definitions);
+  if (!kept) keptTargets.set(definitions, kept = new Map());
+  const known = kept.get(text);
+  if (known) return known;
+  const parsed = await definitions.parse(text, {}).catch(() => undefined);
+  if (!parsed) return [];
+  const local = new Set(parsed.localDags.map((candidate) => candidate.name));
+  const dags = [parsed.dag, ...parsed.localDags.map((candidate) => candidate.dag)].filter((dag): dag is Dag => dag !== undefined);
+  const targets = [...new Set(dags.flatMap(targetsOf))].filter((target) => !local.has(target) && !target.includes('$'));
+  if (kept.size >= KEPT_TARGETS) kept.delete(kept.keys().next().value!);
+  kept.set(text, targets);
+  return targets;
 }
 
 function targetsOf(dag: Dag): string[] {

@@ -156,8 +156,8 @@ export class RemoteRuns implements RemoteRunDispatcher {
     const input = { ...run, record, plan: { ...plan, worker } };
     this.options.calledDags(plan.specText)
       .then(async (dagFiles) => {
-        await this.commands.sadd(HANDED_SET, attempt);
-        await this.jobs.hand(worker, attempt, { input, roots: this.options.roots, dagFiles, systemEnv: this.options.systemEnv, incarnation } satisfies RunPayload);
+        // On one connection, in order: the attempt is in the set before its job is in the queue, without a round trip between.
+        await Promise.all([this.commands.sadd(HANDED_SET, attempt), this.jobs.hand(worker, attempt, { input, roots: this.options.roots, dagFiles, systemEnv: this.options.systemEnv, incarnation } satisfies RunPayload)]);
       }).catch((error: unknown) => {
       log.error({ dag: record.name, dagRunId: record.dagRunId, worker, error: errorText(error) }, 'the run could not be handed to its worker');
     });

@@ -15,6 +15,8 @@ import { attemptKey, movePaths, withSystemEnv, type Report, type Roots, type Run
 import { redisConnection } from './redis-connection.ts';
 
 const HEARTBEAT_MS = 1_000;
+/** How soon a change of the runs held is told, at most (BEAT_SOON_MS of changes go in one heartbeat). */
+const BEAT_SOON_MS = 100;
 /** How often the steps' output files are read for new bytes. */
 const OUTPUT_READ_MS = 100;
 /** How long a drain waits, after the grace, for the stopped runs to end and their reports to be sent. */
@@ -82,6 +84,7 @@ export class WorkerRuns {
   /** Output files being sent, by this worker's path. */
   private readonly tails = new Map<string, Tail>();
   private beat: NodeJS.Timeout | undefined;
+  private soon: NodeJS.Timeout | undefined;
   private reader: NodeJS.Timeout | undefined;
   /** Everything sent goes through here, one step after the other: the stream holds it in the order it happened. */
   private sending: Promise<void> = Promise.resolve();
@@ -183,6 +186,7 @@ export class WorkerRuns {
     await within(taking, 1_000);
     this.stopped = true;
     clearInterval(this.beat);
+    clearTimeout(this.soon);
     clearInterval(this.reader);
     await within(this.sending, 1_000);
     await within(leave(this.commands, this.options.id).catch(() => undefined), 2_000);
@@ -229,6 +233,9 @@ export class WorkerRuns {
       log.warn({ dag: name, dagRunId }, 'a run handed to an earlier process of this worker was not run (the server settles it)');
       return;
     }
+    // Its folders and the DAG files it calls are made while the server's set is asked: a run it does not hold leaves only those.
+    const prepared = Promise.all([mkdir(dirname(input.plan.logPath), { recursive: true, mode: 0o700 }), this.writeDagFiles(payload.dagFiles ?? {})]);
+    prepared.catch(() => undefined);
     if (!(await this.commands.sismember(HANDED_SET, attemptKey(input.record)))) {
       log.warn({ dag: name, dagRunId, attempt: input.record.attemptId }, 'a run the server no longer counts on this worker was not run (it was settled meanwhile)');
       return;
@@ -239,10 +246,9 @@ export class WorkerRuns {
     this.held.set(runKey(name, dagRunId), held);
     this.trees.set(runKey(name, dagRunId), held);
     this.runLogs.set(input.record.log, held);
-    void this.sayAlive();
+    this.sayAliveSoon();
     try {
-      await mkdir(dirname(input.plan.logPath), { recursive: true, mode: 0o700 });
-      await this.writeDagFiles(payload.dagFiles ?? {});
+      await prepared;
       await engine.runPlanned(input);
       if (this.graceOver) void engine.stop(name, dagRunId).catch(() => undefined);
       await engine.whenFinished(name, dagRunId);
@@ -256,7 +262,7 @@ export class WorkerRuns {
       for (const [path, owner] of this.runLogs) if (owner === held) this.runLogs.delete(path);
       for (const [path, tail] of this.tails) if (tail.held === held) this.tails.delete(path);
       this.outbox.forget(held.attempt);
-      void this.sayAlive();
+      this.sayAliveSoon();
     }
   }
 
@@ -354,6 +360,17 @@ export class WorkerRuns {
     for (const held of this.held.values()) {
       if (held.attempt === message.attempt) void this.engine?.stop(held.name, held.dagRunId).catch(() => undefined);
     }
+  }
+
+  /**
+   * A heartbeat within BEAT_SOON_MS, for a run taken or ended (its runs listed as they are): one
+   * for all that change meanwhile, not one each (each has the server read the workers' list).
+   */
+  private sayAliveSoon(): void {
+    this.soon ??= setTimeout(() => {
+      this.soon = undefined;
+      void this.sayAlive();
+    }, BEAT_SOON_MS);
   }
 
   private async sayAlive(): Promise<void> {
