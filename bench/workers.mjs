@@ -4,9 +4,10 @@
 //   to the last run's end, against the ideal (N * 0.5 s / 16 slots);
 // - latency: from a start request to the remote step's process running (the step prints its start
 //   time), sequential runs, p50 and p90;
-// - rate: one-step runs (`true`) through one worker against the same runs on the server itself,
-//   started 16 at a time, runs per second.
-//   node bench/workers.mjs [--build <checkout>] [--drain 200] [--latency 40] [--rate 300]
+// - stop: from a stop request to the remote run recorded aborted, five runs, p50 and the most;
+// - rate: one-step runs (`true`) through one worker of 16 slots against the same runs on the server
+//   itself, started 16 at a time, runs per second.
+//   node bench/workers.mjs [--build <checkout>] [--drain 200] [--latency 40] [--rate 300] [--rate-slots 16]
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -18,7 +19,7 @@ import { pathToFileURL } from 'node:url';
 
 const { values } = parseArgs({ options: {
   build: { type: 'string', default: '.' }, drain: { type: 'string', default: '200' },
-  latency: { type: 'string', default: '40' }, rate: { type: 'string', default: '300' },
+  latency: { type: 'string', default: '40' }, rate: { type: 'string', default: '300' }, 'rate-slots': { type: 'string', default: '16' },
 } });
 const build = resolve(values.build);
 const { startTroupe, homePaths } = await import(pathToFileURL(join(build, 'dist', 'main.js')).href);
@@ -42,7 +43,8 @@ const troupe = await startTroupe({ host: '127.0.0.1', port: 0, ...homePaths(home
 const base = `http://127.0.0.1:${troupe.server.port}/api/v2`;
 const call = async (method, path, body) => {
   const response = await fetch(base + path, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
-  return response.json();
+  const text = await response.text();
+  return text ? JSON.parse(text) : {};
 };
 
 const workers = [];
@@ -169,10 +171,26 @@ try {
   delays.sort((one, other) => one - other);
   console.log(JSON.stringify({ figure: 'start-to-remote-process', runs: delays.length, p50Ms: +percentile(delays, 0.5).toFixed(1), p90Ms: +percentile(delays, 0.9).toFixed(1) }));
 
-  // Rate: one-step runs through one worker (8 slots) against the server itself.
-  workers.pop().kill('SIGTERM');
+  // Stop: from the stop request to the run recorded aborted, its step's process stopped on the worker.
+  await write('stop-remote', 'workerSelector:\n  pool: drain\nsteps:\n  - name: s\n    command: sleep 30\n');
+  const stops = [];
+  for (let index = 0; index < 5; index++) {
+    const { dagRunId } = await call('POST', '/dags/stop-remote/start', {});
+    while ((await call('GET', `/dag-runs/stop-remote/${dagRunId}`)).dagRun?.nodes?.[0]?.status !== 1) await sleep(20);
+    const asked = performance.now();
+    await call('POST', `/dag-runs/stop-remote/${dagRunId}/stop`);
+    while ((await call('GET', `/dag-runs/stop-remote/${dagRunId}`)).dagRun?.status !== 3) await sleep(5);
+    stops.push(performance.now() - asked);
+  }
+  stops.sort((one, other) => one - other);
+  console.log(JSON.stringify({ figure: 'stop-to-aborted', runs: stops.length, p50Ms: +percentile(stops, 0.5).toFixed(1), maxMs: +stops.at(-1).toFixed(1) }));
+
+  // Rate: one-step runs through one worker against the server itself, both at the same concurrency:
+  // the client keeps 16 starts in flight, and the worker has as many slots (--rate-slots).
+  for (const worker of workers.splice(0)) worker.kill('SIGTERM');
+  await startWorker('bench-rate', 'pool=rate', Number(values['rate-slots']));
   const rateCount = Number(values.rate);
-  await write('remote-one', 'maxActiveRuns: -1\nworkerSelector:\n  pool: drain\nsteps:\n  - name: s\n    command: "true"\n');
+  await write('remote-one', 'maxActiveRuns: -1\nworkerSelector:\n  pool: rate\nsteps:\n  - name: s\n    command: "true"\n');
   await write('local-one', 'maxActiveRuns: -1\nsteps:\n  - name: s\n    command: "true"\n');
   const rates = {};
   for (const name of ['local-one', 'remote-one', 'local-one', 'remote-one']) {
