@@ -3,6 +3,7 @@
 // own engine under its own folders, and sends everything the run reports back on the record
 // stream, in order: records, log lines, the new bytes of its steps' output files, its end.
 import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Redis } from 'ioredis';
@@ -21,6 +22,8 @@ const BEAT_SOON_MS = 100;
 const OUTPUT_READ_MS = 100;
 /** How long a drain waits, after the grace, for the stopped runs to end and their reports to be sent. */
 const FLUSH_MS = 10_000;
+/** How many log folders are remembered as made (one per DAG, usually). */
+const KEPT_LOG_FOLDERS = 1_000;
 /** The most bytes of one file sent in one item. */
 const OUTPUT_CHUNK = 256 * 1024;
 /**
@@ -83,6 +86,8 @@ export class WorkerRuns {
   private readonly runLogs = new Map<string, Held>();
   /** Output files being sent, by this worker's path. */
   private readonly tails = new Map<string, Tail>();
+  /** The log folders made so far. */
+  private readonly logFolders = new Set<string>();
   private beat: NodeJS.Timeout | undefined;
   private soon: NodeJS.Timeout | undefined;
   private reader: NodeJS.Timeout | undefined;
@@ -234,7 +239,7 @@ export class WorkerRuns {
       return;
     }
     // Its folders and the DAG files it calls are made while the server's set is asked: a run it does not hold leaves only those.
-    const prepared = Promise.all([mkdir(dirname(input.plan.logPath), { recursive: true, mode: 0o700 }), this.writeDagFiles(payload.dagFiles ?? {})]);
+    const prepared = Promise.all([this.logFolder(dirname(input.plan.logPath)), this.writeDagFiles(payload.dagFiles ?? {})]);
     prepared.catch(() => undefined);
     if (!(await this.commands.sismember(HANDED_SET, attemptKey(input.record)))) {
       log.warn({ dag: name, dagRunId, attempt: input.record.attemptId }, 'a run the server no longer counts on this worker was not run (it was settled meanwhile)');
@@ -264,6 +269,14 @@ export class WorkerRuns {
       this.outbox.forget(held.attempt);
       this.sayAliveSoon();
     }
+  }
+
+  /** Makes the folder of a run's logs, once per folder (this worker's home is emptied at its start, and nothing else removes them). */
+  private async logFolder(path: string): Promise<void> {
+    if (this.logFolders.has(path)) return;
+    await mkdir(path, { recursive: true, mode: 0o700 });
+    if (this.logFolders.size >= KEPT_LOG_FOLDERS) this.logFolders.clear();
+    this.logFolders.add(path);
   }
 
   /** The DAG files the run calls, where its engine finds them: a file another run wrote with other text is written anew. */
@@ -328,11 +341,14 @@ export class WorkerRuns {
     for (const [path, tail] of this.tails) {
       if (!only(path, tail)) continue;
       if (last) this.tails.delete(path);
+      // Most reads find nothing new (a step that printed nothing, or nothing since): a stat tells, where an open would cost three calls on the thread pool.
+      const size = statSync(path, { throwIfNoEntry: false })?.size;
+      if (size === undefined || size <= tail.offset) continue; // not written yet, or nothing new
       let file;
       try {
         file = await open(path, 'r');
       } catch {
-        continue; // not written yet
+        continue;
       }
       try {
         for (;;) {
