@@ -11,7 +11,8 @@ import { SseClient, type SseMessage } from './support/sse-client.ts';
 const TWO = 'steps:\n  - name: a\n    command: echo a\n  - name: b\n    command: "false"\n    depends: [a]\n';
 const ONE = 'steps:\n  - name: only\n    command: echo one\n';
 
-const ended = (dagRunId: string) => (messages: SseMessage[]) => messages.some((message) => /^run\.(succeeded|failed|aborted|partially_succeeded)$/.test(message.event) && JSON.parse(message.data).dagRunId === dagRunId);
+const isEnd = (dagRunId: string) => (message: SseMessage) => /^run\.(succeeded|failed|aborted|partially_succeeded)$/.test(message.event) && JSON.parse(message.data).dagRunId === dagRunId;
+const ended = (dagRunId: string) => (messages: SseMessage[]) => messages.some(isEnd(dagRunId));
 const typesOf = (messages: SseMessage[]) => messages.filter((message) => message.event !== 'message').map((message) => {
   const event = JSON.parse(message.data);
   return event.stepName ? `${event.type}:${event.stepName}` : event.type;
@@ -83,7 +84,7 @@ describeOnCarriers('the event stream', (server) => {
     for (const stream of [byHeader, byQuery, both]) {
       // Up to the run's end: the watcher's dag.created for the file written above may come after it.
       const received = await stream.until(ended(dagRunId));
-      const resumed = received.slice(1, received.findIndex((_, index) => ended(dagRunId)(received.slice(0, index + 1))) + 1);
+      const resumed = received.slice(1, received.findIndex(isEnd(dagRunId)) + 1);
       assert.deepEqual(resumed.map((message) => message.id), all.slice(2).map((message) => message.id));
     }
   });

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { setTimeout as pause } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { RunFinishedEvent, RunInput, RunReports } from '../actors/index.ts';
 import { NodeStatus, dagNameProblem, maskedRedisUrl, runKey, type RunRecord, type RunningTask } from '../core/index.ts';
@@ -420,8 +421,6 @@ export class WorkerRuns {
     });
   }
 }
-
-const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** `promise`, or nothing after `ms`: what waits on Redis does not hold a drain forever. */
 function within(promise: Promise<unknown>, ms: number): Promise<void> {
