@@ -64,6 +64,35 @@ test('items are applied in order, per attempt numbered from 1, then acknowledged
   assert.ok(await waitUntil(async () => (await probe.xlen(RECORD_STREAM)) === 0), 'the applied entries were not deleted');
 });
 
+test('items appended faster than Redis answers share entries, and come out one by one, in order', { skip }, async () => {
+  const redis = await redisServer();
+  const outbox = new RecordOutbox(waiting(redis.url));
+  // One tick: the first goes alone, the rest wait for its answer and go together.
+  const sent = await Promise.all(Array.from({ length: 50 }, (_, index) => outbox.append(index % 2 ? 'a1' : 'b1', 'record', { n: index })));
+  assert.deepEqual(sent.filter((item) => item.attempt === 'a1').map((item) => item.seq), Array.from({ length: 25 }, (_, index) => index + 1));
+  const probe = waiting(redis.url);
+  const entries = await probe.xlen(RECORD_STREAM);
+  assert.ok(entries >= 2 && entries < 50, `50 items in ${entries} entries`);
+  const applied = new Map<string, StreamItem[]>();
+  inbox(redis.url, applied).start();
+  await waitUntil(() => applied.get('a1')?.length === 25 && applied.get('b1')?.length === 25);
+  assert.deepEqual(applied.get('a1')!.map((item) => JSON.parse(item.payload).n), Array.from({ length: 25 }, (_, index) => 2 * index + 1));
+  assert.deepEqual(applied.get('b1')!.map((item) => item.seq), Array.from({ length: 25 }, (_, index) => index + 1));
+  assert.ok(await waitUntil(async () => (await probe.xlen(RECORD_STREAM)) === 0), 'the applied entries were not deleted');
+});
+
+test('an entry with a malformed item is told, and its well-formed items applied', { skip }, async () => {
+  const redis = await redisServer();
+  const probe = waiting(redis.url);
+  await probe.xadd(RECORD_STREAM, '*', 'a', 'a1', 's', '1', 'k', 'log', 'p', '{"n":1}', 'a', 'a1', 's', 'x', 'k', 'log', 'p', '{}', 'a', 'a1', 's', '2', 'k', 'log', 'p', '{"n":2}');
+  const applied = new Map<string, StreamItem[]>();
+  const errors: string[] = [];
+  inbox(redis.url, applied, { onError: (error) => errors.push(error.message) }).start();
+  await waitUntil(() => applied.get('a1')?.length === 2);
+  assert.deepEqual(seqs(applied.get('a1')), ['1:1', '2:2']);
+  assert.match(errors.join('\n'), /malformed entry/);
+});
+
 test('a batch whose apply failed is read again and applied once; a server that read and stopped has its entries read again, the applied ones skipped', { skip }, async () => {
   const redis = await redisServer();
   const outbox = new RecordOutbox(waiting(redis.url));

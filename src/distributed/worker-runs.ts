@@ -130,7 +130,7 @@ export class WorkerRuns {
       logLine: (path, line) => {
         local.logLine(path, line);
         const held = this.runLogs.get(path);
-        if (held) this.inOrder(() => this.append(held, { kind: 'log', path: this.toServer(held, path), line }));
+        if (held) this.inOrder(() => { void this.append(held, { kind: 'log', path: this.toServer(held, path), line }); });
       },
       finished: (end) => {
         local.finished(end);
@@ -194,7 +194,7 @@ export class WorkerRuns {
     clearInterval(this.beat);
     clearTimeout(this.soon);
     clearInterval(this.reader);
-    await within(this.sending, 1_000);
+    await within(this.sending.then(() => this.outbox.idle()), 1_000);
     await within(leave(this.commands, this.options.id).catch(() => undefined), 2_000);
     this.takerConnection?.disconnect();
     this.subscriber.disconnect();

@@ -1,6 +1,6 @@
 // What a worker's runs produce (records, events, log lines), carried to the server on one Redis
 // Stream. A worker appends each item with its attempt and a sequence number that grows by one per
-// attempt; the server reads the stream through a consumer group, hands each batch to be applied
+// attempt, several items to an entry when they come faster than Redis answers; the server reads the stream through a consumer group, hands each batch to be applied
 // (one commit of its own store), and only then acknowledges and deletes the entries. So an entry is
 // applied once: one the server read but had not acknowledged when it stopped is read again at its
 // next start, and skipped if its sequence number was applied already; one from an attempt that is
@@ -21,28 +21,78 @@ export interface StreamItem {
   payload: string;
 }
 
-/** The sending side: items of each attempt numbered in the order they are appended. */
+/** The most items, and about the most payload bytes, one entry carries. */
+const ENTRY_ITEMS = 200;
+const ENTRY_BYTES = 1024 * 1024;
+
+interface Outgoing {
+  item: StreamItem;
+  sent(item: StreamItem): void;
+  failed(error: unknown): void;
+}
+
+/**
+ * The sending side: items of each attempt numbered in the order they are appended. One append is
+ * on its way to Redis at a time; what is appended meanwhile goes together in the next entry (an
+ * entry holds items one after the other, four fields each). A lone item goes at once; under load
+ * a round trip carries many.
+ */
 export class RecordOutbox {
   private readonly next = new Map<string, number>();
+  private readonly waiting: Outgoing[] = [];
+  private sending = false;
+  private readonly idleWaiters: Array<() => void> = [];
 
   /**
    * `redis` should wait for a connection rather than fail a command (`maxRetriesPerRequest: null`):
-   * while Redis is away, items wait in its queue, in order, and go when it is back.
+   * while Redis is away, items wait here, in order, and go when it is back.
    */
   constructor(private readonly redis: Redis, private readonly stream = RECORD_STREAM) {}
 
   /** Appends an item; resolves once Redis holds it. */
-  async append(attempt: string, kind: string, payload: unknown): Promise<StreamItem> {
+  append(attempt: string, kind: string, payload: unknown): Promise<StreamItem> {
     const seq = (this.next.get(attempt) ?? 0) + 1;
     this.next.set(attempt, seq);
     const item = { attempt, seq, kind, payload: JSON.stringify(payload) };
-    await this.redis.xadd(this.stream, '*', 'a', item.attempt, 's', String(seq), 'k', kind, 'p', item.payload);
-    return item;
+    return new Promise((sent, failed) => {
+      this.waiting.push({ item, sent, failed });
+      this.send();
+    });
   }
 
   /** The attempt has ended: its numbering is no longer needed. */
   forget(attempt: string): void {
     this.next.delete(attempt);
+  }
+
+  /** Resolves once every item appended so far has been answered (held by Redis, or failed). */
+  idle(): Promise<void> {
+    if (!this.sending && this.waiting.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private send(): void {
+    if (this.sending) return;
+    if (this.waiting.length === 0) {
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
+      return;
+    }
+    let count = 0;
+    let bytes = 0;
+    while (count < this.waiting.length && count < ENTRY_ITEMS && (count === 0 || bytes + this.waiting[count].item.payload.length <= ENTRY_BYTES)) {
+      bytes += this.waiting[count].item.payload.length;
+      count++;
+    }
+    const entry = this.waiting.splice(0, count);
+    const fields = entry.flatMap(({ item }) => ['a', item.attempt, 's', String(item.seq), 'k', item.kind, 'p', item.payload]);
+    this.sending = true;
+    this.redis.xadd(this.stream, '*', ...fields).then(
+      () => { for (const each of entry) each.sent(each.item); },
+      (error: unknown) => { for (const each of entry) each.failed(error); },
+    ).finally(() => {
+      this.sending = false;
+      this.send();
+    });
   }
 }
 
@@ -144,15 +194,18 @@ export class RecordInbox {
     this.groupMade = true;
   }
 
+  /** The well-formed items of an entry; a malformed one is told and dropped. */
+  private itemsOf(fields: string[]): StreamItem[] {
+    const items = itemsOf(fields);
+    const wellFormed = items.filter((item): item is StreamItem => item !== undefined);
+    if (wellFormed.length < items.length) this.options.onError?.(new Error(`dropped a malformed entry of ${this.stream}`));
+    return wellFormed;
+  }
+
   private async take(entries: Array<[string, string[]]>): Promise<void> {
     const fresh: StreamItem[] = [];
     const highest = new Map<string, number>();
-    for (const [, fields] of entries) {
-      const item = itemOf(fields);
-      if (!item) {
-        this.options.onError?.(new Error(`dropped a malformed entry of ${this.stream}`));
-        continue;
-      }
+    for (const item of entries.flatMap(([, fields]) => this.itemsOf(fields))) {
       if (!this.options.isCurrent(item.attempt)) continue;
       const applied = Math.max(this.options.appliedSeq(item.attempt), highest.get(item.attempt) ?? 0);
       if (item.seq <= applied) continue;
@@ -181,13 +234,14 @@ function readyOrPause(redis: Redis, ms: number): Promise<void> {
   });
 }
 
-function itemOf(fields: string[]): StreamItem | undefined {
-  const values = new Map<string, string>();
-  for (let index = 0; index + 1 < fields.length; index += 2) values.set(fields[index], fields[index + 1]);
-  const attempt = values.get('a');
-  const seq = Number(values.get('s'));
-  const kind = values.get('k');
-  const payload = values.get('p');
-  if (attempt === undefined || !Number.isSafeInteger(seq) || seq < 1 || kind === undefined || payload === undefined) return undefined;
-  return { attempt, seq, kind, payload };
+/** The items of an entry, four fields each, in order; undefined in place of a malformed one. */
+function itemsOf(fields: string[]): Array<StreamItem | undefined> {
+  const items: Array<StreamItem | undefined> = [];
+  for (let index = 0; index < fields.length; index += 8) {
+    const [a, attempt, s, seqText, k, kind, p, payload] = fields.slice(index, index + 8);
+    const seq = Number(seqText);
+    const wellFormed = a === 'a' && s === 's' && k === 'k' && p === 'p' && attempt !== undefined && kind !== undefined && payload !== undefined;
+    items.push(wellFormed && Number.isSafeInteger(seq) && seq >= 1 ? { attempt, seq, kind, payload } : undefined);
+  }
+  return items;
 }
