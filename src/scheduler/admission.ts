@@ -39,7 +39,8 @@ export interface AdmissionAsk {
   /**
    * The labels a worker must carry to run it. Under distributed dispatch a start or an inline run
    * with them waits in its queue, as an enqueued run does, until a worker carrying them has room
-   * (maxActiveRuns and singleton refuse it as a start's); without, they choose nothing.
+   * (maxActiveRuns and singleton refuse it as a start's); one that would leave its queue at once
+   * goes to its worker without waiting. Without distributed dispatch, they choose nothing.
    */
   workerSelector?: Readonly<Record<string, string>>;
 }
@@ -129,6 +130,9 @@ export function decideAdmission(slots: Slots, ask: AdmissionAsk): AdmissionDecis
       const error = limits(kind, singleton, waitsForLimits ? -1 : ask.maxActiveRuns);
       if (error) return refused(error);
       if (!waitsForLimits && !selector) return admit(slots, { name, dagRunId, counted: true, queue: ask.queue });
+      // A start for a worker that would leave its queue at once goes to the worker straight away.
+      const placed = !waitsForLimits && selector && leavesQueueAtOnce(slots, ask) ? placeNow(slots, selector) : undefined;
+      if (placed && !(placed instanceof AppError)) return admit(slots, { name, dagRunId, counted: true, queue: ask.queue, ...placed });
       const run: QueuedRun = {
         queue: ask.queue!, name, dagRunId, maxActiveRuns: ask.maxActiveRuns, ...(ask.fileName ? { fileName: ask.fileName } : {}),
         ...(selector ? { workerSelector: selector } : {}), start: ask.start,
@@ -163,6 +167,13 @@ function placeNow(slots: Slots, selector: Readonly<Record<string, string>> | und
   return new AppError('max_run_reached', pick.kind === 'no-worker'
     ? `no worker carries the labels ${labels}: start one with them, then try again`
     : `every worker carrying the labels ${labels} runs as many runs as it may (${pick.workers.join(', ')}): try again when one has room`);
+}
+
+/** Nothing waits ahead of it in its queue, which has room, and its DAG is not suspended. */
+function leavesQueueAtOnce(slots: Slots, ask: AdmissionAsk): boolean {
+  const queue = ask.queue!;
+  if ((slots.queued.get(queue)?.length ?? 0) > 0 || customQueueBusy(slots, queue)) return false;
+  return ask.fileName === undefined || !slots.isSuspended(ask.fileName);
 }
 
 /** Being started, active, queued, or stored: an id a new run cannot take. */
