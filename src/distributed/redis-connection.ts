@@ -21,3 +21,10 @@ export function redisConnection(url: string, options: ConnectionOptions): Redis 
     ...(parsed.protocol === 'rediss:' ? { tls: { servername: parsed.hostname } } : {}),
   });
 }
+
+/** `promise`, or nothing after `ms`: what waits on Redis does not hold a drain or a close forever. */
+export function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([promise.then(() => undefined, () => undefined), new Promise<void>((resolve) => { timer = setTimeout(resolve, ms); })])
+    .finally(() => clearTimeout(timer));
+}

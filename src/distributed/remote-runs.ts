@@ -13,7 +13,7 @@ import { RecordInbox, RunJobs, appliedFrom, listWorkers, workerView, type Listed
 import { ReportApplier, type HandedRun } from './apply-reports.ts';
 import { APPLIED_HASH, CONTROL_CHANNEL, HANDED_SET, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
 import { attemptKey, type Roots, type RunPayload } from './payload.ts';
-import { redisConnection } from './redis-connection.ts';
+import { redisConnection, within } from './redis-connection.ts';
 
 /** How often the list is read when no heartbeat announces itself: a worker that went silent is seen aging. */
 const LIST_REFRESH_MS = 5_000;
@@ -49,6 +49,8 @@ export class RemoteRuns implements RemoteRunDispatcher {
   private readonly attemptOf = new Map<string, string>();
   /** The newest sequence number applied, per attempt. */
   private readonly applied = new Map<string, number>();
+  /** Attempts forgotten whose marks in Redis are not taken out yet. */
+  private readonly forgotten: string[] = [];
   private list: readonly ListedWorker[] = [];
   /** Workers whose runs were settled as lost: none is placed on them until they are heard again. */
   private readonly lost = new Set<string>();
@@ -177,6 +179,7 @@ export class RemoteRuns implements RemoteRunDispatcher {
     this.closed = true;
     clearInterval(this.refresh);
     await this.inbox.close();
+    await within(this.sayForgotten(), 1_000);
     await this.jobs.close().catch(() => undefined);
     this.subscriber.disconnect();
     this.commands.disconnect();
@@ -267,7 +270,14 @@ export class RemoteRuns implements RemoteRunDispatcher {
     this.handed.delete(handed.attempt);
     this.attemptOf.delete(runKey(handed.name, handed.dagRunId));
     this.applied.delete(handed.attempt);
-    this.commands.multi().srem(HANDED_SET, handed.attempt).hdel(APPLIED_HASH, handed.attempt).exec().catch(() => undefined);
+    // Those forgotten in one turn of the event loop (a batch's ends, say) leave Redis in one transaction.
+    if (this.forgotten.push(handed.attempt) === 1) setImmediate(() => void this.sayForgotten());
+  }
+
+  private sayForgotten(): Promise<void> {
+    const attempts = this.forgotten.splice(0);
+    if (attempts.length === 0) return Promise.resolve();
+    return this.commands.multi().srem(HANDED_SET, ...attempts).hdel(APPLIED_HASH, ...attempts).exec().then(() => undefined, () => undefined);
   }
 
   /** A batch from the stream, applied in order; done once its records are stored. */

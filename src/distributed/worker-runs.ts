@@ -14,7 +14,7 @@ import { errorText, log } from '../logging/index.ts';
 import { RecordOutbox, RunJobTaker, heartbeat, leave } from '../workers/index.ts';
 import { CONTROL_CHANNEL, HANDED_SET, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
 import { attemptKey, movePaths, withSystemEnv, type Report, type Roots, type RunPayload } from './payload.ts';
-import { redisConnection } from './redis-connection.ts';
+import { redisConnection, within } from './redis-connection.ts';
 
 const HEARTBEAT_MS = 1_000;
 /** How soon a change of the runs held is told, at most (BEAT_SOON_MS of changes go in one heartbeat). */
@@ -127,10 +127,11 @@ export class WorkerRuns {
         local.record(record, changed);
         this.relayRecord(record, changed);
       },
+      // A run's log is written where it is kept, on the server: none here.
       logLine: (path, line) => {
-        local.logLine(path, line);
         const held = this.runLogs.get(path);
         if (held) this.inOrder(() => { void this.append(held, { kind: 'log', path: this.toServer(held, path), line }); });
+        else local.logLine(path, line);
       },
       finished: (end) => {
         local.finished(end);
@@ -420,11 +421,4 @@ export class WorkerRuns {
       void this.engine?.stop(run.name, run.dagRunId).catch(() => undefined);
     });
   }
-}
-
-/** `promise`, or nothing after `ms`: what waits on Redis does not hold a drain forever. */
-function within(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([promise.then(() => undefined, () => undefined), new Promise<void>((resolve) => { timer = setTimeout(resolve, ms); })])
-    .finally(() => clearTimeout(timer));
 }
