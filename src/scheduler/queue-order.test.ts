@@ -65,3 +65,17 @@ test('a dispatch without reasons starts the same runs, stops at a full queue, an
   assert.equal(fast.waiting.size, 0);
   assert.equal(full.waiting.size, 2);
 });
+
+test('runs for workers go while a worker carrying their labels has room; those whose labels have none wait, and others behind them go', () => {
+  const worker = (id: string, labels: Record<string, string>, totalPollers: number) => ({
+    id, labels, totalPollers, busyPollers: 0, runningTasks: [], lastHeartbeatAt: '', healthStatus: 'healthy' as const,
+  });
+  const on = (labels: Record<string, string>) => ({ ...item('q', `d${seq}`, -1), workerSelector: labels });
+  const items = [on({ pool: 'gpu', zone: 'eu' }), on({ zone: 'eu', pool: 'gpu' }), on({ zone: 'eu', pool: 'gpu' }), on({ pool: 'cpu' }), on({ pool: 'cpu' }), on({ pool: 'cpu' })];
+  const workers = { list: [worker('g', { pool: 'gpu', zone: 'eu' }, 2), worker('c', { pool: 'cpu' }, 3)], placed: new Map([['c', 1]]) };
+  const decision = decideDispatch(state(items, { workers }));
+  // The labels' order does not matter; each worker takes what room it has.
+  assert.deepEqual(decision.start.map((run) => run.dagRunId), [items[0], items[1], items[3], items[4]].map((run) => run.dagRunId));
+  assert.deepEqual([...decision.placements.values()], ['g', 'g', 'c', 'c']);
+  assert.deepEqual([...decision.waiting], [[waitKey(items[2]), 'worker'], [waitKey(items[5]), 'worker']]);
+});

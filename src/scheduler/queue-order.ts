@@ -85,6 +85,7 @@ export function decideDispatch(state: DispatchState, { withReasons = true } = {}
   const placements = new Map<QueuedRun, string>();
   // Runs placed by this decision count against their worker as those placed before.
   const placed = state.workers ? new Map(state.workers.placed) : undefined;
+  const noRoomFor = new Set<string>();
   const suspended = new Map<string, boolean>();
   const isSuspended = ({ fileName }: QueuedRun) => {
     // An inline spec has no file to suspend.
@@ -114,8 +115,12 @@ export function decideDispatch(state: DispatchState, { withReasons = true } = {}
         continue;
       }
       if (item.workerSelector && state.workers && placed) {
-        const pick = pickWorker(item.workerSelector, state.workers.list, placed);
-        if (pick.kind !== 'worker') {
+        // Placements only add up within a decision: labels no worker had room for stay so, and
+        // the many runs that wait for them are not matched against every worker again.
+        const labels = selectorKey(item.workerSelector);
+        const pick = noRoomFor.has(labels) ? undefined : pickWorker(item.workerSelector, state.workers.list, placed);
+        if (pick?.kind !== 'worker') {
+          if (pick) noRoomFor.add(labels);
           // Held back by its labels alone: the runs behind it go (other labels, or none).
           if (withReasons) waiting.set(waitKey(item), 'worker');
           continue;
@@ -129,4 +134,9 @@ export function decideDispatch(state: DispatchState, { withReasons = true } = {}
     }
   }
   return { start, waiting, placements };
+}
+
+/** The same text for the same pairs, in any order. */
+function selectorKey(selector: Readonly<Record<string, string>>): string {
+  return JSON.stringify(Object.entries(selector).sort(([one], [other]) => (one < other ? -1 : one > other ? 1 : 0)));
 }
