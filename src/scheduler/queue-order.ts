@@ -136,7 +136,15 @@ export function decideDispatch(state: DispatchState, { withReasons = true } = {}
   return { start, waiting, placements };
 }
 
+/** Each waiting run's selector's key, made once: a dispatch reads it for every run that waits. */
+const selectorKeys = new WeakMap<object, string>();
+
 /** The same text for the same pairs, in any order. */
 function selectorKey(selector: Readonly<Record<string, string>>): string {
-  return JSON.stringify(Object.entries(selector).sort(([one], [other]) => (one < other ? -1 : one > other ? 1 : 0)));
+  let key = selectorKeys.get(selector);
+  if (key === undefined) {
+    key = JSON.stringify(Object.entries(selector).sort(([one], [other]) => (one < other ? -1 : one > other ? 1 : 0)));
+    selectorKeys.set(selector, key);
+  }
+  return key;
 }
