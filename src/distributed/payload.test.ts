@@ -19,6 +19,13 @@ test('a path is under a folder only inside it, with no way out through ..', () =
   assert.equal(isUnder('/srv/logs', '/srv/logs/../secrets'), false);
   assert.equal(isUnder('/srv/logs', '/srv/logsX/a'), false);
   assert.equal(isUnder('/srv/logs', 'relative/a'), false);
+  // Plain paths are read as text; any other is resolved: the answers agree.
+  const slow = (root: string, path: string) => isUnder(root, path.replace(/^\//, '/./'));
+  for (const root of ['/srv/logs', '/srv/logs/', '/', '/srv/./logs', '/srv//logs']) {
+    for (const path of ['/srv/logs', '/srv/logs/', '/srv/logs/a', '/srv/logs/a/', '/srv/log', '/srv/logsX', '/srv', '/', '/srv/logs/..', '/srv/logs/../x', '/srv/logs/./a', '/srv/logs//a', '/srv/logs/.hidden', '/srv/logs/..x', '/x/srv/logs']) {
+      assert.equal(isUnder(root, path), slow(root, path), `${path} under ${root}`);
+    }
+  }
 });
 
 test('the worker\'s system variables take the place of the server\'s, unless the run set its own', () => {

@@ -76,9 +76,17 @@ export function movePaths<T>(value: T, from: Roots, to: Roots): T {
   return walk(value) as T;
 }
 
+/** An empty segment, or one that is `.` or `..`: a path with none is as plain as it reads. */
+const IRREGULAR = /\/\/|(^|\/)\.\.?(\/|$)/;
+
 /** Whether `path` is `root` or inside it, with no way out through `..`. */
 export function isUnder(root: string, path: string): boolean {
   if (!isAbsolute(path)) return false;
+  // Plain absolute paths (every report's): their text says it, without resolving either.
+  if (isAbsolute(root) && !IRREGULAR.test(path) && !IRREGULAR.test(root)) {
+    const folder = root.endsWith('/') ? root.slice(0, -1) : root;
+    return folder === '' || path === folder || path.startsWith(folder + '/');
+  }
   const inside = relative(resolve(root), resolve(path));
-  return inside === '' || (!inside.startsWith('..') && !isAbsolute(inside));
+  return inside === '' || (inside !== '..' && !inside.startsWith('../') && !isAbsolute(inside));
 }
