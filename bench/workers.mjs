@@ -5,9 +5,9 @@
 // - latency: from a start request to the remote step's process running (the step prints its start
 //   time), sequential runs, p50 and p90;
 // - stop: from a stop request to the remote run recorded aborted, five runs, p50 and the most;
-// - rate: one-step runs (`true`) through one worker of 16 slots against the same runs on the server
-//   itself, started 16 at a time, runs per second.
-//   node bench/workers.mjs [--build <checkout>] [--drain 200] [--latency 40] [--rate 300] [--rate-slots 16]
+// - rate: one-step runs (`true`) through one worker against the same runs on the server itself,
+//   started 16 at a time, runs per second; through a worker of 100 slots (the default), then 16.
+//   node bench/workers.mjs [--build <checkout>] [--drain 200] [--latency 40] [--rate 300] [--rate-slots 100,16]
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -19,7 +19,7 @@ import { pathToFileURL } from 'node:url';
 
 const { values } = parseArgs({ options: {
   build: { type: 'string', default: '.' }, drain: { type: 'string', default: '200' },
-  latency: { type: 'string', default: '40' }, rate: { type: 'string', default: '300' }, 'rate-slots': { type: 'string', default: '16' },
+  latency: { type: 'string', default: '40' }, rate: { type: 'string', default: '300' }, 'rate-slots': { type: 'string', default: '100,16' },
 } });
 const build = resolve(values.build);
 const { startTroupe, homePaths } = await import(pathToFileURL(join(build, 'dist', 'main.js')).href);
@@ -93,18 +93,26 @@ async function startMany(name, count, inFlight = 16) {
   return ids;
 }
 
-/** CPU time so far, ms: this process, the workers still up, Redis (from /proc: user + system ticks). */
+/**
+ * CPU time so far, ms: this process, the workers still up, Redis, and the step processes that the
+ * server and the workers started and reaped (from /proc: user + system ticks, own or children's).
+ */
 function cpuNow() {
-  const ticks = (pid) => {
+  const ticks = (pid, children = false) => {
     try {
       const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      return (Number(fields[11]) + Number(fields[12])) * 10;
+      const at = children ? 13 : 11;
+      return (Number(fields[at]) + Number(fields[at + 1])) * 10;
     } catch {
       return 0;
     }
   };
   const own = process.cpuUsage();
-  return { server: (own.user + own.system) / 1000, worker: workers.filter((worker) => worker.exitCode === null).reduce((sum, worker) => sum + ticks(worker.pid), 0), redis: ticks(redis.pid) };
+  const up = workers.filter((worker) => worker.exitCode === null);
+  return {
+    server: (own.user + own.system) / 1000, worker: up.reduce((sum, worker) => sum + ticks(worker.pid), 0), redis: ticks(redis.pid),
+    steps: ticks(process.pid, true) + up.reduce((sum, worker) => sum + ticks(worker.pid, true), 0),
+  };
 }
 
 const write = (name, spec) => writeFile(join(home, 'dags', `${name}.yaml`), spec);
@@ -185,32 +193,42 @@ try {
   stops.sort((one, other) => one - other);
   console.log(JSON.stringify({ figure: 'stop-to-aborted', runs: stops.length, p50Ms: +percentile(stops, 0.5).toFixed(1), maxMs: +stops.at(-1).toFixed(1) }));
 
-  // Rate: one-step runs through one worker against the server itself, both at the same concurrency:
-  // the client keeps 16 starts in flight, and the worker has as many slots (--rate-slots).
-  for (const worker of workers.splice(0)) worker.kill('SIGTERM');
-  await startWorker('bench-rate', 'pool=rate', Number(values['rate-slots']));
+  // Rate: one-step runs through one worker against the server itself, the client keeping 16 starts in
+  // flight on both. Once through a worker of the default size (100 slots: neither side has a limit
+  // that holds its runs back), and once through a worker of 16 slots, as many as the starts in
+  // flight: a remote run holds its slot from its placement to its end applied on the server (about
+  // twice a local run's span), so there runs wait in their queue, which a local run never does here.
   const rateCount = Number(values.rate);
   await write('remote-one', 'maxActiveRuns: -1\nworkerSelector:\n  pool: rate\nsteps:\n  - name: s\n    command: "true"\n');
   await write('local-one', 'maxActiveRuns: -1\nsteps:\n  - name: s\n    command: "true"\n');
-  const rates = {};
-  for (const name of ['local-one', 'remote-one', 'local-one', 'remote-one']) {
-    const cpuBefore = cpuNow();
-    const started = performance.now();
-    await waitAll(name, await startMany(name, rateCount, 16));
-    const perSecond = rateCount / ((performance.now() - started) / 1000);
-    rates[name] = Math.max(rates[name] ?? 0, perSecond);
-    if (process.env.BENCH_DETAIL) {
-      // CPU per run, ms: this process (the server and this client), the worker left, Redis.
-      const cpuAfter = cpuNow();
-      const per = (key) => +((cpuAfter[key] - cpuBefore[key]) / rateCount).toFixed(2);
-      console.log(JSON.stringify({ rate: name, perSecond: +perSecond.toFixed(1), cpuMsPerRun: { server: per('server'), worker: per('worker'), redis: per('redis') } }));
+  for (const slots of values['rate-slots'].split(',').map(Number)) {
+    for (const worker of workers.splice(0)) {
+      const gone = new Promise((done) => worker.once('exit', done));
+      worker.kill('SIGTERM');
+      await gone;
     }
+    await startWorker(`bench-rate-${slots}`, 'pool=rate', slots);
+    const rates = {};
+    for (const name of ['local-one', 'remote-one', 'local-one', 'remote-one']) {
+      const cpuBefore = cpuNow();
+      const started = performance.now();
+      await waitAll(name, await startMany(name, rateCount, 16));
+      const perSecond = rateCount / ((performance.now() - started) / 1000);
+      rates[name] = Math.max(rates[name] ?? 0, perSecond);
+      if (process.env.BENCH_DETAIL) {
+        // CPU per run, ms: this process (the server and this client), the worker, Redis, the steps' processes.
+        const cpuAfter = cpuNow();
+        const per = (key) => +((cpuAfter[key] - cpuBefore[key]) / rateCount).toFixed(2);
+        console.log(JSON.stringify({ rate: name, slots, perSecond: +perSecond.toFixed(1), cpuMsPerRun: { server: per('server'), worker: per('worker'), redis: per('redis'), steps: per('steps') } }));
+      }
+    }
+    console.log(JSON.stringify({ figure: 'one-step-rate', workerSlots: slots, runs: rateCount, localPerSecond: +rates['local-one'].toFixed(1), workerPerSecond: +rates['remote-one'].toFixed(1), ratio: +(rates['remote-one'] / rates['local-one']).toFixed(2) }));
   }
-  console.log(JSON.stringify({ figure: 'one-step-rate', runs: rateCount, localPerSecond: +rates['local-one'].toFixed(1), workerPerSecond: +rates['remote-one'].toFixed(1), ratio: +(rates['remote-one'] / rates['local-one']).toFixed(2) }));
 } finally {
   for (const worker of workers) worker.kill('SIGTERM');
   await troupe.close();
   redis.kill('SIGTERM');
   await sleep(200);
-  await rm(scratch, { recursive: true, force: true });
+  // Files a step wrote as the server closed may still be landing: removed again until none does.
+  await rm(scratch, { recursive: true, force: true, maxRetries: 5 });
 }
