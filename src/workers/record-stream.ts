@@ -1,10 +1,11 @@
 // What a worker's runs produce (records, events, log lines), carried to the server on one Redis
 // Stream. A worker appends each item with its attempt and a sequence number that grows by one per
-// attempt, several items to an entry when they come faster than Redis answers; the server reads the stream through a consumer group, hands each batch to be applied
-// (one commit of its own store), and only then acknowledges and deletes the entries. So an entry is
-// applied once: one the server read but had not acknowledged when it stopped is read again at its
-// next start, and skipped if its sequence number was applied already; one from an attempt that is
-// no longer the run's current one (settled, or superseded by a retry elsewhere) is dropped.
+// attempt, several items to an entry when they come faster than Redis answers; the server reads
+// the stream through a consumer group, hands each batch to be applied (one commit of its own
+// store), and only then acknowledges and deletes the entries. So an item is applied once: one the
+// server read but had not acknowledged when it stopped is read again at its next start, and
+// skipped if its sequence number was applied already; one from an attempt that is no longer the
+// run's current one (settled, or superseded by a retry elsewhere) is dropped.
 import type { Redis } from 'ioredis';
 
 export const RECORD_STREAM = 'troupe:records';
