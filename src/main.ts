@@ -54,7 +54,7 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
   const parts: EngineParts = redisUrl === undefined ? {} : {
     remoteRuns: (ports) => (remote = new RemoteRuns({
       redisUrl, roots: { logs: config.logDir, dags: config.dagsDir }, closeRunLog: (path) => handle.logs.closeRunLog(path), lostAfterMs: config.workerLostMs,
-      calledDags: (specText) => calledDagFiles(handle.catalog, specText), systemEnv: filterSystemEnv(process.env),
+      calledDags: (specText, variables) => calledDagFiles(handle.catalog, specText, variables), systemEnv: filterSystemEnv(process.env),
     }, ports)),
   };
   const { handle, lock } = await openHome(config, { parts });

@@ -173,6 +173,28 @@ describe('runs on workers through Redis', { skip: missing && !process.env.CI ? m
     assert.match(childRunLog.body.content, /msg="DAG run finished" dag=leaf-file .*status=succeeded/);
   });
 
+  test('a call whose target names a variable takes the DAG file its params name; one named by an output is not found on the worker', async () => {
+    await server.writeDag('picked-child', 'steps:\n  - name: hello\n    command: echo picked child ran\n');
+    await server.writeDag('output-child', 'steps:\n  - name: hello\n    command: echo output child ran\n');
+    await server.writeDag('by-param', [
+      'workerSelector:', '  gpu: "true"', 'params:', '  - CHILD: picked-child', 'steps:',
+      '  - name: by-param', '    call: ${CHILD}',
+      '  - name: by-output', '    command: echo output-child', '    output: NAMED', '    depends: by-param',
+      '  - name: by-named', '    call: ${NAMED}', '    depends: by-output',
+    ].join('\n'));
+    const run = await server.startAndWait('by-param');
+    const nodes = (await server.call('GET', `/dag-runs/by-param/${run.dagRunId}`)).body.dagRun.nodes as Array<{ step: { name: string }; statusLabel: string; error: string }>;
+    const node = (name: string) => nodes.find((candidate) => candidate.step.name === name)!;
+    assert.equal(node('by-param').statusLabel, 'succeeded');
+    const subRuns = (await server.call('GET', `/dag-runs/by-param/${run.dagRunId}/sub-dag-runs`)).body.subRuns as Array<{ dagRunId: string }>;
+    const child = (await server.call('GET', `/dag-runs/by-param/${run.dagRunId}/sub-dag-runs/${subRuns[0].dagRunId}`)).body.dagRunDetails;
+    assert.equal(child.name, 'picked-child');
+    assert.equal(child.workerId, 'gpu-eu');
+    // A target known only as the run goes: the worker has no copy of it (docs/workers.md says so).
+    assert.equal(node('by-named').statusLabel, 'failed');
+    assert.match(node('by-named').error, /output-child/);
+  });
+
   test('a call step\'s own workerSelector places its sub DAG run on a worker carrying it; a run on a worker without them fails the step', async () => {
     await server.writeDag('local-caller', [
       'steps:', '  - name: to-gpu', '    call: gpu-child', '    workerSelector:', '      gpu: "true"', '  - name: after', '    command: echo ${TO_GPU}', '    depends: to-gpu',

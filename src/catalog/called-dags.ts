@@ -1,21 +1,26 @@
 // The DAG files a definition calls, through its sub DAG steps and theirs: what a run placed on a
 // worker takes with it, since a worker has no DAG files of its own. A local DAG of a file travels
-// in that file's text; a target named through a variable is left out (it is known only as the
-// step runs).
+// in that file's text. A target named through a variable (`call: ${CHILD}`) of the run's own
+// definition travels when the run's variables (its params and env, known as it is planned) name
+// it; one named through a step's output, or in a called file, is known only as the step runs.
 import type { Dag } from '../core/index.ts';
 import type { Definitions } from './definitions.ts';
 
-/** File name -> text of every DAG file `specText` calls, directly or through the files it calls. */
-export async function calledDagFiles(definitions: Definitions, specText: string): Promise<Record<string, string>> {
+/**
+ * File name -> text of every DAG file `specText` calls, directly or through the files it calls.
+ * `variables`: the run's own, which a variable target of `specText` itself is expanded with.
+ */
+export async function calledDagFiles(definitions: Definitions, specText: string, variables: Readonly<Record<string, string>> = {}): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
   let texts = [specText];
   // Each file is taken once, so that a cycle of calls ends.
-  while (texts.length > 0) {
+  for (let depth = 0; texts.length > 0; depth++) {
     const next: string[] = [];
     for (const text of texts) {
-      for (const target of await targetsIn(definitions, text)) {
-        if (Object.hasOwn(files, target)) continue;
-        // Read at each hand: the file's text as the catalog has it now.
+      for (const named of await targetsIn(definitions, text)) {
+        const target = named.includes('$') && depth === 0 ? expanded(named, variables) : named;
+        if (target.includes('$') || Object.hasOwn(files, target)) continue;
+        // Read at each hand: the file's text as the catalog has it now (a name that is not a DAG's is none).
         const loaded = await definitions.loadDag(target);
         if (!loaded) continue;
         files[target] = loaded.text;
@@ -27,11 +32,19 @@ export async function calledDagFiles(definitions: Definitions, specText: string)
   return files;
 }
 
+/** `$NAME` and `${NAME}` replaced with the variable's value; one without a value is left as it is. */
+function expanded(target: string, variables: Readonly<Record<string, string>>): string {
+  return target.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (whole, braced?: string, bare?: string) => {
+    const name = braced ?? bare!;
+    return Object.hasOwn(variables, name) ? variables[name].replace(/\.ya?ml$/, '') : whole;
+  });
+}
+
 /** How many definitions' targets are kept: a run handed to a worker is not parsed again for them. */
 const KEPT_TARGETS = 256;
 const keptTargets = new WeakMap<Definitions, Map<string, readonly string[]>>();
 
-/** The DAG files a definition's text calls (its own local DAGs and variable targets left out): parsed once per text. */
+/** The DAG files a definition's text calls (its own local DAGs left out), as written: parsed once per text. */
 async function targetsIn(definitions: Definitions, text: string): Promise<readonly string[]> {
   let kept = keptTargets.get(definitions);
   if (!kept) keptTargets.set(definitions, kept = new Map());
@@ -41,7 +54,7 @@ async function targetsIn(definitions: Definitions, text: string): Promise<readon
   if (!parsed) return [];
   const local = new Set(parsed.localDags.map((candidate) => candidate.name));
   const dags = [parsed.dag, ...parsed.localDags.map((candidate) => candidate.dag)].filter((dag): dag is Dag => dag !== undefined);
-  const targets = [...new Set(dags.flatMap(targetsOf))].filter((target) => !local.has(target) && !target.includes('$'));
+  const targets = [...new Set(dags.flatMap(targetsOf))].filter((target) => !local.has(target));
   if (kept.size >= KEPT_TARGETS) kept.delete(kept.keys().next().value!);
   kept.set(text, targets);
   return targets;

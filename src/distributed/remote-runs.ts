@@ -32,8 +32,8 @@ export interface RemoteRunsOptions {
   closeRunLog(path: string): Promise<void>;
   /** How long a worker may go without a heartbeat before its runs are settled as lost. Default 60 s. */
   lostAfterMs?: number;
-  /** The DAG files a definition calls (file name -> text): they travel with the run. */
-  calledDags(specText: string): Promise<Record<string, string>>;
+  /** The DAG files a definition calls (file name -> text), a variable target named by the run's `variables`: they travel with the run. */
+  calledDags(specText: string, variables: Readonly<Record<string, string>>): Promise<Record<string, string>>;
   /** The part of this server's environment a run's steps see: a worker puts its own in its place. */
   systemEnv: Record<string, string>;
 }
@@ -156,7 +156,7 @@ export class RemoteRuns implements RemoteRunDispatcher {
     // A worker counts as heard from as the run is handed to it: its silence is timed from here at the earliest.
     if (!this.beats.has(worker)) this.beats.set(worker, { beat: '', seenAt: Date.now() });
     const input = { ...run, record, plan: { ...plan, worker } };
-    this.options.calledDags(plan.specText)
+    this.options.calledDags(plan.specText, plan.baseEnv)
       .then(async (dagFiles) => {
         // On one connection, in order: the attempt is in the set before its job is in the queue, without a round trip between.
         await Promise.all([this.commands.sadd(HANDED_SET, attempt), this.jobs.hand(worker, attempt, { input, roots: this.options.roots, dagFiles, systemEnv: this.options.systemEnv, incarnation } satisfies RunPayload)]);
