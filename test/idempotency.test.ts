@@ -81,6 +81,8 @@ describe('idempotent submits', () => {
     const inline = await submit(server, '/dag-runs', 'k-inline', { spec: INLINE });
     assert.equal(inline.status, 200, inline.text);
     assert.deepEqual((await submit(server, '/dag-runs', 'k-inline', { spec: INLINE })).body, inline.body);
+    // An inline enqueue is refused while its DAG runs as many runs as it may (maxActiveRuns 1).
+    await server.waitForRun('idem-inline', inline.body.dagRunId);
     const inlineQueued = await submit(server, '/dag-runs/enqueue', 'k-inline-queued', { spec: INLINE });
     assert.equal(inlineQueued.status, 200, inlineQueued.text);
     assert.deepEqual((await submit(server, '/dag-runs/enqueue', 'k-inline-queued', { spec: INLINE })).body, inlineQueued.body);

@@ -151,6 +151,36 @@ describe('queues', () => {
     assert.match(await server.stepLog('inlineq', 'iq1', 'a'), /inline-queued/);
   });
 
+  test('an inline enqueue is refused with 409 while its DAG has a run queued or maxActiveRuns runs active; the spec\'s own name wins over the request\'s', async () => {
+    const gate = join(scratch, 'g-inline');
+    const spec = gated(gate, join(scratch, 't-inline'), 'name: inline-busy\nmaxActiveRuns: 1\n');
+    // The spec names itself: the request's name is for a spec without one.
+    const first = await server.call('POST', '/dag-runs/enqueue', { spec, name: 'other-name', dagRunId: 'ib1' });
+    assert.deepEqual([first.status, first.body], [200, { dagRunId: 'ib1' }]);
+    assert.equal((await server.waitForRun('inline-busy', 'ib1', (run) => run.status === 1)).name, 'inline-busy');
+    assert.equal((await server.call('GET', '/dag-runs/other-name')).body.dagRuns.length, 0);
+    // Its one run is active: maxActiveRuns is reached.
+    const whileActive = await server.call('POST', '/dag-runs/enqueue', { spec, dagRunId: 'ib2' });
+    assert.deepEqual([whileActive.status, whileActive.body.code], [409, 'max_run_reached']);
+    assert.match(whileActive.body.message, /maxActiveRuns/);
+    // A stored enqueue of the same name waits behind it; an inline one is then refused for the queued run.
+    await server.writeDag('inline-busy', spec);
+    assert.equal((await server.call('POST', '/dags/inline-busy/enqueue', { dagRunId: 'ib3' })).status, 200);
+    const unlimited = spec.replace('maxActiveRuns: 1', 'maxActiveRuns: -1');
+    const whileQueued = await server.call('POST', '/dag-runs/enqueue', { spec: unlimited, dagRunId: 'ib4' });
+    assert.deepEqual([whileQueued.status, whileQueued.body.code], [409, 'max_run_reached']);
+    assert.match(whileQueued.body.message, /queued/);
+    await writeFile(gate, '');
+    assert.equal((await server.waitForRun('inline-busy', 'ib3')).status, 4);
+    // Nothing of its DAG active or queued: taken, and a spec without a name takes the request's.
+    assert.equal((await server.call('POST', '/dag-runs/enqueue', { spec, dagRunId: 'ib5' })).status, 200);
+    assert.equal((await server.waitForRun('inline-busy', 'ib5')).status, 4);
+    const nameless = await server.call('POST', '/dag-runs/enqueue', { spec: 'steps:\n  - name: a\n    command: "true"\n', name: 'named-by-request' });
+    assert.equal(nameless.status, 200, nameless.text);
+    assert.equal((await server.waitForRun('named-by-request', nameless.body.dagRunId)).status, 4);
+    for (const id of ['ib2', 'ib4']) assert.equal((await server.call('GET', `/dag-runs/inline-busy/${id}`)).status, 404);
+  });
+
   test('a custom queue holds to its maxConcurrency, says why runs wait, and takes a new limit at once', async () => {
     const gate = join(scratch, 'g5');
     await server.writeDag('cq', gated(gate, join(scratch, 't5'), 'queue: cfq\nmaxActiveRuns: -1\n'));

@@ -41,13 +41,14 @@ export class Definitions {
   }
 
   /** A definition a request carries (an inline run) that a run can use; its name checked, or required. */
-  async runnableInline(spec: unknown, name: string | undefined): Promise<Dag> {
+  /** `name` replaces the spec's own, or with `nameIfNone`, names a spec that has none. */
+  async runnableInline(spec: unknown, name: string | undefined, { nameIfNone = false } = {}): Promise<Dag> {
     if (typeof spec !== 'string' || spec.trim() === '') throw new AppError('bad_request', 'spec is required');
     if (name !== undefined) {
       const problem = dagNameProblem(name);
       if (problem) throw new AppError('bad_request', problem);
     }
-    const result = await this.parse(spec, { nameOverride: name, defaultName: '' });
+    const result = await this.parse(spec, nameIfNone ? { defaultName: name ?? '' } : { nameOverride: name, defaultName: '' });
     if (result.dag && result.dag.name === '' && name === undefined) throw new AppError('bad_request', 'DAG name is required');
     return usableDag(result, await this.callCycles(undefined, result));
   }

@@ -232,9 +232,13 @@ export class Engine {
     return this.queueing.enqueue(dag, text, options, fileName);
   }
 
+  /**
+   * An inline spec waits in its queue: named by its own `name`, else by `options.name`; refused
+   * (409 max_run_reached) while its DAG has a run queued or `maxActiveRuns` runs active.
+   */
   async enqueueInline(options: InlineOptions & { queue?: string }): Promise<{ dagRunId: string }> {
-    const dag = await this.definitions.runnableInline(options.spec, options.name);
-    return this.queueing.enqueue(dag, options.spec, { ...options, dagName: undefined });
+    const dag = await this.definitions.runnableInline(options.spec, options.name, { nameIfNone: true });
+    return this.queueing.enqueue(dag, options.spec, { ...options, dagName: undefined, refusedWhenBusy: true });
   }
 
   /** Takes a queued run out of its queue, recorded aborted; 404 when it is not queued. */

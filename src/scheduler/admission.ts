@@ -34,6 +34,8 @@ export interface AdmissionAsk {
   uncounted?: boolean;
   /** sub: the run's stored record says it runs or waits already. */
   storedActive?: boolean;
+  /** enqueue (an inline spec's): refused while the DAG name has a run queued, or maxActiveRuns runs active. */
+  refusedWhenBusy?: boolean;
   /** enqueue, reschedule, and a start that waits for a worker: what its start needs, kept while it waits. */
   start?: QueuedRun['start'];
   /**
@@ -124,11 +126,12 @@ export function decideAdmission(slots: Slots, ask: AdmissionAsk): AdmissionDecis
       if (isTaken(slots, name, dagRunId)) return refused(taken(name, dagRunId));
       const waitsForLimits = ask.kind === 'enqueue' || (ask.kind === 'reschedule' && customQueueBusy(slots, ask.queue!));
       const selector = slots.workers ? ask.workerSelector : undefined;
-      // An enqueued run waits for maxActiveRuns; singleton alone refuses it.
+      // An enqueued run waits for maxActiveRuns; singleton alone refuses it (an inline enqueue is refused by both).
       const kind = ask.kind === 'start' ? 'start' : 'inline';
       const singleton = ask.kind === 'reschedule' || ask.singleton === true;
-      const error = limits(kind, singleton, waitsForLimits ? -1 : ask.maxActiveRuns);
+      const error = limits(kind, singleton, waitsForLimits && !ask.refusedWhenBusy ? -1 : ask.maxActiveRuns);
       if (error) return refused(error);
+      if (ask.refusedWhenBusy && queuedCount(slots, name) > 0) return refused(new AppError('max_run_reached', `DAG ${name} already has a queued run`));
       if (!waitsForLimits && !selector) return admit(slots, { name, dagRunId, counted: true, queue: ask.queue });
       // A start for a worker that would leave its queue at once goes to the worker straight away.
       const placed = !waitsForLimits && selector && leavesQueueAtOnce(slots, ask) ? placeNow(slots, selector) : undefined;

@@ -18,6 +18,8 @@ import type { EngineDeps, StartOptions } from './start-options.ts';
 export interface EnqueueOptions extends StartOptions {
   /** The queue to wait in, for this run only; the DAG's `queue`, else its own queue, by default. */
   queue?: string;
+  /** Refused (409 max_run_reached) while its DAG has a run queued or maxActiveRuns runs active: an inline enqueue. */
+  refusedWhenBusy?: boolean;
 }
 
 export interface QueueListing {
@@ -66,6 +68,7 @@ export class Queueing {
     const record = queuedRecord({ dag, name, dagRunId, attemptId, log, params: mergeParams(dag.params, requested), now: clock.now(), fileName });
     const admission = scheduler.ask({
       kind, name, dagRunId, queue, maxActiveRuns: dag.maxActiveRuns, singleton: options.singleton === true, fileName,
+      ...(options.refusedWhenBusy ? { refusedWhenBusy: true } : {}),
       start: { dag, specText, params: options.params, fileName, record }, ...selectorOf(dag),
     });
     if (admission.outcome === 'refused') throw admission.error;
