@@ -57,7 +57,7 @@ export const EnqueueBody = bodySchema((Type) => Type.Object({
 }));
 export const InlineEnqueueBody = bodySchema((Type) => Type.Object({
   spec: Type.Optional(Type.String(LONG)),
-  name: Type.Optional(Type.String(NAME)),
+  name: Type.Optional(Type.String({ ...NAME, description: 'The DAG name when the spec has none of its own' })),
   params: Type.Optional(Type.String(LONG)),
   dagRunId: Type.Optional(Type.String(RUN_ID)),
   queue: Type.Optional(Type.String(QUEUE)),

@@ -50,6 +50,7 @@ export function queueRoutes(router: Router): void {
     })
     .add('POST', '/dag-runs/enqueue', enqueueInline, { permission: 'write', idempotent: true,
       operationId: 'enqueueDAGRunFromSpec', summary: 'Queue a run of an inline spec', tag: 'queues',
+      description: 'Refused (409 max_run_reached) while the DAG already has a run queued, or maxActiveRuns runs active.',
       body: InlineEnqueueBody,
       responses: { 200: { description: 'Queued', body: DagRunIdResponse } },
       errors: ['bad_request', 'max_run_reached', 'already_exists', 'insufficient_storage'],
