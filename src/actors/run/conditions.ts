@@ -3,11 +3,11 @@
 // pool) and compared with `expected` (`re:` for a regular expression), or, without `expected`, run
 // as a command. `negate` inverts the outcome.
 import { ownValue, type Condition, type Dag, type StepDispatcher } from '../../core/index.ts';
-import { expandVariables } from '../../definition/index.ts';
+import { expandVariables, type ExpandScope } from '../../definition/index.ts';
 import { matches } from './continue-on.ts';
 import { maskText } from './masking.ts';
 import { DEFAULT_SHELL, expandRunningCommands, NO_SECRETS, ShellReferences, type SecretScope } from './shell-references.ts';
-import type { RunPlan } from './plan.ts';
+import type { RunPlan, StepResultRef } from './plan.ts';
 import { commandProbe, type ProbeCommand } from './substitution.ts';
 
 export type Verdict = { holds: true } | { holds: false; message: string };
@@ -17,9 +17,9 @@ export type Verdict = { holds: true } | { holds: false; message: string };
  * names the condition with its values, the secrets among them masked. `env`: what references name,
  * positional params under "1", "2"... (commands get only the names a process environment can hold).
  */
-export async function checkConditions(conditions: Condition[], env: Record<string, string>, probe: ProbeCommand, secrets: SecretScope = NO_SECRETS): Promise<Verdict> {
+export async function checkConditions(conditions: Condition[], env: Record<string, string>, probe: ProbeCommand, secrets: SecretScope = NO_SECRETS, steps?: Readonly<Record<string, StepResultRef>>): Promise<Verdict> {
   for (const condition of conditions) {
-    const verdict = await checkCondition(condition, env, probe, secrets);
+    const verdict = await checkCondition(condition, env, probe, secrets, steps);
     if (!verdict.holds) return { holds: false, message: maskText(verdict.message, secrets.values) };
   }
   return { holds: true };
@@ -33,14 +33,16 @@ export async function unmetDagPrecondition(dag: Dag, plan: RunPlan, dispatcher: 
   return verdict.holds ? undefined : verdict.message;
 }
 
-async function checkCondition(condition: Condition, env: Record<string, string>, probe: ProbeCommand, secrets: SecretScope): Promise<Verdict> {
+async function checkCondition(condition: Condition, env: Record<string, string>, probe: ProbeCommand, secrets: SecretScope, steps?: Readonly<Record<string, StepResultRef>>): Promise<Verdict> {
   const lookup = (name: string) => ownValue(env, name);
-  const expand = (text: string) => expandVariables(text, lookup);
+  // ${id.exitCode}, ${id.stdout}, ${id.stderr}: the steps before this one, as commands read them.
+  const scope: ExpandScope = { get: lookup, step: (id) => (steps && Object.hasOwn(steps, id) ? steps[id] : undefined) };
+  const expand = (text: string) => expandVariables(text, scope);
   let holds: boolean;
   let detail: string;
   if (condition.command !== undefined || condition.expected === undefined) {
     const references = new ShellReferences(secrets.values, env);
-    const command = references.shellCode(condition.command ?? condition.condition ?? '', { get: lookup }, secrets.shell ?? DEFAULT_SHELL);
+    const command = references.shellCode(condition.command ?? condition.condition ?? '', scope, secrets.shell ?? DEFAULT_SHELL);
     const result = await probe(command, references.environment());
     holds = result.kind === 'ok' && result.exitCode === 0 && !result.error;
     detail = `\`${command}\` ${result.kind === 'ok' ? `exited with ${result.exitCode}` : `could not run: ${result.kind === 'error' ? result.message : ''}`}`;
@@ -49,7 +51,7 @@ async function checkCondition(condition: Condition, env: Record<string, string>,
     const value = await expandRunningCommands(condition.condition ?? '', env, secrets, async (command, commandEnv) => {
       const result = await probe(command, commandEnv);
       return result.kind === 'ok' ? result.output ?? '' : '';
-    });
+    }, scope.step);
     const expected = expand(condition.expected);
     holds = expected.startsWith('re:') ? matches(expected, value) : value === expected;
     detail = `"${condition.condition}" is "${value}", expected "${expected}"`;

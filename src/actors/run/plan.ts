@@ -357,6 +357,32 @@ function stepsById(steps: readonly PlannedStep[]): Map<string, number> {
   return byId;
 }
 
+/** What `${id.exitCode}`, `${id.stdout}` and `${id.stderr}` read of a step. */
+export interface StepResultRef {
+  exitCode?: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The step with `id`, as its node stands now (the first step with it, as a search would find it). */
+function stepResultOf(plan: RunPlan, nodes: readonly NodeRecord[], id: string): StepResultRef | undefined {
+  const at = stepsById(plan.steps).get(id);
+  if (at === undefined) return undefined;
+  return { exitCode: nodes[at]?.exitCode, stdout: plan.steps[at].stdout, stderr: plan.steps[at].stderr };
+}
+
+/** Every step with an id, as its node stands now: what a step's conditions read of the steps before it (plain data). */
+export function stepResults(plan: RunPlan, nodes: readonly NodeRecord[]): Record<string, StepResultRef> {
+  const results: Record<string, StepResultRef> = Object.create(null);
+  for (const id of stepsById(plan.steps).keys()) results[id] = stepResultOf(plan, nodes, id)!;
+  return results;
+}
+
+/** Whether a step has conditions, which may read the steps before it. */
+export function hasConditions(step: Pick<PlannedStep, 'preconditions' | 'repeatPolicy'>): boolean {
+  return step.preconditions.length > 0 || step.repeatPolicy?.condition !== undefined;
+}
+
 function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scope: Record<string, string>, stepEnv: Record<string, string>): StepTask {
   const env: Record<string, string> = {
     ...scope,
@@ -367,11 +393,7 @@ function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scop
   };
   const references: ExpandScope = {
     get: (name) => ownValue(env, name) ?? ownValue(plan.positional, name),
-    step: (id) => {
-      const at = stepsById(plan.steps).get(id);
-      if (at === undefined) return undefined;
-      return { exitCode: nodes[at]?.exitCode, stdout: plan.steps[at].stdout, stderr: plan.steps[at].stderr };
-    },
+    step: (id) => stepResultOf(plan, nodes, id),
   };
   // Values reach a shell through its environment, never as the text of its code (shell-references.ts).
   const shellReferences = new ShellReferences(plan.secrets, env);

@@ -5,7 +5,7 @@ import { enqueueActions, fromPromise, setup } from 'xstate';
 import { HANDLER_NODE_NAMES, NodeStatus, RunStatus, isoTime, runStatusLabel, type HandlerKind, type RunRecord } from '../../core/index.ts';
 import { stepMachine, type StepFinishedEvent, type StepInput, type StepRerunEvent, type StepSubRunEvent } from '../step/step.machine.ts';
 import { failed } from '../step/policies.ts';
-import { handlerTask, needsCommands, stepTask, type RunPlan } from './plan.ts';
+import { handlerTask, hasConditions, needsCommands, stepResults, stepTask, type RunPlan } from './plan.ts';
 import { finalStatus } from './progress.ts';
 import { allStepsSettled, hasStepsToStart, newSchedule, Outcome } from './schedule.ts';
 import { addSubRun, endRun, finishHandler, finishStep, rerunStep, runStartedLines, startHandler, startSteps, type RunState } from './run-updates.ts';
@@ -150,6 +150,7 @@ function handlerLaunch(context: RunContext, which: HandlerKind | 'outcome', at: 
   const input: StepInput = {
     index: -1, handler: kind, preconditions: step.preconditions, positional: context.plan.positional, timeoutSec: step.timeoutSec, retryPolicy: step.retryPolicy,
     repeatPolicy: step.repeatPolicy,
+    ...(hasConditions(step) ? { stepResults: stepResults(context.plan, record.nodes) } : {}),
     ...(step.call ? { call: { ...step.call, step: HANDLER_NODE_NAMES[kind], parent: callParent(context.plan) } } : {}),
     ...(needsCommands(step)
       ? { pending: { plan: context.plan, index: -1, outputs: context.outputs, nodes: record.nodes, handler: { kind, status } } }
@@ -201,6 +202,7 @@ export const runMachine = effects.extend({
             retryPolicy: context.plan.steps[index].retryPolicy,
             retries: record.nodes[index].retryCount,
             repeatPolicy: context.plan.steps[index].repeatPolicy,
+            ...(hasConditions(context.plan.steps[index]) ? { stepResults: stepResults(context.plan, record.nodes) } : {}),
             ...(needsCommands(context.plan.steps[index])
               ? { pending: { plan: context.plan, index, outputs: context.outputs, nodes: record.nodes } }
               : { task: stepTask(context.plan, index, context.outputs, record.nodes) }),

@@ -126,8 +126,8 @@ export type RunCommand = (command: string, env: Record<string, string>) => Promi
  * their output. The commands are those the template holds, never ones a value brings, and their
  * references are written for the shell (ShellReferences.shellCode, without the quote rules).
  */
-export async function expandRunningCommands(template: string, scope: Record<string, string>, secrets: SecretScope, run: RunCommand): Promise<string> {
-  const lookup = (name: string) => ownValue(scope, name);
+export async function expandRunningCommands(template: string, scope: Record<string, string>, secrets: SecretScope, run: RunCommand, step?: ExpandScope['step']): Promise<string> {
+  const lookup: ExpandScope = { get: (name: string) => ownValue(scope, name), ...(step ? { step } : {}) };
   const parts = backtickParts(template);
   if (!parts.some((part) => 'command' in part)) return expandVariables(template, lookup);
   let text = '';
@@ -136,7 +136,7 @@ export async function expandRunningCommands(template: string, scope: Record<stri
       text += expandVariables(part.literal, lookup);
     } else {
       const references = new ShellReferences(secrets.values, scope);
-      text += await run(references.shellCode(part.command, { get: lookup }, secrets.shell ?? DEFAULT_SHELL, false), references.environment());
+      text += await run(references.shellCode(part.command, lookup, secrets.shell ?? DEFAULT_SHELL, false), references.environment());
     }
   }
   return text;

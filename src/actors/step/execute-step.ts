@@ -39,7 +39,7 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock, subDags:
         // repeatPolicy's condition is tested after each execution, with the step's variables.
         if (!input.repeatCondition || stopped) return finish(result);
         const probe = commandProbe(dispatcher, task.workingDir, task.shell, task.maxOutputSize);
-        const verdict = await checkConditions([{ ...input.repeatCondition, negate: false }], conditionScope(task), probe, secretsOf(task)).catch(() => ({ holds: false }));
+        const verdict = await checkConditions([{ ...input.repeatCondition, negate: false }], conditionScope(task), probe, secretsOf(task), input.stepResults).catch(() => ({ holds: false }));
         finish(result, verdict.holds);
       });
     };
@@ -51,7 +51,7 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock, subDags:
     const start = async (task: StepTask) => {
       if (input.preconditions.length > 0) {
         const probe = commandProbe(dispatcher, task.workingDir, task.shell, task.maxOutputSize);
-        const verdict = await checkConditions(input.preconditions, conditionScope(task), probe, secretsOf(task));
+        const verdict = await checkConditions(input.preconditions, conditionScope(task), probe, secretsOf(task), input.stepResults);
         if (!verdict.holds) return finish({ kind: 'skipped', message: verdict.message });
       }
       if (stopped) return finish({ kind: 'error', code: 'stopped', message: 'stopped before its process started' });

@@ -3,7 +3,7 @@
 // XState delays, so the actor system's clock drives them.
 import { assign, enqueueActions, fromCallback, sendParent, sendTo, setup } from 'xstate';
 import type { Condition, HandlerKind, RepeatPolicy, RetryPolicy, StepResult, StepTask } from '../../core/index.ts';
-import type { PendingTask } from '../run/plan.ts';
+import type { PendingTask, StepResultRef } from '../run/plan.ts';
 import type { SubDagCall } from './sub-dag.ts';
 import { shouldRepeat, shouldRetry, waitMs } from './policies.ts';
 
@@ -26,6 +26,8 @@ export interface StepInput {
   repeatPolicy?: RepeatPolicy;
   /** Retries done before this actor: those of an attempt a crash interrupted. */
   retries?: number;
+  /** The run's steps with ids, as they stood when this one started: its conditions read them (`${id.exitCode}`). */
+  stepResults?: Readonly<Record<string, StepResultRef>>;
 }
 
 export interface StepContext extends StepInput {
@@ -87,6 +89,7 @@ export interface ExecutorInput {
   cleanupMs: number;
   /** Evaluated after the execution for repeatPolicy (`while`/`until`). */
   repeatCondition?: Pick<Condition, 'condition' | 'expected'>;
+  stepResults?: Readonly<Record<string, StepResultRef>>;
 }
 
 /** Replaced by the engine with one that dispatches to the worker pool. */
@@ -155,6 +158,7 @@ export const stepMachine = setup({
           // Each execution of a repeated call has children of its own; a retry finds the same ones.
           ...(context.call ? { call: { ...context.call, execution: context.executions } } : {}),
           positional: context.positional, task: context.task, pending: context.pending, signalOnStop: context.signalOnStop, cleanupMs: context.cleanupMs,
+          ...(context.stepResults ? { stepResults: context.stepResults } : {}),
           ...(context.repeatPolicy?.condition !== undefined
             ? { repeatCondition: { condition: context.repeatPolicy.condition, expected: context.repeatPolicy.expected } }
             : {}),
