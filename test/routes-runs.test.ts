@@ -197,6 +197,19 @@ describeOnCarriers('API', (server, carrier) => {
     assert.ok(Date.now() - t0 > 250);
   });
 
+  test('maxActiveSteps 0 sets no limit, as Dagu reads it; a negative one is refused', async () => {
+    await server.writeDag('fan-all', 'type: graph\nmaxActiveSteps: 0\nsteps:\n' + [1, 2, 3, 4].map((i) => `  - name: p${i}\n    command: sleep 0.3\n`).join(''));
+    const { body } = await call('POST', '/dags/fan-all/start', {});
+    const run = await server.waitForRun('fan-all', body.dagRunId);
+    assert.equal(run.status, 4);
+    const starts = run.nodes.map((n: any) => Date.parse(n.startedAt));
+    const ends = run.nodes.map((n: any) => Date.parse(n.finishedAt));
+    assert.ok(Math.max(...starts) < Math.min(...ends), 'all four ran at the same time');
+    const refused = await call('POST', '/dags/validate', { spec: 'maxActiveSteps: -1\nsteps:\n  - "true"\n' });
+    assert.equal(refused.body.valid, false);
+    assert.match(JSON.stringify(refused.body.errors), /maxActiveSteps.*at least 0/);
+  });
+
   test('run listings: per DAG with gridData, and /dag-runs with every filter', async () => {
     const history = await call('GET', '/dags/hello/dag-runs');
     assert.equal(history.status, 200);

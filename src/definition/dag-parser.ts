@@ -124,7 +124,8 @@ function parseDocument(doc: YamlDocument, options: ReadOptions, nul: boolean): {
     workingDir,
     logDir: resolvedDir(reader.string(value, 'logDir', []), workingDir),
     maxActiveRuns: readMaxActiveRuns(reader, value),
-    maxActiveSteps: reader.integer(value, 'maxActiveSteps', [], 1) ?? DAG_DEFAULTS.maxActiveSteps,
+    // 0: no limit, as Dagu reads it (unset is the specification's 1).
+    maxActiveSteps: reader.integer(value, 'maxActiveSteps', [], 0) ?? DAG_DEFAULTS.maxActiveSteps,
     maxCleanUpTimeSec: reader.integer(value, 'maxCleanUpTimeSec', []) ?? DAG_DEFAULTS.maxCleanUpTimeSec,
     timeoutSec: reader.integer(value, 'timeoutSec', []) ?? DAG_DEFAULTS.timeoutSec,
     delaySec: reader.integer(value, 'delaySec', []) ?? DAG_DEFAULTS.delaySec,

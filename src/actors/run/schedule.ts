@@ -124,10 +124,14 @@ export function takeBlocked(schedule: Schedule, steps: readonly StepDeps[], stat
   return blocked;
 }
 
+/** maxActiveSteps 0 (as Dagu reads it): no limit. */
+const stepLimit = (maxActiveSteps: number) => (maxActiveSteps > 0 ? maxActiveSteps : Number.POSITIVE_INFINITY);
+
 /** The ready steps that fit the free slots of maxActiveSteps, lowest index first; they count as running. */
 export function takeReady(schedule: Schedule, maxActiveSteps: number): number[] {
   const started: number[] = [];
-  while (schedule.ready.length > 0 && schedule.running < maxActiveSteps) {
+  const limit = stepLimit(maxActiveSteps);
+  while (schedule.ready.length > 0 && schedule.running < limit) {
     started.push(heapPop(schedule.ready));
     schedule.running++;
   }
@@ -136,7 +140,7 @@ export function takeReady(schedule: Schedule, maxActiveSteps: number): number[] 
 
 /** Whether an event left steps to start or to block (the run actor then calls takeBlocked and takeReady). */
 export function hasStepsToStart(schedule: Schedule, maxActiveSteps: number): boolean {
-  return schedule.stoppers.length > 0 || (schedule.ready.length > 0 && schedule.running < maxActiveSteps);
+  return schedule.stoppers.length > 0 || (schedule.ready.length > 0 && schedule.running < stepLimit(maxActiveSteps));
 }
 
 export function allStepsSettled(schedule: Schedule): boolean {
