@@ -131,6 +131,34 @@ describe('Dagu 1.30.2 forms and rules', () => {
     assert.match(await interpreter('plain'), /bash$/);
   });
 
+  test('a shebang with a bare interpreter (#!env sh, #!sh -e) finds it on PATH, as Dagu does; a missing one fails naming it', async () => {
+    await server.writeDag('bare-shebang', [
+      'type: graph',
+      'steps:',
+      '  - name: by-env',
+      `    script: ${JSON.stringify('#!env sh\necho "via env: $0"\n')}`,
+      '  - name: with-flag',
+      `    script: ${JSON.stringify('#!sh -e\nfalse\necho not reached\n')}`,
+      '    continueOn:',
+      '      failure: true',
+      '  - name: missing',
+      `    script: ${JSON.stringify('#!no-such-interpreter-x\necho never\n')}`,
+      '    continueOn:',
+      '      failure: true',
+    ].join('\n') + '\n');
+    const run = await server.startAndWait('bare-shebang');
+    const nodes = new Map(run.nodes.map((node: { step: { name: string } }) => [node.step.name, node]));
+    const byEnv = nodes.get('by-env') as { statusLabel: string; error: string };
+    assert.equal(byEnv.statusLabel, 'succeeded', byEnv.error);
+    assert.match(await server.stepLog('bare-shebang', run.dagRunId, 'by-env'), /^via env: \/.*\.script$/);
+    // -e reached sh: the script stopped at false.
+    assert.equal((nodes.get('with-flag') as { statusLabel: string }).statusLabel, 'failed');
+    assert.equal(await server.stepLog('bare-shebang', run.dagRunId, 'with-flag'), '');
+    const missing = nodes.get('missing') as { statusLabel: string; error: string };
+    assert.equal(missing.statusLabel, 'failed');
+    assert.match(missing.error, /no-such-interpreter-x/);
+  });
+
   test('partial success: every failure allowed by continueOn and one node succeeded, also when the last step of a chain fails', async () => {
     await server.writeDag('lastfails', 'steps:\n  - name: first\n    command: echo ok\n  - name: last\n    command: exit 1\n    continueOn: failed\n');
     const run = await server.startAndWait('lastfails');

@@ -52,7 +52,13 @@ async function commandLine(task: WorkerTask): Promise<Launch> {
   }
   if (task.command !== undefined) return { argv: [...shell, '-c', `${task.command} ${quote(task.scriptPath)}`] };
   // A shebang chooses the interpreter unless the step set a shell (the plan leaves the DAG's out).
-  if (task.script.startsWith('#!') && task.shell === undefined) return { argv: [task.scriptPath] };
+  // One named by a path is the kernel's to start; a bare name (`#!env sh`, `#!python3`), which
+  // the kernel would not find, is looked up on PATH, as Dagu does.
+  if (task.script.startsWith('#!') && task.shell === undefined) {
+    const lineEnd = task.script.indexOf('\n');
+    const interpreter = task.script.slice(2, lineEnd < 0 ? undefined : lineEnd).trim().split(/[ \t]+/).filter(Boolean);
+    return { argv: interpreter.length > 0 && !interpreter[0].includes('/') ? [...interpreter, task.scriptPath] : [task.scriptPath] };
+  }
   return { argv: [...shell, task.scriptPath] };
 }
 
