@@ -2,6 +2,9 @@
 // the real server.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sharedServer } from './helpers.ts';
 
 describe('Dagu 1.30.2 forms and rules', () => {
@@ -157,6 +160,39 @@ describe('Dagu 1.30.2 forms and rules', () => {
     const missing = nodes.get('missing') as { statusLabel: string; error: string };
     assert.equal(missing.statusLabel, 'failed');
     assert.match(missing.error, /no-such-interpreter-x/);
+  });
+
+  test('a step\'s dir expands ${VAR}, $VAR and ~ as the step starts, and is made when missing; one that cannot be made fails naming it', async () => {
+    const scratch = await mkdtemp(join(tmpdir(), 'troupe-dirs-'));
+    try {
+      await writeFile(join(scratch, 'a-file'), '');
+      await server.writeDag('expanded-dirs', [
+        'type: graph',
+        'env:', `  - BASE: ${scratch}/made`, `  - HOME: ${scratch}/home`, '  - REL: relative',
+        'steps:',
+        '  - name: braced', '    dir: ${BASE}/one', '    command: pwd',
+        '  - name: bare', '    dir: $BASE/two', '    command: pwd',
+        '  - name: home', '    dir: ~/three', '    command: pwd',
+        '  - name: relative', '    dir: ${REL}/four', '    command: pwd',
+        '  - name: own-env', '    env:', '      - SUB: five', '    dir: ${BASE}/${SUB}', '    command: pwd',
+        '  - name: blocked', '    dir: ${BASE}/../a-file/six', '    command: pwd', '    continueOn:', '      failure: true',
+      ].join('\n') + '\n');
+      const run = await server.startAndWait('expanded-dirs');
+      const log = (step: string) => server.stepLog('expanded-dirs', run.dagRunId, step);
+      assert.equal(await log('braced'), `${scratch}/made/one`);
+      assert.equal(await log('bare'), `${scratch}/made/two`);
+      assert.equal(await log('home'), `${scratch}/home/three`);
+      assert.equal(await log('relative'), join(server.home, 'dags', 'relative', 'four'));
+      assert.equal(await log('own-env'), `${scratch}/made/five`);
+      const blocked = run.nodes.find((node: { step: { name: string } }) => node.step.name === 'blocked');
+      assert.equal(blocked.statusLabel, 'failed');
+      assert.match(blocked.error, new RegExp(`working directory ${scratch}/a-file/six`));
+      // The definition shows each dir as written.
+      const details = await server.call('GET', '/dags/expanded-dirs');
+      assert.equal(details.body.dag.steps[0].dir, '${BASE}/one');
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
   });
 
   test('partial success: every failure allowed by continueOn and one node succeeded, also when the last step of a chain fails', async () => {

@@ -26,7 +26,7 @@ export function runServices(dispatcher: StepDispatcher, logs: Pick<LogStore, 'ap
   // not recorded ended while its container is still there.
   const starting = new Map<string, Promise<unknown>>();
   const task = (plan: RunPlan, executor: StepTask['executor']): StepTask => ({
-    executor, scriptPath: '', env: plan.baseEnv, workingDir: plan.steps[0]?.dir ?? process.cwd(),
+    executor, scriptPath: '', env: plan.baseEnv, workingDir: plan.steps[0]?.dirBase ?? plan.steps[0]?.dir ?? process.cwd(),
     captureOutput: false, maxOutputSize: plan.maxOutputSize, secrets: plan.secrets,
     ...(plan.services ? { services: plan.services } : {}),
   });

@@ -9,6 +9,7 @@ import { paramsFromText } from './params.ts';
 import { paramNameProblem } from './param-names.ts';
 import { readConditions, readContinueOn, readRepeatPolicy, readRetryPolicy } from './policies.ts';
 import { readSchedule } from './schedule.ts';
+import { isExpandedDir } from './step-dir.ts';
 import { readDotenv, readSecrets } from './secrets.ts';
 import { readContainer, readMail, readMailOn, readOtel, readRegistryAuths, readRootSsh, readSmtp } from './services.ts';
 import { readExecutor } from './executors.ts';
@@ -352,7 +353,9 @@ function readStep(
   if (commandList && !['shell', 'command'].includes(executor.type)) reader.report([...at, 'command'], `a list of commands runs with the shell executor, not ${executor.type}`);
   if (value.dir !== undefined && value.workingDir !== undefined) reader.report([...at, 'workingDir'], 'use dir or workingDir, not both');
   const dirText = reader.string(value, 'dir', at) ?? reader.string(value, 'workingDir', at);
-  const dir = dirText ? path.resolve(dag.workingDir, dirText) : dag.workingDir;
+  // One that names variables or ~ is kept as written: the run expands it as the step starts.
+  const dirLater = dirText !== undefined && isExpandedDir(dirText);
+  const dir = dirText ? (dirLater ? dirText : path.resolve(dag.workingDir, dirText)) : dag.workingDir;
   const dependsList = value.depends === undefined ? undefined : reader.stringList(value, 'depends', at) ?? [];
 
   const step: Step = dropUndefined({
@@ -375,7 +378,7 @@ function readStep(
     continueOn: readContinueOn(reader, value.continueOn, [...at, 'continueOn']),
     retryPolicy: readRetryPolicy(reader, value.retryPolicy, [...at, 'retryPolicy']),
     repeatPolicy: readRepeatPolicy(reader, value.repeatPolicy, [...at, 'repeatPolicy']),
-    ...readStepFields(reader, value, at, dir),
+    ...readStepFields(reader, value, at, dirLater ? dag.workingDir : dir),
     call,
   });
   if (dependsList !== undefined) explicitDepends.add(step);

@@ -11,3 +11,4 @@ export { backtickCommands, backtickParts, substituteBackticks } from './backtick
 export { callCycles, callTargets, type ParsedFile } from './call-graph.ts';
 export { DefinitionParser, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition-parser.ts';
 export { compileCron, isTimeZone } from './schedule.ts';
+export { expandedDir, isExpandedDir } from './step-dir.ts';

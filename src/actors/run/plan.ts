@@ -2,7 +2,7 @@
 import { join, resolve } from 'node:path';
 import { HANDLER_NODE_NAMES, eachInTurns, mapInTurns, ownValue, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepServices, type StepTask } from '../../core/index.ts';
 import type { MailSpec } from '../../core/index.ts';
-import { evaluateEnv, expandVariables, paramsRecord, splitWords, type ExpandScope } from '../../definition/index.ts';
+import { evaluateEnv, expandVariables, expandedDir, isExpandedDir, paramsRecord, splitWords, type ExpandScope } from '../../definition/index.ts';
 import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
 import { DEFAULT_SHELL, ShellReferences } from './shell-references.ts';
 import { shebangOf } from './shell-syntax.ts';
@@ -20,7 +20,10 @@ export interface PlannedStep {
   commands?: string[];
   script?: string;
   shell?: string[];
+  /** Its working directory; as written when it names variables or ~ (`dirBase` is then set). */
   dir: string;
+  /** The DAG's working directory, which a `dir` expanded as the step starts is resolved against. */
+  dirBase?: string;
   env: Array<[string, string]>;
   output?: string;
   /** The output's key in the outputs document; absent when `omit` keeps it out. */
@@ -184,6 +187,7 @@ function planStep(step: Step, dag: Dag, paths: StepLogPaths, depends: readonly s
     // A script's shebang chooses its interpreter unless the step itself sets a shell: the DAG's does not override it.
     shell: step.shell ?? (step.script?.startsWith('#!') ? undefined : dag.shell),
     dir: step.dir,
+    ...(isExpandedDir(step.dir) ? { dirBase: dag.workingDir } : {}),
     env: step.env,
     output: step.output,
     outputKey: step.output !== undefined && !step.outputOmit ? step.outputKey ?? outputKeyOf(step.output) : undefined,
@@ -411,7 +415,7 @@ function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scop
     script: step.script === undefined ? undefined : shellReferences.shellCode(step.script, references, noShell ?? scriptInterpreter(step)),
     scriptPath: step.scriptPath,
     env: shellReferences.environment(),
-    workingDir: step.dir,
+    workingDir: step.dirBase === undefined ? step.dir : expandedDir(step.dir, step.dirBase, env),
     stdoutPath: step.stdout,
     stderrPath: step.stderr,
     ...(step.stdoutCopy !== undefined ? { stdoutCopy: step.stdoutCopy } : {}),

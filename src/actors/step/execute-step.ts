@@ -60,7 +60,7 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock, subDags:
     const pendingOne = input.pending ? pendingStep(input.pending) : undefined;
     const prepared = input.task
       ? Promise.resolve(input.task)
-      : stepTaskWithCommands(input.pending!, commandRunner(dispatcher, pendingOne!.dir, pendingOne!.shell, input.pending!.plan.maxOutputSize));
+      : stepTaskWithCommands(input.pending!, commandRunner(dispatcher, pendingOne!.dirBase ?? pendingOne!.dir, pendingOne!.shell, input.pending!.plan.maxOutputSize));
     void prepared.then(
       (task) => start(task).catch((error: Error) => finish({ kind: 'error', code: 'precondition_failed', message: error.message })),
       // A backtick command of the step's env failed: the step fails, naming it.

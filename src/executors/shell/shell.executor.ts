@@ -1,8 +1,8 @@
 // Runs a step as a process in its own process group, streaming stdout/stderr to the log files.
 import { constants as osConstants } from 'node:os';
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import type { StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
 import { LineMasker, createMasker, markStage } from '../../core/index.ts';
@@ -103,7 +103,20 @@ async function start(task: WorkerTask, { argv, plain }: Launch): Promise<StepPro
       // Not found, not executable, not a program: the shell's own answer follows.
     }
   }
-  return spawner(argv, { cwd: task.workingDir, env: task.env });
+  try {
+    return await spawner(argv, { cwd: task.workingDir, env: task.env });
+  } catch (error) {
+    // A working directory that does not exist yet is made, as Dagu makes it (checked only on a
+    // failure: a step whose directory exists pays nothing for it); a spawn failure with it there
+    // is the shell's to tell.
+    if (existsSync(task.workingDir)) throw error;
+    try {
+      await mkdir(task.workingDir, { recursive: true });
+    } catch (reason) {
+      throw new Error(`cannot make the step's working directory ${task.workingDir}: ${(reason as Error).message}`);
+    }
+    return start(task, { argv, ...(plain ? { plain } : {}) });
+  }
 }
 
 function quote(text: string): string {
