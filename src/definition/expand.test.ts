@@ -27,6 +27,8 @@ const cases: Array<[string, string]> = [
   ['${NAME.field} ${UNSET.field}', '${NAME.field} ${UNSET.field}'],
   ['${build.exitCode} ${build.stdout} ${build.stderr}', '3 /logs/build.out /logs/build.err'],
   ['$UNKNOWN ${UNKNOWN} ${other.exitCode}', '$UNKNOWN ${UNKNOWN} ${other.exitCode}'],
+  // A step's result sliced, as Dagu slices it; an unknown step's stays as written.
+  ['${build.stdout:0:5} ${build.stdout:6} ${build.exitCode:0:1} ${other.stdout:0:2}', '/logs build.out 3 ${other.stdout:0:2}'],
   ['no references at all', 'no references at all'],
 ];
 

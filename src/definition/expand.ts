@@ -77,10 +77,10 @@ function resolveBraced(inner: string, scope: ExpandScope): string | undefined {
     // The fallback's value is the reference's value: it is written as a whole, never in parts.
     return value === undefined || value === '' ? expandVariables(fallback[2], { ...scope, write: undefined }) : value;
   }
-  // ${NAME:offset} and ${NAME:offset:length}
-  const slice = /^([A-Za-z_][A-Za-z0-9_]*|[0-9]+):(-?[0-9]+)(?::([0-9]+))?$/.exec(inner);
+  // ${NAME:offset} and ${NAME:offset:length}; ${id.stdout:offset...}, a step's result, as Dagu slices it
+  const slice = /^([A-Za-z_][A-Za-z0-9_]*(?:\.(?:exitCode|stdout|stderr))?|[0-9]+):(-?[0-9]+)(?::([0-9]+))?$/.exec(inner);
   if (slice) {
-    const value = scope.get(slice[1]);
+    const value = slice[1].includes('.') ? resolveBraced(slice[1], scope) : scope.get(slice[1]);
     if (value === undefined) return undefined;
     const offset = Number(slice[2]);
     const start = offset < 0 ? Math.max(0, value.length + offset) : Math.min(offset, value.length);
