@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { childStarts, paramsText, type SubDagCall } from './sub-dag.ts';
+import { childStarts, itemsOf, paramsText, type SubDagCall } from './sub-dag.ts';
 
 const call = (overrides: Partial<SubDagCall> = {}): SubDagCall => ({
   target: 'child', step: 'fan',
@@ -37,4 +37,12 @@ test('secrets enter an id masked; distinct params that mask alike still get dist
 test('a result\'s params: KEY=value and positional N=value, unquoted, in order', () => {
   assert.equal(paramsText([{ name: 'A', value: '1' }, { value: 'x' }, { name: 'B', value: 'two words' }, { value: 'y' }]), 'A=1 1=x B=two words 2=y');
   assert.equal(paramsText([]), '');
+});
+
+test('parallel items from a variable: a JSON list is its items, a JSON object one item (as Dagu takes it), other text its words', () => {
+  const env = { LIST: '["a", {"k": 1}]', OBJ: '{"a": 1, "b": "x y"}', WORDS: 'one two  three', EMPTY: ' ' };
+  assert.deepEqual(itemsOf('${LIST}', env), ['a', { k: 1 }]);
+  assert.deepEqual(itemsOf('${OBJ}', env), [{ a: 1, b: 'x y' }]);
+  assert.deepEqual(itemsOf('${WORDS}', env), ['one', 'two', 'three']);
+  assert.deepEqual(itemsOf('${EMPTY}', env), []);
 });

@@ -93,13 +93,17 @@ export function childStarts(call: SubDagCall, env: Record<string, string>, items
   return [...byParams.values()];
 }
 
-/** The items of a fan-out: a list, or a variable holding a JSON list (or whitespace-separated words). */
-function itemsOf(items: unknown[] | string, env: Record<string, string>): unknown[] {
+/**
+ * The items of a fan-out: a list, or a variable holding a JSON list, a JSON object (one item, as
+ * Dagu takes it), or whitespace-separated words.
+ */
+export function itemsOf(items: unknown[] | string, env: Record<string, string>): unknown[] {
   if (Array.isArray(items)) return items;
   const text = expandVariables(items, (name) => ownValue(env, name)).trim();
   try {
     const parsed: unknown = JSON.parse(text);
     if (Array.isArray(parsed)) return parsed;
+    if (parsed !== null && typeof parsed === 'object') return [parsed];
   } catch {
     // not JSON: words
   }
