@@ -25,13 +25,19 @@ export function readStepFields(reader: FieldReader, value: Record<string, unknow
 
 const nonEmpty = (map: Record<string, string> | undefined) => (map && Object.keys(map).length > 0 ? map : undefined);
 
-/** A string (`A=1 B="two"`) or a map: parameters of a sub DAG, or an executor's inputs. */
+/**
+ * A string (`A=1 B="two"`), a map, or a list of one-key maps (`- A: 1`, as Dagu reads it, in its
+ * order): parameters of a sub DAG, or an executor's inputs.
+ */
 function readStepParams(reader: FieldReader, value: Record<string, unknown>, at: Path): Step['params'] {
   const params = value.params;
   if (params === undefined || params === null) return undefined;
   if (typeof params === 'string') return params;
   if (isPlainMap(params)) return reader.stringMap(value, 'params', at);
-  reader.report([...at, 'params'], 'must be a string or a map');
+  if (Array.isArray(params) && params.length > 0 && params.every((entry) => isPlainMap(entry) && Object.keys(entry).length === 1)) {
+    return reader.stringMap({ params: Object.assign(Object.create(null) as Record<string, unknown>, ...params) }, 'params', at);
+  }
+  reader.report([...at, 'params'], 'must be a string, a map, or a list of one-key maps');
   return undefined;
 }
 
