@@ -231,3 +231,17 @@ test('the rules hold for handlers: an exit handler calls a sub DAG with a fan-ou
   const child = (await server.call('GET', `/dag-runs/handler-parent/${run.dagRunId}/sub-dag-runs/${run.onExit.subRuns[0].dagRunId}`)).body.dagRunDetails;
   assert.deepEqual([child.name, child.statusLabel, JSON.parse(child.params)], ['handler-child', 'succeeded', { 1: 'a' }]);
 });
+
+test('a call param whose value holds spaces reaches the child whole, through three levels', async () => {
+  await server.writeDag('chain-root', 'params:\n  - MSG: "Received FromRoot"\nsteps:\n  - name: to-mid\n    call: chain-mid\n    params: "MSG=${MSG}"\n');
+  await server.writeDag('chain-mid', 'params:\n  - MSG: none\nsteps:\n  - name: to-leaf\n    call: chain-leaf\n    params: "MSG=${MSG}"\n');
+  await server.writeDag('chain-leaf', 'params:\n  - MSG: none\nsteps:\n  - name: say\n    command: echo "leaf got ${MSG}"\n');
+  const run = await server.startAndWait('chain-root');
+  assert.equal(run.statusLabel, 'succeeded');
+  const mid = (await server.call('GET', `/dag-runs/chain-root/${run.dagRunId}/sub-dag-runs/${run.nodes[0].subRuns[0].dagRunId}`)).body.dagRunDetails;
+  assert.deepEqual(JSON.parse(mid.params), { MSG: 'Received FromRoot' });
+  const leaf = (await server.call('GET', `/dag-runs/chain-root/${run.dagRunId}/sub-dag-runs/${mid.nodes[0].subRuns[0].dagRunId}`)).body.dagRunDetails;
+  assert.deepEqual(JSON.parse(leaf.params), { MSG: 'Received FromRoot' });
+  const said = await server.call('GET', `/dag-runs/chain-root/${run.dagRunId}/sub-dag-runs/${leaf.dagRunId}/steps/say/log`);
+  assert.equal(said.body.content, 'leaf got Received FromRoot');
+});

@@ -3,7 +3,7 @@ export { formatIssue, type SpecIssue } from './issues.ts';
 export { parseYamlMap } from './yaml-source.ts';
 export { splitWords } from './command.ts';
 export { expandVariables, expandShellCode, escapeForShell, evaluateEnv, filterSystemEnv, type DoubleQuoteEscape, type ExpandScope } from './expand.ts';
-export { paramsFromRequest, mergeParams, paramsJson, paramsList, paramsRecord } from './params.ts';
+export { paramsFromRequest, paramsFromText, mergeParams, paramsJson, paramsList, paramsRecord } from './params.ts';
 export { dependencyNames } from './graph.ts';
 export { stepView, conditionView, fieldsNotRunYet, minimalSpec, exampleSpec } from './step-view.ts';
 export { parseDotenv } from './dotenv.ts';

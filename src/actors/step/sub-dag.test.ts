@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { paramsFromText } from '../../definition/index.ts';
 import { childStarts, itemsOf, paramsText, type SubDagCall } from './sub-dag.ts';
 
 const call = (overrides: Partial<SubDagCall> = {}): SubDagCall => ({
@@ -12,7 +13,19 @@ test('items that give the same child params share one child; without params an i
   const starts = childStarts(call(), {}, ['a', 'b', 'a', { k: 1 }]);
   assert.deepEqual(starts.map(({ params, shown }) => [params, shown]), [['{"1":"a"}', 'a'], ['{"1":"b"}', 'b'], ['{"1":"{\\"k\\":1}"}', '{"k":1}']]);
   const withParams = childStarts(call({ params: 'X=${ITEM}' }), {}, ['a', 'a', 'b c']);
-  assert.deepEqual(withParams.map(({ params }) => params), ['X=a', 'X=b c']);
+  // An item with a space stays one value of X.
+  assert.deepEqual(withParams.map(({ params }) => params), ['X=a', 'X="b c"']);
+});
+
+test('call params expand value by value: a value with spaces, quotes or backslashes stays whole; JSON text is expanded whole', () => {
+  const env = { MSG: 'Received FromRoot', Q: 'say "hi" \\ $HOME', EMPTY: '' };
+  const [start] = childStarts(call({ params: 'MSG=${MSG} QUOTED=${Q} E=${EMPTY} "${MSG}" plain' }), env, undefined);
+  assert.equal(start.params, 'MSG="Received FromRoot" QUOTED="say \\"hi\\" \\\\ \\$HOME" E= "Received FromRoot" plain');
+  assert.deepEqual(paramsFromText(start.params), [
+    { name: 'MSG', value: 'Received FromRoot' }, { name: 'QUOTED', value: 'say "hi" \\ $HOME' }, { name: 'E', value: '' }, { value: 'Received FromRoot' }, { value: 'plain' },
+  ]);
+  const [json] = childStarts(call({ params: '{"MSG": "${MSG}"}' }), env, undefined);
+  assert.equal(json.params, '{"MSG": "Received FromRoot"}');
 });
 
 test('child ids derive from the parent, the step, its execution and the params', () => {

@@ -3,7 +3,7 @@
 // output is the child's result JSON, so that ${VAR.outputs.key} reads the child's outputs.
 import type { ParamDef, RunRecord, StepHandle, StepResult } from '../../core/index.ts';
 import { derivedRunId, ownValue, runStatusLabel, RunStatus } from '../../core/index.ts';
-import { expandVariables } from '../../definition/index.ts';
+import { escapeForShell, expandVariables, paramsFromText } from '../../definition/index.ts';
 import { maskText } from '../run/masking.ts';
 
 export interface SubDagCall {
@@ -66,9 +66,23 @@ function childParams(call: SubDagCall, env: Record<string, string>, item?: unkno
   const scope = itemText === undefined ? env : { ...env, ITEM: itemText };
   const lookup = (name: string) => ownValue(scope, name);
   const text = typeof call.params === 'string'
-    ? expandVariables(call.params, lookup)
+    ? expandedParamsText(call.params, lookup)
     : Object.entries(call.params).map(([key, value]) => `${key}=${JSON.stringify(expandVariables(value, lookup))}`).join(' ');
   return { params: text, shown: text };
+}
+
+/**
+ * `KEY=value` text whose values are expanded one by one, as Dagu does: a value that holds spaces
+ * stays one value (`MSG=${MSG}`, MSG `two words`, is `MSG="two words"`, not MSG=two and a
+ * positional `words`). JSON text is expanded whole.
+ */
+function expandedParamsText(template: string, lookup: (name: string) => string | undefined): string {
+  if (/^\s*[[{]/.test(template)) return expandVariables(template, lookup);
+  return paramsFromText(template).map(({ name, value }) => {
+    const expanded = expandVariables(value, lookup);
+    const written = (expanded === '' && name === undefined) || /[\s"'\\]/.test(expanded) ? `"${escapeForShell(expanded)}"` : expanded;
+    return name === undefined ? written : `${name}=${written}`;
+  }).join(' ');
 }
 
 /**
