@@ -271,9 +271,11 @@ export function expandStrings<T>(value: T, scope: ExpandScope): T {
   return value;
 }
 
-/** The default key of an output in the outputs document: TOTAL_COUNT becomes totalCount. */
+/**
+ * The default key of an output in the outputs document, as Dagu makes it: lower case, each part
+ * after an underscore capitalised (TOTAL_COUNT becomes totalCount, jsonList jsonlist).
+ */
 export function outputKeyOf(name: string): string {
-  if (!name.includes('_') && /[a-z]/.test(name)) return name;
   const [first, ...rest] = name.toLowerCase().split('_').filter(Boolean);
   return (first ?? '') + rest.map((part) => part[0].toUpperCase() + part.slice(1)).join('');
 }
