@@ -4,7 +4,7 @@
 import { test as testIn, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -92,10 +92,15 @@ for (const mode of modes) {
     assert.equal(await readFile(join(dir, 's.out'), 'utf8'), `${dir}\n1\n`);
   });
 
-  test('a missing working directory is an error result, not a crash', async (t) => {
+  test('a missing working directory is made, as Dagu makes it; one that cannot be is an error result naming it, not a crash', async (t) => {
     const dir = await tempDir(t);
-    const result = await pool.dispatch(await taskIn(dir, { workingDir: join(dir, 'nope') })).result;
-    assert.equal(result.kind, 'error');
+    const made = await pool.dispatch(await taskIn(dir, { command: 'pwd', workingDir: join(dir, 'new', 'deep') })).result;
+    assert.equal(made.kind === 'ok' && made.exitCode, 0);
+    assert.equal(await readFile(join(dir, 's.out'), 'utf8'), `${join(dir, 'new', 'deep')}\n`);
+    await writeFile(join(dir, 'a-file'), '');
+    const blocked = await pool.dispatch(await taskIn(dir, { workingDir: join(dir, 'a-file', 'nope') })).result;
+    assert.equal(blocked.kind, 'error');
+    assert.match(blocked.kind === 'error' ? blocked.message : '', /working directory .*a-file\/nope/);
   });
 
   test('stop signals the whole process group, background grandchildren included', async (t) => {
