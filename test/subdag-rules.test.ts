@@ -244,4 +244,8 @@ test('a call param whose value holds spaces reaches the child whole, through thr
   assert.deepEqual(JSON.parse(leaf.params), { MSG: 'Received FromRoot' });
   const said = await server.call('GET', `/dag-runs/chain-root/${run.dagRunId}/sub-dag-runs/${leaf.dagRunId}/steps/say/log`);
   assert.equal(said.body.content, 'leaf got Received FromRoot');
+  // The calling step's log holds its child's result, as Dagu writes it there.
+  const called = await server.call('GET', `/dag-runs/chain-root/${run.dagRunId}/steps/to-mid/log`);
+  assert.deepEqual(JSON.parse(called.body.content), { name: 'chain-mid', dagRunId: mid.dagRunId, params: 'MSG=Received FromRoot', outputs: {}, status: 'succeeded' });
+  assert.match(called.body.content, /^\{\n {2}"name": "chain-mid",\n/);
 });

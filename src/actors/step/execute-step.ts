@@ -10,7 +10,7 @@ import type { SecretScope } from '../run/shell-references.ts';
 import { pendingStep, stepTaskWithCommands } from '../run/plan.ts';
 import { commandProbe, commandRunner } from '../run/substitution.ts';
 import type { ExecutorInput } from './step.machine.ts';
-import { runSubDags, type SubDagRunner } from './sub-dag.ts';
+import { resultInLog, runSubDags, type SubDagRunner } from './sub-dag.ts';
 
 export function executeStepOn(dispatcher: StepDispatcher, clock: Clock, subDags: SubDagRunner) {
   return fromCallback<{ type: 'step.stop' }, ExecutorInput>(({ input, sendBack, receive }) => {
@@ -32,7 +32,7 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock, subDags:
       // A sub DAG call runs child runs instead of a process (not a pool task: docs/architecture.md).
       handle = input.call
         // The child masks what this run masks.
-        ? runSubDags(subDags, { ...input.call, parent: { ...input.call.parent, secrets: task.secrets } }, task.env, (child) => sendBack({ type: 'step.subRun', ...child }))
+        ? resultInLog(runSubDags(subDags, { ...input.call, parent: { ...input.call.parent, secrets: task.secrets } }, task.env, (child) => sendBack({ type: 'step.subRun', ...child })), task, task.secrets)
         : dispatcher.dispatch(task);
       if (stopped) handle.stop(input.signalOnStop, input.cleanupMs);
       void handle.result.then(async (result) => {

@@ -1,9 +1,12 @@
 // Sub DAG runs (definition format: step fields call/run, the dag executor): not pool tasks; the engine starts a
 // child run per call (per distinct item with `parallel`) and the step waits for them. The step's
 // output is the child's result JSON, so that ${VAR.outputs.key} reads the child's outputs.
+import { appendFile, mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { ParamDef, RunRecord, StepHandle, StepResult } from '../../core/index.ts';
 import { derivedRunId, ownValue, runStatusLabel, RunStatus } from '../../core/index.ts';
 import { escapeForShell, expandVariables, paramsFromText } from '../../definition/index.ts';
+import { errorText, log } from '../../logging/index.ts';
 import { maskText } from '../run/masking.ts';
 
 export interface SubDagCall {
@@ -180,4 +183,27 @@ export function runSubDags(runner: SubDagRunner, written: SubDagCall, env: Recor
       for (const [dagRunId, dagName] of running) runner.stop(dagName, dagRunId);
     },
   };
+}
+
+/**
+ * The call's result also goes to the calling step's stdout file (and the copy its definition
+ * names), as Dagu writes it there: the step's log shows what its sub DAG runs gave. Masked as the
+ * run masks; a file that cannot be written is logged, and the step goes on.
+ */
+export function resultInLog(handle: StepHandle, paths: { stdoutPath?: string; stdoutCopy?: string }, secrets: readonly string[]): StepHandle {
+  const result = handle.result.then(async (outcome) => {
+    if (outcome.kind !== 'ok' || outcome.output === undefined) return outcome;
+    const text = `${maskText(outcome.output, secrets)}\n`;
+    for (const path of [paths.stdoutPath, paths.stdoutCopy]) {
+      if (path === undefined) continue;
+      try {
+        await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+        await appendFile(path, text, { mode: 0o600 });
+      } catch (error) {
+        log.warn({ path, error: errorText(error) }, "a sub DAG call's result could not be written to its step's log");
+      }
+    }
+    return outcome;
+  });
+  return { result, stop: (signal, cleanupMs) => handle.stop(signal, cleanupMs) };
 }
