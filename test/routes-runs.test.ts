@@ -185,26 +185,29 @@ describeOnCarriers('API', (server, carrier) => {
     assert.equal(run.nodes[2].startedAt, '');
   });
 
-  test('independent steps run together up to maxActiveSteps', async () => {
-    await server.writeDag('fan', 'type: graph\nmaxActiveSteps: 3\nsteps:\n' + [1, 2, 3].map((i) => `  - name: p${i}\n    command: sleep 0.3\n`).join(''));
-    const t0 = Date.now();
-    const { body } = await call('POST', '/dags/fan/start', {});
-    const run = await server.waitForRun('fan', body.dagRunId);
+  /** Runs `count` independent `sleep 0.3` steps under `maxActiveSteps`; the finished run. */
+  const fanOut = async (name: string, maxActiveSteps: number, count: number) => {
+    await server.writeDag(name, `type: graph\nmaxActiveSteps: ${maxActiveSteps}\nsteps:\n` + Array.from({ length: count }, (_, i) => `  - name: p${i + 1}\n    command: sleep 0.3\n`).join(''));
+    const { body } = await call('POST', `/dags/${name}/start`, {});
+    const run = await server.waitForRun(name, body.dagRunId);
     assert.equal(run.status, 4);
+    return run;
+  };
+  const allAtOnce = (run: any) => {
     const starts = run.nodes.map((n: any) => Date.parse(n.startedAt));
     const ends = run.nodes.map((n: any) => Date.parse(n.finishedAt));
-    assert.ok(Math.max(...starts) < Math.min(...ends), 'all three ran at the same time');
+    return Math.max(...starts) < Math.min(...ends);
+  };
+
+  test('independent steps run together up to maxActiveSteps', async () => {
+    const t0 = Date.now();
+    const run = await fanOut('fan', 3, 3);
+    assert.ok(allAtOnce(run), 'all three ran at the same time');
     assert.ok(Date.now() - t0 > 250);
   });
 
   test('maxActiveSteps 0 sets no limit, as Dagu reads it; a negative one is refused', async () => {
-    await server.writeDag('fan-all', 'type: graph\nmaxActiveSteps: 0\nsteps:\n' + [1, 2, 3, 4].map((i) => `  - name: p${i}\n    command: sleep 0.3\n`).join(''));
-    const { body } = await call('POST', '/dags/fan-all/start', {});
-    const run = await server.waitForRun('fan-all', body.dagRunId);
-    assert.equal(run.status, 4);
-    const starts = run.nodes.map((n: any) => Date.parse(n.startedAt));
-    const ends = run.nodes.map((n: any) => Date.parse(n.finishedAt));
-    assert.ok(Math.max(...starts) < Math.min(...ends), 'all four ran at the same time');
+    assert.ok(allAtOnce(await fanOut('fan-all', 0, 4)), 'all four ran at the same time');
     const refused = await call('POST', '/dags/validate', { spec: 'maxActiveSteps: -1\nsteps:\n  - "true"\n' });
     assert.equal(refused.body.valid, false);
     assert.match(JSON.stringify(refused.body.errors), /maxActiveSteps.*at least 0/);

@@ -3,7 +3,8 @@
 // in that file's text. A target named through a variable (`call: ${CHILD}`) of the run's own
 // definition travels when the run's variables (its params and env, known as it is planned) name
 // it; one named through a step's output, or in a called file, is known only as the step runs.
-import type { Dag } from '../core/index.ts';
+import { ownValue, type Dag } from '../core/index.ts';
+import { expandVariables } from '../definition/index.ts';
 import type { Definitions } from './definitions.ts';
 
 /**
@@ -32,12 +33,9 @@ export async function calledDagFiles(definitions: Definitions, specText: string,
   return files;
 }
 
-/** `$NAME` and `${NAME}` replaced with the variable's value; one without a value is left as it is. */
+/** The target its references name, as the step would expand it; one without a value is left as it is (and stays unknown). */
 function expanded(target: string, variables: Readonly<Record<string, string>>): string {
-  return target.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (whole, braced?: string, bare?: string) => {
-    const name = braced ?? bare!;
-    return Object.hasOwn(variables, name) ? variables[name].replace(/\.ya?ml$/, '') : whole;
-  });
+  return expandVariables(target, (name) => ownValue(variables, name)).replace(/\.ya?ml$/, '');
 }
 
 /** How many definitions' targets are kept: a run handed to a worker is not parsed again for them. */

@@ -196,8 +196,8 @@ export class RecordInbox {
   }
 
   /** The well-formed items of an entry; a malformed one is told and dropped. */
-  private itemsOf(fields: string[]): StreamItem[] {
-    const items = itemsOf(fields);
+  private wellFormedItems(fields: string[]): StreamItem[] {
+    const items = entryItems(fields);
     const wellFormed = items.filter((item): item is StreamItem => item !== undefined);
     if (wellFormed.length < items.length) this.options.onError?.(new Error(`dropped a malformed entry of ${this.stream}`));
     return wellFormed;
@@ -206,7 +206,7 @@ export class RecordInbox {
   private async take(entries: Array<[string, string[]]>): Promise<void> {
     const fresh: StreamItem[] = [];
     const highest = new Map<string, number>();
-    for (const item of entries.flatMap(([, fields]) => this.itemsOf(fields))) {
+    for (const item of entries.flatMap(([, fields]) => this.wellFormedItems(fields))) {
       if (!this.options.isCurrent(item.attempt)) continue;
       const applied = Math.max(this.options.appliedSeq(item.attempt), highest.get(item.attempt) ?? 0);
       if (item.seq <= applied) continue;
@@ -236,7 +236,7 @@ function readyOrPause(redis: Redis, ms: number): Promise<void> {
 }
 
 /** The items of an entry, four fields each, in order; undefined in place of a malformed one. */
-function itemsOf(fields: string[]): Array<StreamItem | undefined> {
+function entryItems(fields: string[]): Array<StreamItem | undefined> {
   const items: Array<StreamItem | undefined> = [];
   for (let index = 0; index < fields.length; index += 8) {
     const [a, attempt, s, seqText, k, kind, p, payload] = fields.slice(index, index + 8);

@@ -197,8 +197,12 @@ export function resultInLog(handle: StepHandle, paths: { stdoutPath?: string; st
     for (const path of [paths.stdoutPath, paths.stdoutCopy]) {
       if (path === undefined) continue;
       try {
-        await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-        await appendFile(path, text, { mode: 0o600 });
+        // The step's folder is there as a rule; a definition's copy may name a new one.
+        await appendFile(path, text, { mode: 0o600 }).catch(async (error: NodeJS.ErrnoException) => {
+          if (error.code !== 'ENOENT') throw error;
+          await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+          await appendFile(path, text, { mode: 0o600 });
+        });
       } catch (error) {
         log.warn({ path, error: errorText(error) }, "a sub DAG call's result could not be written to its step's log");
       }

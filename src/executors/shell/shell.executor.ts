@@ -8,6 +8,7 @@ import type { ControlMessage, WorkerTask } from '../protocol.ts';
 import { LineMasker, createMasker, markStage } from '../../core/index.ts';
 import { spawner, type OutputStream, type StepProcess } from './spawner.ts';
 import { plainCommand, withShellPwd } from './plain-command.ts';
+import { shebangLine } from '../shebang.ts';
 import { workerLog } from '../../logging/worker-log.ts';
 import { Stops } from '../stops.ts';
 import { stepLogFailure } from '../step-output.ts';
@@ -54,9 +55,9 @@ async function commandLine(task: WorkerTask): Promise<Launch> {
   // A shebang chooses the interpreter unless the step set a shell (the plan leaves the DAG's out).
   // One named by a path is the kernel's to start; a bare name (`#!env sh`, `#!python3`), which
   // the kernel would not find, is looked up on PATH, as Dagu does.
-  if (task.script.startsWith('#!') && task.shell === undefined) {
-    const lineEnd = task.script.indexOf('\n');
-    const interpreter = task.script.slice(2, lineEnd < 0 ? undefined : lineEnd).trim().split(/[ \t]+/).filter(Boolean);
+  const shebang = shebangLine(task);
+  if (shebang !== undefined) {
+    const interpreter = shebang.split(/[ \t]+/).filter(Boolean);
     return { argv: interpreter.length > 0 && !interpreter[0].includes('/') ? [...interpreter, task.scriptPath] : [task.scriptPath] };
   }
   return { argv: [...shell, task.scriptPath] };

@@ -5,6 +5,7 @@
 // secrets). Pure.
 import { randomBytes } from 'node:crypto';
 import type { StepTask } from '../../core/index.ts';
+import { shebangLine } from '../shebang.ts';
 
 export interface RemoteProgram {
   /** The exec request's command line, run by the remote user's login shell. */
@@ -75,8 +76,7 @@ function body(task: Pick<StepTask, 'shell' | 'command' | 'commands' | 'script'>)
   if (task.script !== undefined) {
     // As for a local step: `command` names the program that reads the script, else its shebang
     // does unless the step set a shell. The program reads it on stdin from a here-document.
-    const shebang = task.script.startsWith('#!') && task.shell === undefined ? task.script.slice(2).split('\n')[0].trim() : undefined;
-    const reader = task.command ?? shebang;
+    const reader = task.command ?? shebangLine(task);
     if (reader === undefined || reader === '') return lines(task.script);
     const delimiter = hereDocDelimiter(task.script);
     return `${reader} <<'${delimiter}'\n${lines(task.script)}${delimiter}\n`;
