@@ -3,12 +3,16 @@
 // to the main thread in batches; the main thread writes all of them, with the ids of the threads
 // that sent marks, to $TROUPE_STAGES_OUT when the server exits. It also writes
 // $TROUPE_STAGES_OUT.threads as threads appear, so that the bench can read their CPU time while the
-// server runs.
+// server runs. Only the server's own process writes: a process it forks (the step host) inherits
+// NODE_OPTIONS and loads this probe too, and its empty file written on exit would replace the
+// server's.
 import { subscribe } from 'node:diagnostics_channel';
 import { readlinkSync, writeFileSync } from 'node:fs';
 import { BroadcastChannel, isMainThread } from 'node:worker_threads';
 
-const out = process.env.TROUPE_STAGES_OUT;
+// The first process to load the probe owns it; its worker threads share its pid.
+const owner = (process.env.TROUPE_STAGES_PID ??= String(process.pid));
+const out = owner === String(process.pid) ? process.env.TROUPE_STAGES_OUT : undefined;
 const threadId = () => Number(readlinkSync('/proc/thread-self').split('/').pop());
 
 if (out) {
