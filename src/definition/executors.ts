@@ -15,11 +15,47 @@ export const EXECUTOR_TYPES = [
 const CONFIG_KEYS: Record<string, readonly string[] | undefined> = {
   docker: ['image', 'containerName', 'pull', 'platform', 'autoRemove', 'container', 'host', 'network', 'exec'],
   ssh: SSH_KEYS,
-  http: ['headers', 'body', 'query', 'timeout', 'silent', 'skipTLSVerify'],
+  http: ['headers', 'body', 'query', 'timeout', 'silent', 'skipTLSVerify', 'json', 'debug'],
   archive: ['source', 'destination', 'include', 'verifyIntegrity'],
   mail: ['to', 'from', 'subject', 'message', 'attachments', 'contentType'],
   jq: ['raw'],
 };
+
+/** Executors whose config keys Dagu's decoder matches whatever their case (`skiptlsverify`, `JSON`). */
+const CASE_FREE_TYPES = new Set(['http']);
+
+/** The config with each key spelt as the documented field it matches; an exact spelling wins. */
+function canonicalKeys(config: Record<string, unknown>, known: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(config)) {
+    const name = known.includes(key) ? key : known.find((candidate) => candidate.toLowerCase() === key.toLowerCase()) ?? key;
+    if (name !== key && Object.hasOwn(config, name)) continue;
+    Object.defineProperty(out, name, { value: item, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/** Go's strconv.ParseBool forms (and ""), which Dagu's weakly typed decoder takes for a boolean. */
+const GO_BOOLEAN_TEXT = /^(1|t|T|TRUE|true|True|0|f|F|FALSE|false|False|)$/;
+
+/** A boolean as Dagu decodes one: true/false, a number (0 is false), or a ParseBool form. */
+function weakBoolean(reader: FieldReader, config: Record<string, unknown>, key: string, at: Path): void {
+  const value = config[key];
+  if (value === undefined || value === null || typeof value === 'boolean' || typeof value === 'number') return;
+  // A variable reference is expanded as the step starts, and read then.
+  if (typeof value === 'string' && (GO_BOOLEAN_TEXT.test(value) || value.includes('$'))) return;
+  reader.report([...at, key], 'must be true or false');
+}
+
+/** An integer as Dagu decodes one: a number (its integer part), a boolean, or decimal digits in a string. */
+function weakInteger(reader: FieldReader, config: Record<string, unknown>, key: string, at: Path, min?: number): void {
+  const value = config[key];
+  if (value === undefined || value === null || typeof value === 'boolean') return;
+  if (typeof value === 'string' && value.includes('$')) return;
+  const number = typeof value === 'number' ? Math.trunc(value) : typeof value === 'string' && /^[+-]?[0-9]*$/.test(value) ? Number(value) : NaN;
+  if (!Number.isFinite(number)) reader.report([...at, key], 'must be an integer');
+  else if (min !== undefined && number < min) reader.report([...at, key], `must be at least ${min}`);
+}
 
 export interface ExecutorContext {
   command?: string;
@@ -48,6 +84,7 @@ export function readExecutor(reader: FieldReader, value: unknown, at: Path, cont
     reader.report(isPlainMap(value) ? [...path, 'type'] : path, `unknown executor "${executor.type}"`);
     return executor;
   }
+  if (CASE_FREE_TYPES.has(executor.type)) executor.config = canonicalKeys(executor.config, CONFIG_KEYS[executor.type] ?? []);
   checkConfig(reader, executor, [...path, 'config'], context);
   return executor;
 }
@@ -110,9 +147,8 @@ function checkConfig(reader: FieldReader, executor: ExecutorConfig, at: Path, co
       reader.stringMap(config, 'headers', at);
       reader.stringMap(config, 'query', at);
       reader.string(config, 'body', at);
-      reader.integer(config, 'timeout', at);
-      reader.boolean(config, 'silent', at);
-      reader.boolean(config, 'skipTLSVerify', at);
+      weakInteger(reader, config, 'timeout', at);
+      for (const key of ['silent', 'skipTLSVerify', 'json', 'debug']) weakBoolean(reader, config, key, at);
       break;
     }
     case 'archive': {

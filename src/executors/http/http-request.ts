@@ -1,5 +1,7 @@
 // The http executor's pure parts: the request a step describes (definition format: http executor) and the
 // response's head as Dagu prints it (Go's status line, then its header block).
+import { readHttpConfig } from './http-config.ts';
+
 export interface HttpRequestSpec {
   method: string;
   url: URL;
@@ -9,11 +11,18 @@ export interface HttpRequestSpec {
   timeoutMs: number;
   silent: boolean;
   skipTLSVerify: boolean;
+  /** Print `{status_code, headers, body}` with the body decoded from JSON, as Dagu's `json` does. */
+  json: boolean;
+  /** Describe the request and the response on the step's stderr. */
+  debug: boolean;
 }
 
 export type Parsed<T> = { kind: 'ok'; value: T } | { kind: 'error'; message: string };
 
-export function parseHttpStep(command: string | undefined, config: Record<string, unknown>): Parsed<HttpRequestSpec> {
+/** Methods Dagu's client (resty) sends without a body, whatever the config's `body`. */
+const NO_BODY = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export function parseHttpStep(command: string | undefined, config: Record<string, unknown>, script?: string): Parsed<HttpRequestSpec> {
   const [method = '', ...rest] = (command ?? '').trim().split(/\s+/);
   const target = rest.join(' ');
   if (method === '' || target === '') return { kind: 'error', message: `http: the command must be a method and a URL, such as "GET https://example.com" (got "${command ?? ''}")` };
@@ -23,18 +32,41 @@ export function parseHttpStep(command: string | undefined, config: Record<string
   } catch {
     return { kind: 'error', message: `http: invalid URL "${target}"` };
   }
-  appendQuery(url, stringMap(config.query));
-  const timeout = Number(config.timeout ?? 0);
+  const read = readHttpConfig(config, script);
+  if (read.kind === 'error') return read;
+  const settings = read.value;
+  appendQuery(url, settings.query);
   const spec: HttpRequestSpec = {
     method: method.toUpperCase(),
     url,
-    headers: stringMap(config.headers),
-    timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout * 1000 : 0,
-    silent: config.silent === true,
-    skipTLSVerify: config.skipTLSVerify === true,
+    headers: { ...settings.headers },
+    timeoutMs: settings.timeout > 0 ? settings.timeout * 1000 : 0,
+    silent: settings.silent,
+    skipTLSVerify: settings.skipTLSVerify,
+    json: settings.json,
+    debug: settings.debug,
   };
-  if (config.body !== undefined && config.body !== null && String(config.body) !== '') spec.body = String(config.body);
+  if (!NO_BODY.has(spec.method)) {
+    // resty sends the body (even an empty one) and, without a Content-Type, names its type by sniffing it.
+    spec.body = settings.body;
+    if (!Object.keys(spec.headers).some((name) => name.toLowerCase() === 'content-type')) spec.headers['Content-Type'] = sniffContentType(settings.body);
+  }
   return { kind: 'ok', value: spec };
+}
+
+/**
+ * The type Go's http.DetectContentType gives a text body, for the forms a definition's string can
+ * take: HTML, XML, text, or bytes that are no text.
+ */
+export function sniffContentType(body: string): string {
+  const head = body.slice(0, 512);
+  const trimmed = head.replace(/^[\t\n\f\r ]+/, '');
+  const html = /^<(!DOCTYPE HTML|HTML|HEAD|SCRIPT|IFRAME|H1|DIV|FONT|TABLE|A|STYLE|TITLE|B|BODY|BR|P|!--)[ >]/i;
+  if (html.test(trimmed)) return 'text/html; charset=utf-8';
+  if (trimmed.startsWith('<?xml')) return 'text/xml; charset=utf-8';
+  if (head.startsWith('%PDF-')) return 'application/pdf';
+  if (/[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]/.test(head)) return 'application/octet-stream';
+  return 'text/plain; charset=utf-8';
 }
 
 /**
@@ -46,11 +78,6 @@ function appendQuery(url: URL, query: Record<string, string>): void {
   if (names.length === 0) return;
   const added = new URLSearchParams(names.map((name) => [name, query[name]] as [string, string])).toString();
   url.search = url.search === '' || url.search === '?' ? added : `${url.search.slice(1)}&${added}`;
-}
-
-function stringMap(value: unknown): Record<string, string> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return {};
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, String(item ?? '')]));
 }
 
 /**

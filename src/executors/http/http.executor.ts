@@ -1,14 +1,16 @@
 // The http executor (definition format: http executor): `METHOD URL` sent with undici. A 2xx status succeeds;
 // any other fails the step (exit 1) after the response is printed. The body streams to the
-// stdout log, after Dagu's status line and headers unless `silent` (and the status is 2xx).
+// stdout log, after Dagu's status line and headers unless `silent` (and the status is 2xx); with
+// `json`, the whole response is printed as one JSON document once its body is in.
 import type { StepResult } from '../../core/index.ts';
 import type { WorkerTask } from '../protocol.ts';
 import { StepOutput } from '../step-output.ts';
+import { debugRequest, debugResponse, jsonResult } from './http-json-result.ts';
 import { isSuccess, parseHttpStep, responseHead, type HttpRequestSpec } from './http-request.ts';
 
 export async function runHttp(task: WorkerTask): Promise<StepResult> {
   const output = new StepOutput(task);
-  const parsed = parseHttpStep(task.command, task.executor.config);
+  const parsed = parseHttpStep(task.command, task.executor.config, task.script);
   if (parsed.kind === 'error') return output.finish({ exitCode: 1, error: parsed.message });
   const failure = await send(parsed.value, output);
   return output.finish(failure);
@@ -27,6 +29,8 @@ async function send(spec: HttpRequestSpec, output: StepOutput): Promise<{ exitCo
   let timedOut = false;
   const timer = spec.timeoutMs > 0 ? setTimeout(() => { timedOut = true; abort.abort(new Error('timeout')); }, spec.timeoutMs) : undefined;
   const target = `${spec.method} ${spec.url.href}`;
+  if (spec.debug) output.stderr(debugRequest(spec));
+  const sentAt = performance.now();
   try {
     const response = await request(spec.url, {
       method: spec.method as 'GET',
@@ -36,11 +40,27 @@ async function send(spec: HttpRequestSpec, output: StepOutput): Promise<{ exitCo
       signal: abort.signal,
     });
     const success = isSuccess(response.statusCode);
+    const failed = { exitCode: 1, error: `http status code not 2xx: ${`${response.statusCode} ${response.statusText ?? ''}`.trim()}` };
+    if (spec.json || spec.debug) {
+      // The body is needed whole: to decode it (json), or to show it in the debug report.
+      const body = Buffer.from(await response.body.arrayBuffer());
+      if (spec.debug) output.stderr(debugResponse(response.statusCode, response.statusText, response.headers, body, performance.now() - sentAt));
+      if (spec.json) {
+        const printed = jsonResult(response.statusCode, response.headers, body, spec.silent && success);
+        // Dagu decodes the body before it looks at the status: a body that is no JSON is the error.
+        if (printed.kind === 'error') return { exitCode: 1, error: printed.message };
+        output.stdout(printed.value);
+        return success ? undefined : failed;
+      }
+      if (!spec.silent || !success) output.stdout(responseHead(response.statusCode, response.statusText, response.headers));
+      output.stdout(body);
+      return success ? undefined : failed;
+    }
     // Dagu prints the head of a failed response even when silent: it says why the step failed.
     if (!spec.silent || !success) output.stdout(responseHead(response.statusCode, response.statusText, response.headers));
     for await (const chunk of response.body) output.stdout(chunk as Buffer);
     // Dagu's message, then the server's reason phrase: its own word on why.
-    return success ? undefined : { exitCode: 1, error: `http status code not 2xx: ${`${response.statusCode} ${response.statusText ?? ''}`.trim()}` };
+    return success ? undefined : failed;
   } catch (error) {
     if (output.stopped) return undefined;
     if (timedOut) return { exitCode: 1, error: `${target}: timed out after ${spec.timeoutMs / 1000} s (config timeout)` };
