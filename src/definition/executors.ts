@@ -22,7 +22,7 @@ const CONFIG_KEYS: Record<string, readonly string[] | undefined> = {
 };
 
 /** Executors whose config keys Dagu's decoder matches whatever their case (`skiptlsverify`, `JSON`). */
-const CASE_FREE_TYPES = new Set(['http']);
+const CASE_FREE_TYPES = new Set(['http', 'jq']);
 
 /** The config with each key spelt as the documented field it matches; an exact spelling wins. */
 function canonicalKeys(config: Record<string, unknown>, known: readonly string[]): Record<string, unknown> {
@@ -166,9 +166,9 @@ function checkConfig(reader: FieldReader, executor: ExecutorConfig, at: Path, co
       reader.stringList(config, 'attachments', at);
       break;
     case 'jq':
-      if (!context.command) reader.report(at.slice(0, -2), 'a jq step\'s command is the jq expression');
+      // No command is accepted, as Dagu accepts it: the step prints nothing and says why on stderr.
       // The script is read as JSON when the step runs, after its variables are expanded.
-      reader.boolean(config, 'raw', at);
+      weakBoolean(reader, config, 'raw', at);
       break;
     default:
       break;

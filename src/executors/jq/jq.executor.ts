@@ -6,6 +6,7 @@ import { createMasker, type StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
 import { JqRunner, type JqOutcome } from './jq-runner.ts';
 import { appendToLogs } from '../step-output.ts';
+import { weakBoolean } from '../weak-config.ts';
 
 const runner = new JqRunner();
 
@@ -13,7 +14,12 @@ export async function runJq(task: WorkerTask): Promise<StepResult> {
   const input = task.script ?? '';
   // jq reads no input from a blank script and prints nothing: Dagu fails such a step, and so do we.
   if (input.trim() === '') return failed(task, 'jq: no input: the step\'s script holds the input JSON');
-  const job = runner.run({ input, filter: task.command ?? '.', raw: task.executor.config.raw === true });
+  // `raw` as Dagu's decoder reads it: "true", 1...
+  const raw = weakBoolean(task.executor.config.raw);
+  if (!raw.ok) return failed(task, `jq: config: raw ${raw.message}`);
+  const filter = task.command ?? '';
+  if (filter.trim() === '') return withoutQuery(task, input);
+  const job = runner.run({ input, filter, raw: raw.value });
   let stopSignal: string | undefined;
   const onControl = (message: ControlMessage) => {
     if (message.type !== 'stop') return;
@@ -38,6 +44,20 @@ export async function runJq(task: WorkerTask): Promise<StepResult> {
   if (lost) return { kind: 'ok', exitCode: 0, error: lost };
   if (Buffer.byteLength(text) > task.maxOutputSize) return { kind: 'ok', exitCode: 0, error: `output exceeded maxOutputSize (${task.maxOutputSize} bytes)` };
   return task.captureOutput ? { kind: 'ok', exitCode: 0, output: text.trim() } : { kind: 'ok', exitCode: 0 };
+}
+
+/**
+ * A step with no query, as Dagu runs one: its input must still be one JSON document, then nothing
+ * is printed and the step succeeds, with gojq's complaint on stderr as its only trace.
+ */
+async function withoutQuery(task: WorkerTask, input: string): Promise<StepResult> {
+  try {
+    JSON.parse(input);
+  } catch (error) {
+    return failed(task, `jq: the input is not one JSON document: ${(error as Error).message}`);
+  }
+  const lost = await appendToLogs([task.stderrPath, task.stderrCopy], 'failed to run jq query: missing query (try ".")\n');
+  return lost ? { kind: 'ok', exitCode: 0, error: lost } : { kind: 'ok', exitCode: 0 };
 }
 
 /** jq's message goes to the step's stderr log and becomes the step's error. */
