@@ -242,7 +242,7 @@ describe('the archive executor', () => {
     const dagRun = await run('archive_formats', spec);
     assert.deepEqual(JSON.parse((await outputs('archive_formats', dagRun.dagRunId)).sniffed).files.map((file: any) => file.path), ['inside.txt']);
     assert.equal(node(dagRun, 'unknown').error, `archive: format detection failed: cannot tell the format of ${join(formats, 'plain.txt')}: name it .tar, .tar.gz, .tgz or .zip, or give a tar, tar.gz or zip archive`);
-    assert.equal(node(dagRun, 'rar').error, 'archive: format detection failed: cannot tell the format of plain.rar from its name: use .tar, .tar.gz, .tgz or .zip');
+    assert.equal(node(dagRun, 'rar').error, 'archive: format detection failed: cannot tell the format of plain.rar from its name: use .tar, .tar.gz, .tgz or .zip, or set format');
     assert.match(node(dagRun, 'missing').error, /^archive: source not found: ENOENT: no such file or directory/);
     const codes = await Promise.all(['unknown', 'rar', 'missing'].map((step) => troupe.stepLog('archive_formats', dagRun.dagRunId, `${step}_code`)));
     assert.deepEqual(codes, ['5', '5', '3']);

@@ -16,13 +16,16 @@ const CONFIG_KEYS: Record<string, readonly string[] | undefined> = {
   docker: ['image', 'containerName', 'pull', 'platform', 'autoRemove', 'container', 'host', 'network', 'exec'],
   ssh: SSH_KEYS,
   http: ['headers', 'body', 'query', 'timeout', 'silent', 'skipTLSVerify', 'json', 'debug'],
-  archive: ['source', 'destination', 'include', 'verifyIntegrity'],
+  archive: [
+    'source', 'destination', 'format', 'compressionLevel', 'password', 'overwrite', 'preservePaths', 'stripComponents',
+    'include', 'exclude', 'dryRun', 'verbose', 'followSymlinks', 'verifyIntegrity', 'continueOnError',
+  ],
   mail: ['to', 'from', 'subject', 'message', 'attachments', 'contentType'],
   jq: ['raw'],
 };
 
 /** Executors whose config keys Dagu's decoder matches whatever their case (`skiptlsverify`, `JSON`). */
-const CASE_FREE_TYPES = new Set(['http', 'jq']);
+const CASE_FREE_TYPES = new Set(['http', 'archive', 'jq']);
 
 /** The config with each key spelt as the documented field it matches; an exact spelling wins. */
 function canonicalKeys(config: Record<string, unknown>, known: readonly string[]): Record<string, unknown> {
@@ -55,6 +58,19 @@ function weakInteger(reader: FieldReader, config: Record<string, unknown>, key: 
   const number = typeof value === 'number' ? Math.trunc(value) : typeof value === 'string' && /^[+-]?[0-9]*$/.test(value) ? Number(value) : NaN;
   if (!Number.isFinite(number)) reader.report([...at, key], 'must be an integer');
   else if (min !== undefined && number < min) reader.report([...at, key], `must be at least ${min}`);
+}
+
+/** format: one troupe reads and writes (Dagu's other names are refused, saying so); compressionLevel: zlib's range. */
+function checkArchiveFormat(reader: FieldReader, config: Record<string, unknown>, at: Path): void {
+  const format = reader.string(config, 'format', at)?.trim().toLowerCase();
+  if (format !== undefined && format !== '' && !format.includes('$') && !['tar', 'tar.gz', 'tgz', 'zip'].includes(format)) {
+    reader.report([...at, 'format'], 'must be tar, tar.gz (or tgz) or zip: the formats troupe reads and writes');
+  }
+  weakInteger(reader, config, 'compressionLevel', at, -1);
+  const level = config.compressionLevel;
+  if ((typeof level === 'number' && level > 9) || (typeof level === 'string' && /^[+-]?[0-9]+$/.test(level) && Number(level) > 9)) {
+    reader.report([...at, 'compressionLevel'], 'must be between -1 and 9');
+  }
 }
 
 export interface ExecutorContext {
@@ -154,10 +170,12 @@ function checkConfig(reader: FieldReader, executor: ExecutorConfig, at: Path, co
     case 'archive': {
       const operation = context.command?.trim();
       if (operation !== 'extract' && operation !== 'create' && operation !== 'list') reader.report(at.slice(0, -2), 'an archive step\'s command is extract, create or list');
-      reader.string(config, 'source', at);
-      reader.string(config, 'destination', at);
-      reader.stringList(config, 'include', at);
-      reader.boolean(config, 'verifyIntegrity', at);
+      for (const key of ['source', 'destination', 'password']) reader.string(config, key, at);
+      for (const key of ['include', 'exclude']) reader.stringList(config, key, at);
+      for (const key of ['overwrite', 'preservePaths', 'dryRun', 'verbose', 'followSymlinks', 'verifyIntegrity', 'continueOnError']) weakBoolean(reader, config, key, at);
+      weakInteger(reader, config, 'stripComponents', at, 0);
+      checkArchiveFormat(reader, config, at);
+      if (operation === 'create' && typeof config.password === 'string' && config.password !== '') reader.report([...at, 'password'], 'password is only for extract and list');
       break;
     }
     case 'mail':

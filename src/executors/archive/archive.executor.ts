@@ -2,36 +2,24 @@
 // zip archive. Relative paths resolve against the step's working folder. Each operation prints
 // its result as Dagu does: one JSON document (2-space indent) on stdout, which `output` captures.
 import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import picomatch from 'picomatch';
 import type { StepResult } from '../../core/index.ts';
 import type { WorkerTask } from '../protocol.ts';
 import { StepOutput } from '../step-output.ts';
 import { readEntries, type ArchiveEntry } from './archive-entries.ts';
 import { ArchiveError } from './archive-error.ts';
 import { FORMAT_SUFFIXES, formatFromName, formatOfSource } from './archive-format.ts';
+import { readArchiveStep, type ArchiveStep } from './archive-options.ts';
 import { createArchive } from './create-archive.ts';
 import { goDuration, goFileMode, goTime } from './entry-paths.ts';
 import { extractEntries } from './extract-entries.ts';
-
-interface ArchiveStep {
-  operation: 'extract' | 'create' | 'list';
-  /** As written: printed in the result. */
-  source: string;
-  destination: string;
-  sourcePath: string;
-  destinationPath: string;
-  include: (path: string, isDirectory: boolean) => boolean;
-  verifyIntegrity: boolean;
-}
 
 export async function runArchive(task: WorkerTask): Promise<StepResult> {
   const output = new StepOutput(task);
   const started = performance.now();
   try {
-    const step = readStep(task);
+    const step = readArchiveStep(task.command, task.executor.config, task.workingDir);
     const result = await perform(step, output);
-    if (!output.stopped) output.stdout(goJson({ ...result, ...tail(step, result.operation, performance.now() - started) }));
+    if (!output.stopped) output.stdout(goJson({ ...withoutErrors(result), ...tail(step, result, performance.now() - started) }));
     return await output.finish();
   } catch (error) {
     if (output.stopped) return output.finish();
@@ -40,57 +28,35 @@ export async function runArchive(task: WorkerTask): Promise<StepResult> {
   }
 }
 
-/** The last fields of Dagu's result, in its order. */
-function tail(step: ArchiveStep, operation: string, elapsedMs: number): Record<string, unknown> {
+/** The last fields of Dagu's result, in its order; `errors` only when continueOnError kept some. */
+function tail(step: ArchiveStep, result: OperationResult, elapsedMs: number): Record<string, unknown> {
   const duration = goDuration(elapsedMs);
-  return operation === 'list' ? { verified: step.verifyIntegrity, duration } : { duration, verifyPerformed: step.verifyIntegrity };
-}
-
-function readStep(task: WorkerTask): ArchiveStep {
-  const config = task.executor.config;
-  const operation = (task.command ?? '').trim().toLowerCase();
-  if (operation !== 'extract' && operation !== 'create' && operation !== 'list') {
-    throw new ArchiveError('config', `unsupported archive operation "${task.command ?? ''}": use extract, create or list`);
-  }
-  const source = typeof config.source === 'string' ? config.source : '';
-  if (source === '') throw new ArchiveError('config', `source is required for ${operation}`);
-  const destination = typeof config.destination === 'string' ? config.destination : '';
-  if (operation === 'create' && destination === '') throw new ArchiveError('config', 'destination is required for create');
-  const patterns = (Array.isArray(config.include) ? config.include : typeof config.include === 'string' ? [config.include] : [])
-    .map((pattern) => String(pattern).trim()).filter((pattern) => pattern !== '');
-  // dot: a pattern's `*` matches dotfiles too, as Dagu's doublestar does.
-  const matches = patterns.length > 0 ? picomatch(patterns, { dot: true }) : undefined;
-  return {
-    operation,
-    source,
-    destination,
-    sourcePath: resolve(task.workingDir, source),
-    destinationPath: resolve(task.workingDir, destination === '' ? '.' : destination),
-    include: (path) => matches === undefined || matches(path),
-    verifyIntegrity: config.verifyIntegrity === true,
-  };
+  if (result.operation === 'list') return { verified: step.verifyIntegrity, duration };
+  const errors = Array.isArray(result.errors) && result.errors.length > 0 ? { errors: result.errors } : {};
+  // A dry create writes no archive to read back; a dry extract has read its source through.
+  return { duration, ...errors, verifyPerformed: step.verifyIntegrity && !(step.dryRun && result.operation === 'create') };
 }
 
 type OperationResult = Record<string, unknown> & { operation: string };
 
 async function perform(step: ArchiveStep, output: StepOutput): Promise<OperationResult> {
   const signal = output.signal;
-  const warn = (message: string) => output.stderr(`archive step warning: ${message}\n`);
+  const warn = (message: string) => output.stderr(`archive executor warning: ${message}\n`);
   if (step.operation === 'create') {
-    const format = formatFromName(step.destination);
-    if (!format) throw new ArchiveError('formatDetection', `cannot tell the format of ${step.destination} from its name: use ${FORMAT_SUFFIXES}`);
-    const counts = await createArchive(step.sourcePath, step.destinationPath, format, step.include, signal);
-    if (step.verifyIntegrity) await verify(readEntries(step.destinationPath, format, signal));
+    const format = step.format ?? formatFromName(step.destination);
+    if (!format) throw new ArchiveError('formatDetection', step.destination === '' ? 'could not infer format; specify config.format' : `cannot tell the format of ${step.destination} from its name: use ${FORMAT_SUFFIXES}, or set format`);
+    const counts = await createArchive(step.sourcePath, step.destinationPath, format, step, signal);
+    if (step.verifyIntegrity && !step.dryRun) await verify(readEntries(step.destinationPath, format, signal));
     return { operation: 'create', source: step.source, destination: step.destination, ...counts };
   }
-  const format = await formatOfSource(step.sourcePath);
+  const format = step.format ?? await formatOfSource(step.sourcePath);
   if (step.operation === 'list') {
     const files = [];
     let totalSize = 0;
     for await (const entry of readEntries(step.sourcePath, format, signal)) {
       if (step.verifyIntegrity) await drain(entry);
       const path = displayPath(entry.name);
-      if (path === '' || !step.include(path, entry.type === 'directory')) continue;
+      if (path === '' || !step.select(path, entry.type === 'directory')) continue;
       files.push({ path, size: entry.size, mode: goFileMode(entry.type, entry.mode), modTime: goTime(entry.mtime), isDir: entry.type === 'directory' });
       if (entry.type !== 'directory') totalSize += entry.size;
     }
@@ -101,8 +67,15 @@ async function perform(step: ArchiveStep, output: StepOutput): Promise<Operation
     if (!(await stat(step.sourcePath)).isFile()) throw new ArchiveError('config', 'verifyIntegrity reads the archive twice: its source must be a regular file');
     await verify(readEntries(step.sourcePath, format, signal));
   }
-  const counts = await extractEntries(readEntries(step.sourcePath, format, signal), step.destinationPath, { include: step.include, warn });
-  return { operation: 'extract', source: step.source, destination: step.destination === '' ? '.' : step.destination, ...counts };
+  const shownDestination = step.destination === '' ? '.' : step.destination;
+  const counts = await extractEntries(readEntries(step.sourcePath, format, signal), step.destinationPath, { ...step, shownDestination, warn });
+  return { operation: 'extract', source: step.source, destination: shownDestination, ...counts };
+}
+
+/** The result's fields before `duration`: its errors go after it, as Dagu orders them. */
+function withoutErrors(result: OperationResult): OperationResult {
+  const { errors: _errors, ...rest } = result;
+  return rest as OperationResult;
 }
 
 /** Reads every entry's data: tar's header checksums and gzip's CRC, zip's sizes and CRC-32 are checked on the way. */
