@@ -13,6 +13,8 @@ import { log, setLogFormat } from './logging/index.ts';
 import { DefinitionParser, exampleSpec, filterSystemEnv, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition/index.ts';
 import { CronStateFile, DagFiles, EventRetention, LmdbQueueStore, LmdbRunStore, LogFiles, RunHistory } from './store/index.ts';
 import { completeSettings, type Settings, type SettingsInput } from './config/index.ts';
+import { SpanExports } from './tracing/index.ts';
+import type { SpanSink } from './core/index.ts';
 
 /** How long the DAG listing waits after the last file change before it reads the changed files in the background. */
 const LISTING_WARM_DELAY_MS = 250;
@@ -38,6 +40,8 @@ export interface EngineHandle {
   cron: CronScheduler;
   /** How step processes start: posix_spawn (the addon) or child_process (the fallback). */
   spawnMethod: SpawnMode;
+  /** Where traced runs' spans are exported: its counts feed the metrics. */
+  spans: SpanSink;
   close(): Promise<void>;
 }
 
@@ -97,7 +101,12 @@ async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock, opti
   const catalog = new Definitions(dags, new DefinitionParser((task) => parsePool.run(task)));
   const queue = new LmdbQueueStore(runs);
   const queueLimits = new Map(config.queues.map(({ name, maxConcurrency }) => [name, maxConcurrency]));
-  const engine = new Engine({ runs, queue, queueLimits, queuedStartDeadlineMs: config.queuedStartDeadlineMs, definitions: catalog, dags, logs, dispatcher, systemEnv: filterSystemEnv(process.env), clock: config.clock, commandOnly: config.commandOnly, ...options.parts });
+  // Traced runs' spans go to their collectors; nothing is sent until a traced run ends a step.
+  const spans = new SpanExports();
+  const engine = new Engine({
+    runs, queue, queueLimits, queuedStartDeadlineMs: config.queuedStartDeadlineMs, definitions: catalog, dags, logs, dispatcher,
+    systemEnv: filterSystemEnv(process.env), clock: config.clock, commandOnly: config.commandOnly, spans, ...(config.otel ? { otel: config.otel } : {}), ...options.parts,
+  });
   await engine.start();
   const retention = new RetentionSweeper({ store: new RunHistory(runs), definitions: catalog, clock: config.clock });
   if (!config.commandOnly) retention.start();
@@ -148,12 +157,14 @@ async function openLocked(config: Settings, dags: DagFiles, lock: HomeLock, opti
     await retention.close();
     await eventRetention.close();
     await engine.close();
+    // The spans of the runs that ended are sent, within a bound: a collector that is down waits no longer.
+    await spans.close();
     await dispatcher.close();
     await parsePool.close();
     await runs.close();
     lock.release();
   })());
-  return { engine, catalog, runs, dags, logs, retention, eventRetention, cron, spawnMethod: spawnMode, close };
+  return { engine, catalog, runs, dags, logs, retention, eventRetention, cron, spawnMethod: spawnMode, spans, close };
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -21,6 +21,7 @@ const allowed: Record<string, string[]> = {
   http: ['core', 'definition', 'engine', 'scheduler', 'catalog', 'ops', 'logging', 'auth'],
   ops: ['core', 'engine', 'scheduler'],
   workers: ['core', 'logging'],
+  tracing: ['core', 'logging'],
   distributed: ['core', 'logging', 'actors', 'workers'],
   config: ['core', 'definition', 'logging', 'auth', 'ops'],
   cli: ['core', 'definition', 'logging', 'auth', 'ops', 'config', '(root)'],
@@ -31,6 +32,8 @@ const owners: Record<string, string | string[]> = {
   lmdb: 'store', xstate: ['actors', 'scheduler', 'engine'], piscina: 'executors', 'jq-wasm': 'executors', ssh2: 'executors', dockerode: 'executors', nodemailer: 'executors',
   undici: ['executors', 'http', 'cli'], tar: 'executors', yazl: 'executors', yauzl: 'executors', picomatch: 'executors',
   'uWebSockets.js': 'http', yaml: 'definition', croner: 'definition', 'prom-client': 'ops', 'parse-duration': 'ops', pino: 'logging',
+  '@opentelemetry/api': 'tracing', '@opentelemetry/core': 'tracing', '@opentelemetry/resources': 'tracing', '@opentelemetry/sdk-trace': 'tracing',
+  '@opentelemetry/exporter-trace-otlp-http': 'tracing', '@opentelemetry/exporter-trace-otlp-proto': 'tracing', '@opentelemetry/exporter-trace-otlp-grpc': 'tracing', '@grpc/grpc-js': 'tracing',
   ioredis: ['workers', 'distributed'], bullmq: 'workers', jose: 'auth', '@node-rs/argon2': 'auth', 'rate-limiter-flexible': 'auth', 'openid-client': 'auth', cookie: 'http',
 };
 

@@ -1,24 +1,21 @@
 // "valid" means "will run". Validation, creation and a spec edit report what this
-// build cannot carry out (enabled otel, shellPackages) as problems; an empty spec is invalid, saying so.
+// build cannot carry out (shellPackages) as problems; an empty spec is invalid, saying so.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sharedServer } from './helpers.ts';
 
 const server = sharedServer();
-const OTEL = 'otel:\n  enabled: true\n  endpoint: http://127.0.0.1:4318\nsteps:\n  - echo traced\n';
 const PACKAGES = 'steps:\n  - name: s\n    command: jq --version\n    shellPackages: [jq]\n';
 
 test('validate reports what this build cannot run; create refuses it; a spec edit lists it', async () => {
-  const otel = await server.call('POST', '/dags/validate', { spec: OTEL });
-  assert.equal(otel.status, 200);
-  assert.equal(otel.body.valid, false);
-  assert.deepEqual(otel.body.errors, ['otel: this troupe build cannot run it']);
   const packages = await server.call('POST', '/dags/validate', { spec: PACKAGES });
+  assert.equal(packages.status, 200);
+  assert.equal(packages.body.valid, false);
   assert.deepEqual(packages.body.errors, ['steps.s.shellPackages: this troupe build cannot run it']);
 
-  const created = await server.call('POST', '/dags', { name: 'traced', spec: OTEL });
+  const created = await server.call('POST', '/dags', { name: 'packaged', spec: PACKAGES });
   assert.equal(created.status, 400);
-  assert.match(created.text, /otel: this troupe build cannot run it/);
+  assert.match(created.text, /shellPackages: this troupe build cannot run it/);
 
   assert.equal((await server.call('POST', '/dags', { name: 'plain', spec: 'steps:\n  - echo plain\n' })).status, 201);
   const edited = await server.call('PUT', '/dags/plain/spec', { spec: PACKAGES });

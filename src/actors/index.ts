@@ -10,3 +10,4 @@ export { planRun, runScope, type RunPlan } from './run/plan.ts';
 export { unmetDagPrecondition } from './run/conditions.ts';
 export { loadRunVariables } from './run/variables.ts';
 export { LocalRunDispatcher, type RemoteRunDispatcher, type RemotePorts, type RemoteRunsFactory, type RunDispatcher, type RunReports } from './run-dispatcher.ts';
+export { type CallerTrace } from './run/trace-plan.ts';

@@ -3,7 +3,7 @@
 // its end. The local dispatcher runs the run actor in this process, its steps on the step pool; a
 // dispatcher for workers on other machines sends the run there and relays the same reports.
 import { createActor, type Actor } from 'xstate';
-import { runKey, type Clock, type RunRecord, type StepDispatcher, type Timers, type WorkerView } from '../core/index.ts';
+import { runKey, type Clock, type RunRecord, type RunSpan, type RunTrace, type StepDispatcher, type Timers, type WorkerView } from '../core/index.ts';
 import { errorText, log } from '../logging/index.ts';
 import { runMachine, type RunFinishedEvent, type RunInput } from './run/run.machine.ts';
 import { runServices } from './run-services.ts';
@@ -21,6 +21,8 @@ export interface RunReports {
   finished(end: RunFinishedEvent): void;
   /** Resolves once the records reported of the run so far are stored (or could not be). */
   stored?(name: string, dagRunId: string): Promise<void>;
+  /** A span of a traced run, to export. */
+  span?(trace: RunTrace, span: RunSpan): void;
 }
 
 export interface RunDispatcher {
@@ -89,6 +91,7 @@ export class LocalRunDispatcher implements RunDispatcher {
       actions: {
         persist: (_, { record, changed }) => reports.record(record, changed),
         appendLog: (_, { path, line }) => reports.logLine(path, line),
+        traceSpan: (_, { trace, span }) => reports.span?.(trace, span),
         mailRunEnd: services.mailRunEnd,
         mailStepError: services.mailStepError,
         finished: (_, end) => {

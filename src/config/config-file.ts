@@ -1,7 +1,7 @@
 // config.yaml, read into the values it names (text for the scalar settings, checked lists for the
 // rest). Applies no default: a key left out is left out (resolve.ts layers, settings.ts completes).
 import { readFile } from 'node:fs/promises';
-import { AppError, parseRemoteNodes, type RemoteNode } from '../core/index.ts';
+import { AppError, parseRemoteNodes, type OtelSpec, type RemoteNode } from '../core/index.ts';
 import { parseYamlMap } from '../definition/index.ts';
 import type { AuthFile } from './auth-config.ts';
 import { CORS_PROBLEM, queueListProblem, type QueueConfig } from './settings.ts';
@@ -26,6 +26,7 @@ const PATH_KEYS: Record<string, keyof Layer> = { dagsDir: 'dags', dags_dir: 'dag
 export interface FileSettings {
   layer: Layer;
   queues?: QueueConfig[];
+  otel?: OtelSpec;
   remoteNodes?: RemoteNode[];
   corsOrigins?: string[];
   tls: TlsKeys;
@@ -90,6 +91,10 @@ export async function readConfigFile(path: string, required: boolean): Promise<F
     }
     if (key === 'queues') {
       found.queues = queueConfig(value, path);
+      continue;
+    }
+    if (key === 'otel') {
+      found.otel = otelConfig(value, path);
       continue;
     }
     // Dagu's switch for debug logging; logLevel says more and wins when both are set.
@@ -169,4 +174,46 @@ function queueConfig(value: unknown, path: string): QueueConfig[] {
   const problem = queueListProblem(queues);
   if (problem) throw fail(problem);
   return enabled === false ? [] : queues;
+}
+
+/**
+ * `otel: {enabled, endpoint, headers, insecure, timeout, resource}`: how runs of DAGs without an
+ * `otel` of their own are traced, with the same fields and rules as a DAG's.
+ */
+function otelConfig(value: unknown, path: string): OtelSpec | undefined {
+  if (value === null || value === undefined) return undefined;
+  const fail = (problem: string) => new AppError('bad_request', `config file ${path}: otel${problem}`);
+  if (typeof value !== 'object' || Array.isArray(value)) throw fail(' must be a map of enabled, endpoint, headers, insecure, timeout, resource');
+  const map = value as Record<string, unknown>;
+  const unknownKey = Object.keys(map).find((key) => !['enabled', 'endpoint', 'headers', 'insecure', 'timeout', 'resource'].includes(key));
+  if (unknownKey !== undefined) throw fail(`.${unknownKey} is not a field of otel (enabled, endpoint, headers, insecure, timeout, resource)`);
+  const flag = (key: string) => {
+    if (map[key] === undefined || map[key] === null) return false;
+    if (typeof map[key] !== 'boolean') throw fail(`.${key} must be true or false`);
+    return map[key];
+  };
+  const text = (key: string) => {
+    const item = map[key];
+    if (item === undefined || item === null) return undefined;
+    if (typeof item !== 'string' && typeof item !== 'number') throw fail(`.${key} must be a string`);
+    return String(item);
+  };
+  const strings = (key: string) => {
+    const item = map[key] ?? {};
+    if (typeof item !== 'object' || Array.isArray(item)) throw fail(`.${key} must be a map of names to strings`);
+    return Object.fromEntries(Object.entries(item as Record<string, unknown>).map(([name, entry]) => {
+      if (typeof entry === 'object' || entry === undefined) throw fail(`.${key}.${name} must be a string`);
+      return [name, String(entry)];
+    }));
+  };
+  const otel: OtelSpec = { enabled: flag('enabled'), headers: strings('headers'), insecure: flag('insecure'), resource: strings('resource') };
+  const endpoint = text('endpoint');
+  const timeout = text('timeout');
+  if (endpoint !== undefined) otel.endpoint = endpoint;
+  if (timeout !== undefined) {
+    if (!/^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/.test(timeout)) throw fail(`.timeout must be a duration such as 10s or 1m30s, not "${timeout}"`);
+    otel.timeout = timeout;
+  }
+  if (otel.enabled && otel.endpoint === undefined) throw fail(' needs an endpoint when enabled');
+  return otel;
 }

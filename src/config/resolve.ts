@@ -73,6 +73,7 @@ export async function resolveConfig(flags: Flags, env: Record<string, string | u
     logLevel: pick('logLevel') as LogLevel | undefined,
     logFormat: pick('logFormat') as LogFormat | undefined,
     queues: file.queues,
+    otel: file.otel,
     remoteNodes: file.remoteNodes,
     corsOrigins: corsFromEnv ?? file.corsOrigins,
     auth,

@@ -46,6 +46,7 @@ export const SETTING_SOURCES: Record<keyof Settings, SettingSource> = {
   ui: { default: '`true`', yaml: 'ui', env: 'TROUPE_UI', flag: '--no-ui' },
   redisUrl: { default: 'none (every run runs on the server)', yaml: 'distributed.redis', env: 'TROUPE_REDIS_URL', flag: '--redis' },
   workerLostMs: { default: '60 s', yaml: 'distributed.workerLostSec', env: 'TROUPE_WORKER_LOST_SEC' },
+  otel: { default: 'none (a DAG is traced by its own `otel`)', yaml: 'otel' },
 };
 
 /** The table as docs/configuration.md holds it. */

@@ -2,7 +2,7 @@
 // rest of the service reads a completed Settings and applies no default of its own.
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { AppError, checkRedisUrl, parseRemoteNodes, queueNameProblem, systemClock, systemTimers, type Clock, type RemoteNode, type Timers } from '../core/index.ts';
+import { AppError, checkRedisUrl, parseRemoteNodes, queueNameProblem, systemClock, systemTimers, type Clock, type OtelSpec, type RemoteNode, type Timers } from '../core/index.ts';
 import { isTimeZone } from '../definition/index.ts';
 import { LOG_FORMATS, LOG_LEVELS, isLogFormat, isLogLevel, type LogFormat, type LogLevel } from '../logging/log-settings.ts';
 import { AUTH_MODES, type AuthInForce, type AuthSettings, type OidcSettings } from '../auth/auth-settings.ts';
@@ -107,6 +107,8 @@ export interface Settings {
    * settled as a crash settles them (resumed elsewhere by their retryPolicy, else failed). Default 60 s.
    */
   workerLostMs: number;
+  /** Tracing of DAGs without an `otel` of their own (config.yaml `otel`). Unset: only DAGs with their own are traced. */
+  otel?: OtelSpec;
 }
 
 /** What a caller may give: any setting, the auth settings without their mode too. */
@@ -123,7 +125,7 @@ export function homePaths(home: string): Pick<Settings, 'dagsDir' | 'dataDir' | 
 }
 
 /** The settings that may stay unset (each says what unset means), and those that follow `home`. */
-type Unset = 'timeZone' | 'logLevel' | 'oidc' | 'tls' | 'redisUrl';
+type Unset = 'timeZone' | 'logLevel' | 'oidc' | 'tls' | 'redisUrl' | 'otel';
 type FromHome = 'home' | 'dagsDir' | 'dataDir' | 'logDir';
 
 /** The default of every other setting: the type makes a new setting name its default here. */

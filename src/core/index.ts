@@ -19,3 +19,4 @@ export * from './turns.ts';
 export * from './worker-labels.ts';
 export * from './worker-placement.ts';
 export * from './redis-url.ts';
+export * from './trace-context.ts';

@@ -105,6 +105,8 @@ export interface RunRecord {
   createdAtMs: number;
   /** The worker that runs it (distributed dispatch); absent when this server runs it. */
   workerId?: string;
+  /** A queued run's: the W3C traceparent of the span its start request came from. */
+  traceParent?: string;
 }
 
 /** A run without its nodes: what a listing shows and filters on. */

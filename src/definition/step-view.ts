@@ -73,10 +73,7 @@ const RUNNABLE_EXECUTORS = new Set(['shell', 'command', 'dag', 'jq', 'mail', 'ss
 
 /** Fields a run of this DAG would need that the runtime does not carry out yet. */
 export function fieldsNotRunYet(dag: Dag): string[] {
-  const root: Array<[string, boolean]> = [
-    ['otel', dag.otel?.enabled === true],
-  ];
-  const fields = root.filter(([, used]) => used).map(([name]) => name);
+  const fields: string[] = [];
   for (const step of dag.steps) {
     const used: Array<[string, boolean]> = [
       ['shellPackages', step.shellPackages.length > 0],

@@ -138,6 +138,8 @@ export class WorkerRuns {
         this.relayEnd(end);
       },
       ...(local.stored ? { stored: local.stored } : {}),
+      // A traced run's spans leave from the worker, to the collector its plan names.
+      ...(local.span ? { span: local.span } : {}),
     };
   }
 

@@ -88,6 +88,7 @@ export class Engine {
       logLine: (path, line) => deps.logs.appendRunLog(path, line),
       finished: (end) => this.scheduler.finished(end),
       stored: (name, dagRunId) => this.writes.settled(name, dagRunId),
+      ...(deps.spans ? { span: (trace, span) => deps.spans!.add(trace, span) } : {}),
     };
     const relayed = deps.relayReports?.(reports) ?? reports;
     this.runs = deps.runDispatcher?.({ reports: relayed, subDags })

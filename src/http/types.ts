@@ -1,5 +1,5 @@
 // The small request/response interface every handler is written against, whichever server carries it.
-import type { Clock, DagStore, IdempotencyStore, LogStore, RunStore, WorkerView } from '../core/index.ts';
+import { parseTraceparent, type Clock, type DagStore, type IdempotencyStore, type LogStore, type RunStore, type WorkerView } from '../core/index.ts';
 import type { Definitions } from '../catalog/index.ts';
 import type { Engine } from '../engine/index.ts';
 import type { CronScheduler, RetentionSweeper } from '../scheduler/index.ts';
@@ -126,3 +126,12 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 export const json = (body: unknown, status = 200): HttpResponse => ({ status, body });
 export const empty = (status = 200): HttpResponse => ({ status });
+
+/**
+ * A start request's `traceparent` header (W3C Trace Context), when it holds a valid one: a traced
+ * run's span becomes a child of the caller's. An invalid header is ignored, as the standard asks.
+ */
+export function callerTrace(request: Pick<HttpRequest, 'headers'>): { traceParent?: string } {
+  const header = request.headers.traceparent;
+  return header !== undefined && parseTraceparent(header) ? { traceParent: header.trim().toLowerCase() } : {};
+}

@@ -1,5 +1,5 @@
 // What the metrics read from a running troupe, read the way the API reads it.
-import { RunStatus, type DagStore, type RunStore, type WorkerView } from '../core/index.ts';
+import { RunStatus, type DagStore, type RunStore, type SpanSink, type WorkerView } from '../core/index.ts';
 import type { Engine } from '../engine/index.ts';
 import type { CronScheduler } from '../scheduler/index.ts';
 import type { EventCounts, MetricsSources } from './metrics.ts';
@@ -18,6 +18,8 @@ export interface EngineParts {
   watchEventDelay?: (observe: (seconds: number) => void) => void;
   /** Distributed dispatch only: the workers as last heard through Redis (read at each scrape, never waiting on Redis). */
   workers?: () => readonly WorkerView[];
+  /** Where traced runs' spans are exported. */
+  spans?: SpanSink;
 }
 
 export function engineSources(parts: EngineParts): MetricsSources {
@@ -40,6 +42,7 @@ export function engineSources(parts: EngineParts): MetricsSources {
     queuedRuns: () => engine.queues().reduce((sum, queue) => sum + queue.queued.length, 0),
     dagCount: async () => (await dags.fileNames()).length,
     schedulerRunning: () => cron.running,
+    ...(parts.spans ? { spans: () => parts.spans!.counts() } : {}),
     ...(parts.eventStreams ? { events: () => ({ ...parts.eventStreams!(), kept: runs.events.size }) } : {}),
     ...(parts.watchEventDelay ? { watchEventDelay: parts.watchEventDelay } : {}),
     ...(parts.workers ? { workers: parts.workers, runsOnWorkers: () => runsOnWorkers(engine, runs) } : {}),

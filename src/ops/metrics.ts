@@ -4,7 +4,7 @@
 // and histograms are counted from the engine's events as they happen, never from a scan of the store.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EngineEvent, EngineListener } from '../engine/index.ts';
-import { isRunEvent, type HealthStatus, type WorkerView } from '../core/index.ts';
+import { isRunEvent, type HealthStatus, type SpanCounts, type WorkerView } from '../core/index.ts';
 
 export interface MetricsSources {
   version: string;
@@ -25,6 +25,8 @@ export interface MetricsSources {
   /** Distributed dispatch only: the workers as last heard through Redis, and the active runs placed on them. */
   workers?(): readonly WorkerView[];
   runsOnWorkers?(): number;
+  /** Traced runs' spans: sent to their collectors, and dropped. */
+  spans?(): SpanCounts;
 }
 
 export interface EventCounts {
@@ -131,6 +133,7 @@ export class TroupeMetrics {
       labelNames: ['method', 'route', 'status_code'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers,
     });
     if (sources.events) eventMetrics(sources.events, registers);
+    if (sources.spans) spanMetrics(sources.spans, registers);
     if (sources.workers && sources.runsOnWorkers) workerMetrics(sources.workers, sources.runsOnWorkers, registers);
     if (sources.watchEventDelay) {
       const delay = new Histogram({
@@ -185,6 +188,23 @@ export class TroupeMetrics {
 function observeSpan(into: { observe(value: number): void }, from: string, to: string): void {
   const seconds = (Date.parse(to) - Date.parse(from)) / 1000;
   if (seconds >= 0) into.observe(seconds);
+}
+
+/** Traced runs' spans, read when scraped: each scrape adds what came since the last. */
+function spanMetrics(read: () => SpanCounts, registers: Registry[]): void {
+  const total = (name: string, help: string, of: (counts: SpanCounts) => number) => {
+    let told = 0;
+    new Counter({
+      name: `${PREFIX}${name}`, help, registers,
+      collect() {
+        const now = of(read());
+        this.inc(now - told);
+        told = now;
+      },
+    });
+  };
+  total('trace_spans_exported_total', 'Spans of traced runs their collectors took since the server started', (counts) => counts.exported);
+  total('trace_spans_dropped_total', 'Spans of traced runs dropped since the server started: their collector was down, refused them, did not answer in time, or fell too far behind', (counts) => counts.dropped);
 }
 
 /** The event streams' gauges and totals, read when scraped. */

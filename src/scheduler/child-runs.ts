@@ -35,6 +35,7 @@ export class ChildRuns {
         params = await startingParams(dag.params, paramsFromRequest(child.params))(scope, run, secrets);
         return params;
       },
+      ...(call.parent.traceExport && call.parent.traceParent ? { trace: { caller: { traceParent: call.parent.traceParent, export: call.parent.traceExport } } } : {}),
       lineage: { root: call.parent.root, parent: { name: call.parent.name, dagRunId: call.parent.dagRunId }, callers: [...call.parent.callers, call.parent.name] },
     });
     const finished = this.host.whenFinished(dag.name, dagRunId).then(() => deps.runs.get(dag.name, dagRunId)!);

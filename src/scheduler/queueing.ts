@@ -10,7 +10,7 @@ import { mergeParams, paramsFromRequest } from '../definition/index.ts';
 import { logLine, queuedRecord, startingParams } from '../actors/index.ts';
 import { usableDag, type Definitions } from '../catalog/index.ts';
 import type { QueuedRun, WaitReason } from './queue-order.ts';
-import type { AttemptSeed, RunStarter } from './run-starter.ts';
+import { traceSeed, type AttemptSeed, type RunStarter } from './run-starter.ts';
 import type { Scheduler } from './scheduler.ts';
 import type { Slot } from './slots.ts';
 import type { EngineDeps, StartOptions } from './start-options.ts';
@@ -65,7 +65,8 @@ export class Queueing {
     const requested = paramsFromRequest(options.params ?? '');
     const attemptId = newAttemptId();
     const log = deps.logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
-    const record = queuedRecord({ dag, name, dagRunId, attemptId, log, params: mergeParams(dag.params, requested), now: clock.now(), fileName });
+    const queued = queuedRecord({ dag, name, dagRunId, attemptId, log, params: mergeParams(dag.params, requested), now: clock.now(), fileName });
+    const record = options.traceParent ? { ...queued, traceParent: options.traceParent } : queued;
     const admission = scheduler.ask({
       kind, name, dagRunId, queue, maxActiveRuns: dag.maxActiveRuns, singleton: options.singleton === true, fileName,
       ...(options.refusedWhenBusy ? { refusedWhenBusy: true } : {}),
@@ -73,7 +74,7 @@ export class Queueing {
     });
     if (admission.outcome === 'refused') throw admission.error;
     if (admission.outcome === 'admitted') {
-      const seed = { dag, name, dagRunId, specText, fileName, slot: admission.slot, params: startingParams(dag.params, requested) };
+      const seed = { dag, name, dagRunId, specText, fileName, slot: admission.slot, params: startingParams(dag.params, requested), ...traceSeed(options.traceParent) };
       return { ...(await starter.startAttempt(seed)), queued: false };
     }
     // The store decides at the call and writes in call order: a run the scheduler dispatched at
@@ -118,7 +119,7 @@ export class Queueing {
     const requested = paramsFromRequest(entry.params ?? '');
     const seed: AttemptSeed = {
       dag: entry.dag, name: run.name, dagRunId: run.dagRunId, specText: entry.specText, fileName: entry.fileName,
-      slot, queued: entry.record, params: startingParams(entry.dag.params, requested),
+      slot, queued: entry.record, params: startingParams(entry.dag.params, requested), ...traceSeed(entry.record.traceParent),
     };
     const giveUp = (reason: string) => {
       // Too late once it began: the run has started.

@@ -8,7 +8,7 @@ import {
 import { fieldsNotRunYet, paramsFromRequest } from '../definition/index.ts';
 import {
   ancestry, attemptRecord, commandRunner, evaluateEnvWithCommands, loadRunVariables, planRun, runScope, startingParams, unmetDagPrecondition,
-  type Lineage, type PriorAttempt, type StartingParams,
+  type CallerTrace, type Lineage, type PriorAttempt, type StartingParams,
 } from '../actors/index.ts';
 import type { AdmissionAsk } from './admission.ts';
 import type { Scheduler } from './scheduler.ts';
@@ -35,6 +35,8 @@ export interface AttemptSeed {
   begun?: boolean;
   /** Set when whoever waits for the start gave up on it: it must not begin after all. */
   abandoned?: string;
+  /** The span above the run's: its caller's, or its calling step's (trace-plan.ts). */
+  trace?: { caller?: CallerTrace; traceParent?: string };
 }
 
 export interface StarterHost {
@@ -76,7 +78,7 @@ export class RunStarter {
     const requested = paramsFromRequest(options.params ?? '');
     const slot = this.admit({ kind, name, dagRunId, queue: dag.queue ?? name, maxActiveRuns: dag.maxActiveRuns, singleton: options.singleton === true });
     // Admitted first: a refused start runs none of the definition's commands.
-    await this.startAttempt({ dag, name, dagRunId, specText, fileName, slot, params: startingParams(dag.params, requested) });
+    await this.startAttempt({ dag, name, dagRunId, specText, fileName, slot, params: startingParams(dag.params, requested), ...traceSeed(options.traceParent) });
     return { dagRunId, name };
   }
 
@@ -116,7 +118,8 @@ export class RunStarter {
     const callers = seed.lineage?.callers ?? (seed.prior?.record.parentDAGRunId
       ? ancestry((runName, id) => deps.runs.get(runName, id), { name: seed.prior.record.parentDAGRunName, dagRunId: seed.prior.record.parentDAGRunId })
       : []);
-    const plan = await planRun({ dag, name, dagRunId, attemptId, params, systemEnv: deps.systemEnv, logs: deps.logs, variables, dagEnv, specText: seed.specText, root, callers, inheritedSecrets: seed.inheritedSecrets });
+    const plan = await planRun({ dag, name, dagRunId, attemptId, params, systemEnv: deps.systemEnv, logs: deps.logs, variables, dagEnv, specText: seed.specText, root, callers, inheritedSecrets: seed.inheritedSecrets,
+      trace: { ...(deps.otel ? { fallback: deps.otel } : {}), ...seed.trace } });
     const planned = await attemptRecord({ dag, plan, params, now: clock.now(), fileName: seed.fileName, lineage: seed.lineage, prior: seed.prior, queued: seed.queued });
     // Placed on a worker: its first record says which, so that a server started again finds it there.
     const record = seed.slot.worker ? { ...planned, workerId: seed.slot.worker } : planned;
@@ -157,4 +160,9 @@ export class RunStarter {
     }
     return { dagRunId };
   }
+}
+
+/** A start's seed field for the caller's traceparent, when it sent one. */
+export function traceSeed(traceParent: string | undefined): Pick<AttemptSeed, 'trace'> {
+  return traceParent ? { trace: { traceParent } } : {};
 }

@@ -1,6 +1,6 @@
 // What an engine is built from and what a start takes: read by the scheduler's modules (the
 // starter, the queues, sub DAG runs) and by the engine that composes them.
-import type { Clock, DagStore, LogStore, QueueStore, RunStore, StepDispatcher, Timers } from '../core/index.ts';
+import type { Clock, DagStore, OtelSpec, SpanSink, LogStore, QueueStore, RunStore, StepDispatcher, Timers } from '../core/index.ts';
 import type { Definitions } from '../catalog/index.ts';
 
 export interface EngineDeps {
@@ -37,10 +37,16 @@ export interface EngineDeps {
    * would abort a run it resumed).
    */
   commandOnly?: boolean;
+  /** The `otel` of DAGs without one (config.yaml): their runs are traced by it. */
+  otel?: OtelSpec;
+  /** Where traced runs' spans go; without it, no run is traced. */
+  spans?: SpanSink;
 }
 
 export interface StartOptions {
   params?: string;
+  /** The W3C traceparent of the caller's span: a traced run's span becomes its child. */
+  traceParent?: string;
   dagRunId?: string;
   dagName?: string;
   singleton?: boolean;

@@ -1,11 +1,12 @@
 // A run's plan: the DAG resolved for one run (params, env, log paths), as plain data for the actor.
 import { join, resolve } from 'node:path';
 import { HANDLER_NODE_NAMES, eachInTurns, mapInTurns, ownValue, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepServices, type StepTask } from '../../core/index.ts';
-import type { MailSpec } from '../../core/index.ts';
+import type { MailSpec, RunTrace } from '../../core/index.ts';
 import { evaluateEnv, expandVariables, expandedDir, isExpandedDir, paramsRecord, splitWords, type ExpandScope } from '../../definition/index.ts';
 import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
 import { DEFAULT_SHELL, ShellReferences } from './shell-references.ts';
 import { shebangOf } from './shell-syntax.ts';
+import { runTrace, type TraceChoice } from './trace-plan.ts';
 
 /** The interpreter of a step that no shell runs: its references are expanded to their values. */
 const NO_SHELL: readonly string[] = [];
@@ -97,6 +98,8 @@ export interface RunPlan {
   workerSelector?: Record<string, string>;
   /** The worker the run was placed on (distributed dispatch), in place of the selector it met. */
   worker?: string;
+  /** Absent when the run is not traced (no `otel` enabled for it). */
+  trace?: RunTrace;
 }
 
 export interface PlanInput {
@@ -116,13 +119,15 @@ export interface PlanInput {
   callers?: readonly string[];
   /** A sub DAG run masks what its parent masks (values only: they are no variables of its own). */
   inheritedSecrets?: readonly string[];
+  /** What decides whether the run is traced, and under which span (trace-plan.ts). */
+  trace?: Omit<TraceChoice, 'own'>;
 }
 
 /**
  * The run's plan. A definition's steps are planned 1,000 per turn of the event loop: a start of a
  * run of 10,000 steps answers other requests meanwhile.
  */
-export async function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, logs, variables, dagEnv, specText, root, callers, inheritedSecrets }: PlanInput): Promise<RunPlan> {
+export async function planRun({ dag, name, dagRunId, attemptId, params, systemEnv, logs, variables, dagEnv, specText, root, callers, inheritedSecrets, trace: tracing }: PlanInput): Promise<RunPlan> {
   const logPath = logs.runLogPath(name, dagRunId, attemptId, dag.logDir);
   const positional = positionalParams(params);
   const scope = runScope({ dag, name, dagRunId, logPath, systemEnv, variables });
@@ -131,8 +136,10 @@ export async function planRun({ dag, name, dagRunId, attemptId, params, systemEn
   const indexOf = await stepIndexes(dag.steps);
   const services = runServices(dag, name, attemptId, baseEnv);
   const mail = runMail(dag, baseEnv);
+  const trace = runTrace({ own: dag.otel, ...tracing }, baseEnv);
   return {
     ...(services ? { services } : {}),
+    ...(trace ? { trace } : {}),
     ...(mail ? { mail } : {}),
     ...(Object.keys(dag.workerSelector).length > 0 ? { workerSelector: { ...dag.workerSelector } } : {}),
     name, dagRunId, attemptId, logPath,

@@ -2,7 +2,7 @@
 // transition through the `persist` action the engine provides. Step actors do the work; the
 // record updates themselves are pure functions in run-updates.ts.
 import { enqueueActions, fromPromise, setup } from 'xstate';
-import { HANDLER_NODE_NAMES, NodeStatus, RunStatus, isoTime, runStatusLabel, type HandlerKind, type RunRecord } from '../../core/index.ts';
+import { HANDLER_NODE_NAMES, NodeStatus, RunStatus, isoTime, runStatusLabel, type HandlerKind, type RunRecord, type RunSpan, type RunTrace } from '../../core/index.ts';
 import { stepMachine, type StepFinishedEvent, type StepInput, type StepRerunEvent, type StepSubRunEvent } from '../step/step.machine.ts';
 import { failed } from '../step/policies.ts';
 import { handlerTask, hasConditions, needsCommands, stepResults, stepTask, type RunPlan } from './plan.ts';
@@ -10,6 +10,7 @@ import { finalStatus } from './progress.ts';
 import { allStepsSettled, hasStepsToStart, newSchedule, Outcome } from './schedule.ts';
 import { addSubRun, endRun, finishHandler, finishStep, rerunStep, runStartedLines, startHandler, startSteps, type RunState } from './run-updates.ts';
 import { logLine } from './log-line.ts';
+import { eventSpan, runSpan } from './run-spans.ts';
 
 export interface RunInput {
   record: RunRecord;
@@ -102,6 +103,8 @@ const effects = setup({
     mailStepError: (_, _params: { plan: RunPlan; record: RunRecord; index: number }) => {},
     // Provided by the run dispatcher: the run reached its final state, its final record written.
     finished: (_, _params: RunFinishedEvent) => {},
+    // Provided by the engine: a span of a traced run (run-spans.ts), to export.
+    traceSpan: (_, _params: { trace: RunTrace; span: RunSpan }) => {},
     // Timers are delayed events raised only when the run has a timeout or a delay: `after`
     // transitions would set (and clear) their timers on every run.
     armDagTimeout: enqueueActions(({ context, enqueue }) => {
@@ -137,7 +140,12 @@ const effects = setup({
 
 /** The run as the parent of the sub DAG runs its steps and handlers start. */
 function callParent(plan: RunPlan) {
-  return { name: plan.name, dagRunId: plan.dagRunId, root: plan.root, callers: plan.callers, specText: plan.specText };
+  return { name: plan.name, dagRunId: plan.dagRunId, root: plan.root, callers: plan.callers, specText: plan.specText, ...(plan.trace ? { traceExport: plan.trace.export } : {}) };
+}
+
+/** The step actor's input for a traced run: each execution is a span in the run's trace. */
+function traced(plan: RunPlan): { traceId?: string } {
+  return plan.trace ? { traceId: plan.trace.traceId } : {};
 }
 
 /** What starting a handler takes: its node, its log line and its actor's input; none without such a handler. */
@@ -155,7 +163,7 @@ function handlerLaunch(context: RunContext, which: HandlerKind | 'outcome', at: 
     ...(needsCommands(step)
       ? { pending: { plan: context.plan, index: -1, outputs: context.outputs, nodes: record.nodes, handler: { kind, status } } }
       : { task: handlerTask(context.plan, kind, context.outputs, record.nodes, status) }),
-    signalOnStop: step.signalOnStop, cleanupMs: context.plan.maxCleanUpTimeSec * 1000,
+    signalOnStop: step.signalOnStop, cleanupMs: context.plan.maxCleanUpTimeSec * 1000, ...traced(context.plan),
   };
   return { id: `handler-${kind}`, record, line, input };
 }
@@ -208,6 +216,7 @@ export const runMachine = effects.extend({
               : { task: stepTask(context.plan, index, context.outputs, record.nodes) }),
             signalOnStop: context.plan.steps[index].signalOnStop,
             cleanupMs: context.plan.maxCleanUpTimeSec * 1000,
+            ...traced(context.plan),
           },
         });
       }
@@ -219,6 +228,8 @@ export const runMachine = effects.extend({
     recordHandlerResult: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'step.finished' || event.handler === undefined) return;
       const { record, failed, line } = finishHandler(context, event.handler, event.result, event.at);
+      const span = eventSpan(context.plan, context.record, event, record);
+      if (span) enqueue({ type: 'traceSpan', params: { trace: context.plan.trace!, span } });
       enqueue.assign({ record });
       if (event.handler === 'init' && failed) enqueue.assign({ initFailed: true, outcome: RunStatus.Aborted });
       // A handler that fails after the steps fails the run, unless the run was aborted.
@@ -246,6 +257,8 @@ export const runMachine = effects.extend({
     recordRerun: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'step.rerun') return;
       const { record, line } = rerunStep(context, event);
+      const span = eventSpan(context.plan, context.record, event);
+      if (span) enqueue({ type: 'traceSpan', params: { trace: context.plan.trace!, span } });
       enqueue.assign({ record });
       enqueue({ type: 'persist', params: { record, changed: event.handler ? [] : [event.index] } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
@@ -253,6 +266,8 @@ export const runMachine = effects.extend({
     recordStepResult: effects.createAction(enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'step.finished') return;
       const { record, outputs, line } = finishStep(context, event);
+      const span = eventSpan(context.plan, context.record, event, record);
+      if (span) enqueue({ type: 'traceSpan', params: { trace: context.plan.trace!, span } });
       enqueue.assign({ record, outputs });
       enqueue({ type: 'persist', params: { record, changed: [event.index] } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
@@ -286,6 +301,7 @@ export const runMachine = effects.extend({
       enqueue.assign({ record });
       enqueue({ type: 'persist', params: { record, changed: [] } });
       enqueue({ type: 'appendLog', params: { path: record.log, line } });
+      if (context.plan.trace) enqueue({ type: 'traceSpan', params: { trace: context.plan.trace, span: runSpan(context.plan, record, context.timedOut) } });
       enqueue({ type: 'finished', params: { type: 'run.finished', name: record.name, dagRunId: record.dagRunId, status, log: record.log } });
       if (context.plan.mail) enqueue({ type: 'mailRunEnd', params: { plan: context.plan, record } });
     })),

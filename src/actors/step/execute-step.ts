@@ -32,7 +32,7 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock, subDags:
       // A sub DAG call runs child runs instead of a process (not a pool task: docs/architecture.md).
       handle = input.call
         // The child masks what this run masks.
-        ? resultInLog(runSubDags(subDags, { ...input.call, parent: { ...input.call.parent, secrets: task.secrets } }, task.env, (child) => sendBack({ type: 'step.subRun', ...child })), task, task.secrets)
+        ? resultInLog(runSubDags(subDags, { ...input.call, parent: { ...input.call.parent, secrets: task.secrets, ...traceOf(input) } }, task.env, (child) => sendBack({ type: 'step.subRun', ...child })), task, task.secrets)
         : dispatcher.dispatch(task);
       if (stopped) handle.stop(input.signalOnStop, input.cleanupMs);
       void handle.result.then(async (result) => {
@@ -45,7 +45,7 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock, subDags:
     };
     // The common case goes straight to the pool.
     if (input.task && input.preconditions.length === 0 && !input.call) {
-      dispatch(input.task);
+      dispatch(withTraceParent(input.task, input.traceParent));
       return;
     }
     const start = async (task: StepTask) => {
@@ -62,9 +62,19 @@ export function executeStepOn(dispatcher: StepDispatcher, clock: Clock, subDags:
       ? Promise.resolve(input.task)
       : stepTaskWithCommands(input.pending!, commandRunner(dispatcher, pendingOne!.dirBase ?? pendingOne!.dir, pendingOne!.shell, input.pending!.plan.maxOutputSize));
     void prepared.then(
-      (task) => start(task).catch((error: Error) => finish({ kind: 'error', code: 'precondition_failed', message: error.message })),
+      (task) => start(withTraceParent(task, input.traceParent)).catch((error: Error) => finish({ kind: 'error', code: 'precondition_failed', message: error.message })),
       // A backtick command of the step's env failed: the step fails, naming it.
       (error: Error) => finish({ kind: 'error', code: 'env_failed', message: error.message }),
     );
   });
+}
+
+/** A traced execution's command joins its trace: TRACEPARENT names the execution's span. */
+function withTraceParent(task: StepTask, traceParent: string | undefined): StepTask {
+  return traceParent === undefined ? task : { ...task, env: { ...task.env, TRACEPARENT: traceParent } };
+}
+
+/** What a traced execution hands the sub DAG runs it starts. */
+function traceOf(input: ExecutorInput): { traceParent?: string } {
+  return input.traceParent !== undefined && input.call?.parent.traceExport ? { traceParent: input.traceParent } : {};
 }

@@ -2,7 +2,7 @@
 // at its timeout, and reports its executions to its run. Decisions live in policies.ts; waits are
 // XState delays, so the actor system's clock drives them.
 import { assign, enqueueActions, fromCallback, sendParent, sendTo, setup } from 'xstate';
-import type { Condition, HandlerKind, RepeatPolicy, RetryPolicy, StepResult, StepTask } from '../../core/index.ts';
+import { newSpanId, traceparentText, type Condition, type HandlerKind, type RepeatPolicy, type RetryPolicy, type StepResult, type StepTask } from '../../core/index.ts';
 import type { PendingTask, StepResultRef } from '../run/plan.ts';
 import type { SubDagCall } from './sub-dag.ts';
 import { shouldRepeat, shouldRetry, waitMs } from './policies.ts';
@@ -28,6 +28,14 @@ export interface StepInput {
   retries?: number;
   /** The run's steps with ids, as they stood when this one started: its conditions read them (`${id.exitCode}`). */
   stepResults?: Readonly<Record<string, StepResultRef>>;
+  /** The run's trace, when it is traced: each execution is a span of its own. */
+  traceId?: string;
+}
+
+/** One execution of a traced step: its span, and when it began. */
+export interface StepAttempt {
+  spanId: string;
+  startedAt: number;
 }
 
 export interface StepContext extends StepInput {
@@ -37,6 +45,8 @@ export interface StepContext extends StepInput {
   stopped: boolean;
   /** The last execution's result, reported when the step ends. */
   last?: StepResult;
+  /** The execution under way, when the run is traced. */
+  attempt?: StepAttempt;
 }
 
 export type StepEvent =
@@ -54,6 +64,8 @@ export interface StepFinishedEvent {
   handler?: HandlerKind;
   result: StepResult;
   at: number;
+  /** The execution that ended, when the run is traced (none for a stop between executions). */
+  attempt?: StepAttempt;
 }
 
 /** A sub DAG run a step started, for its node's subRuns. */
@@ -76,6 +88,7 @@ export interface StepRerunEvent {
   count: number;
   result: StepResult;
   at: number;
+  attempt?: StepAttempt;
 }
 
 export interface ExecutorInput {
@@ -90,6 +103,8 @@ export interface ExecutorInput {
   /** Evaluated after the execution for repeatPolicy (`while`/`until`). */
   repeatCondition?: Pick<Condition, 'condition' | 'expected'>;
   stepResults?: Readonly<Record<string, StepResultRef>>;
+  /** The W3C traceparent of this execution's span, when the run is traced: the step's TRACEPARENT. */
+  traceParent?: string;
 }
 
 /** Replaced by the engine with one that dispatches to the worker pool. */
@@ -125,6 +140,10 @@ export const stepMachine = setup({
     armTimeout: enqueueActions(({ context, enqueue }) => {
       if ((context.timeoutSec ?? 0) > 0) enqueue.raise({ type: 'step.timeout' }, { id: TIMEOUT_ID, delay: Math.min(context.timeoutSec! * 1000, MAX_TIMER_MS) });
     }),
+    // A traced run's execution gets its span's id as it begins (its command sees it in TRACEPARENT).
+    beginAttempt: enqueueActions(({ context, enqueue }) => {
+      if (context.traceId !== undefined) enqueue.assign({ attempt: { spanId: newSpanId(), startedAt: Date.now() } });
+    }),
     disarmTimeout: enqueueActions(({ context, enqueue }) => {
       if ((context.timeoutSec ?? 0) > 0) enqueue.cancel(TIMEOUT_ID);
     }),
@@ -147,7 +166,7 @@ export const stepMachine = setup({
   context: ({ input }) => ({ ...input, retries: input.retries ?? 0, executions: 0, timedOut: false, stopped: false }),
   states: {
     running: {
-      entry: [assign({ timedOut: false }), 'armTimeout'],
+      entry: [assign({ timedOut: false }), 'armTimeout', 'beginAttempt'],
       exit: 'disarmTimeout',
       invoke: {
         id: 'executor',
@@ -159,6 +178,7 @@ export const stepMachine = setup({
           ...(context.call ? { call: { ...context.call, execution: context.executions } } : {}),
           positional: context.positional, task: context.task, pending: context.pending, signalOnStop: context.signalOnStop, cleanupMs: context.cleanupMs,
           ...(context.stepResults ? { stepResults: context.stepResults } : {}),
+          ...(context.attempt ? { traceParent: traceparentText({ traceId: context.traceId!, spanId: context.attempt.spanId, sampled: true }) } : {}),
           ...(context.repeatPolicy?.condition !== undefined
             ? { repeatCondition: { condition: context.repeatPolicy.condition, expected: context.repeatPolicy.expected } }
             : {}),
@@ -182,6 +202,7 @@ export const stepMachine = setup({
               enqueue(sendParent({
                 type: 'step.rerun', index: context.index, kind: 'retry', count: context.retries + 1,
                 result: timedOutResult(context, event.result), at: event.at, ...(context.handler ? { handler: context.handler } : {}),
+                ...(context.attempt ? { attempt: context.attempt } : {}),
               } satisfies StepRerunEvent));
             }),
           },
@@ -192,7 +213,7 @@ export const stepMachine = setup({
               enqueue.assign({ executions: context.executions + 1, last: event.result });
               enqueue(sendParent({
                 type: 'step.rerun', index: context.index, kind: 'repeat', count: context.executions + 1, result: event.result, at: event.at,
-                ...(context.handler ? { handler: context.handler } : {}),
+                ...(context.handler ? { handler: context.handler } : {}), ...(context.attempt ? { attempt: context.attempt } : {}),
               } satisfies StepRerunEvent));
             }),
           },
@@ -200,7 +221,7 @@ export const stepMachine = setup({
             target: 'done',
             actions: sendParent(({ context, event }): StepFinishedEvent => ({
               type: 'step.finished', index: context.index, result: timedOutResult(context, event.result), at: event.at,
-              ...(context.handler ? { handler: context.handler } : {}),
+              ...(context.handler ? { handler: context.handler } : {}), ...(context.attempt ? { attempt: context.attempt } : {}),
             })),
           },
         ],

@@ -3,7 +3,7 @@
 // output is the child's result JSON, so that ${VAR.outputs.key} reads the child's outputs.
 import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { ParamDef, RunRecord, StepHandle, StepResult } from '../../core/index.ts';
+import type { ParamDef, RunRecord, StepHandle, StepResult, TraceExport } from '../../core/index.ts';
 import { derivedRunId, ownValue, runStatusLabel, RunStatus } from '../../core/index.ts';
 import { escapeForShell, expandVariables, paramsFromText } from '../../definition/index.ts';
 import { errorText, log } from '../../logging/index.ts';
@@ -22,6 +22,9 @@ export interface SubDagCall {
     name: string; dagRunId: string; root: { name: string; dagRunId: string }; callers: readonly string[]; specText: string;
     /** The values the parent masks: the child gets them in its params and masks them too. */
     secrets?: readonly string[];
+    /** A traced parent's: where its spans go; the calling execution's span is `traceParent`. */
+    traceExport?: TraceExport;
+    traceParent?: string;
   };
 }
 

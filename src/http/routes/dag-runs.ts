@@ -7,7 +7,7 @@ import {
   CleanupResponse, DagRunIdResponse, OutputsResponse, RunDetailsResponse, RunListResponse, RunSpecResponse, SubRunDetailsResponse, SubRunsResponse,
 } from '../response-schemas.ts';
 import { CleanupBody, InlineRunBody, RetryBody, StartBody, StepStatusBody, parseBody } from '../schemas.ts';
-import { empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
+import { callerTrace, empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
 import { errorResponse, statusOverrides } from '../errors.ts';
 import { decodeCursor, encodeCursor } from '../run-cursor.ts';
 import { ListCache } from '../list-cache.ts';
@@ -18,14 +18,14 @@ const MAX_RUNS_PER_PAGE = 1000;
 
 async function startDag(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(StartBody, request.body);
-  const { dagRunId } = await deps.engine.startDag(request.params.fileName, body);
+  const { dagRunId } = await deps.engine.startDag(request.params.fileName, { ...body, ...callerTrace(request) });
   return json({ dagRunId });
 }
 
 async function startInline(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(InlineRunBody, request.body);
   if (body.spec === undefined || body.spec.trim() === '') throw new AppError('bad_request', 'spec is required');
-  const { dagRunId } = await deps.engine.startInline({ ...body, spec: body.spec });
+  const { dagRunId } = await deps.engine.startInline({ ...body, spec: body.spec, ...callerTrace(request) });
   return json({ dagRunId });
 }
 

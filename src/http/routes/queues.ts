@@ -5,17 +5,17 @@ import type { Router } from '../router.ts';
 import { queueView } from '../present.ts';
 import { DagRunIdResponse, QueueResponse, QueuesResponse, RescheduleResponse } from '../response-schemas.ts';
 import { EnqueueBody, InlineEnqueueBody, QueueLimitBody, RescheduleBody, parseBody } from '../schemas.ts';
-import { empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
+import { callerTrace, empty, json, type ApiDeps, type HttpRequest } from '../types.ts';
 
 async function enqueueDag(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(EnqueueBody, request.body);
-  return json(await deps.engine.enqueueDag(request.params.fileName, body));
+  return json(await deps.engine.enqueueDag(request.params.fileName, { ...body, ...callerTrace(request) }));
 }
 
 async function enqueueInline(request: HttpRequest, deps: ApiDeps) {
   const body = await parseBody(InlineEnqueueBody, request.body);
   if (body.spec === undefined || body.spec.trim() === '') throw new AppError('bad_request', 'spec is required');
-  return json(await deps.engine.enqueueInline({ ...body, spec: body.spec }));
+  return json(await deps.engine.enqueueInline({ ...body, spec: body.spec, ...callerTrace(request) }));
 }
 
 async function dequeue(request: HttpRequest, deps: ApiDeps) {

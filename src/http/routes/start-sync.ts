@@ -5,11 +5,11 @@ import { detailsResponse } from './dag-runs.ts';
 import { DagRunResponse } from '../response-schemas.ts';
 import { StartSyncBody, parseBody } from '../schemas.ts';
 import type { Router } from '../router.ts';
-import { type ApiDeps, type HttpRequest, type HttpResponse } from '../types.ts';
+import { callerTrace, type ApiDeps, type HttpRequest, type HttpResponse } from '../types.ts';
 
 async function startSync(request: HttpRequest, deps: ApiDeps): Promise<HttpResponse> {
   const { timeout, ...options } = await parseBody(StartSyncBody, request.body);
-  const { dagRunId, name } = await deps.engine.startDag(request.params.fileName, options);
+  const { dagRunId, name } = await deps.engine.startDag(request.params.fileName, { ...options, ...callerTrace(request) });
   const timer = new AbortController();
   const timeoutAt = setTimeout(() => timer.abort(), timeout * 1000);
   try {

@@ -1,0 +1,2 @@
+export { SpanExports, type SpanExportOptions } from './span-export.ts';
+export { otlpExporter, isHttpEndpoint, endpointUrl } from './otlp-exporter.ts';
