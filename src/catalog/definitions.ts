@@ -6,7 +6,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { AppError, dagNameProblem, type Dag, type DagFile, type DagStore } from '../core/index.ts';
 import { usableDag } from './usable-dag.ts';
 import { DagCatalog } from './dag-catalog.ts';
-import { DefinitionParser, callCycles, callTargets, fieldsNotRunYet, type ParseResult, type ParsedFile } from '../definition/index.ts';
+import { DefinitionParser, callCycles, callTargets, runProblems, type ParseResult, type ParsedFile } from '../definition/index.ts';
 
 export interface LoadedDag {
   dag?: Dag;
@@ -110,7 +110,7 @@ export class Definitions {
     // A definition that cannot be read has no calls to follow.
     const cycles = result.dag ? await this.callCycles(options.fileName, result) : [];
     // Valid means it will run: what this build cannot carry out is a problem here, not at the start.
-    const unsupported = result.dag ? fieldsNotRunYet(result.dag).map((field) => `${field}: this troupe build cannot run it`) : [];
+    const unsupported = result.dag ? runProblems(result.dag) : [];
     return { result, errors: [...result.errors, ...cycles, ...unsupported] };
   }
 

@@ -1,6 +1,7 @@
 // The step object shown inside run nodes and DAG details (as the API shows it).
 import { MASK, type Condition, type ConditionView, type Dag, type RepeatPolicy, type RepeatPolicyView, type Step, type StepView } from '../core/index.ts';
 import { splitWords } from './command.ts';
+import { isNixShell, nixShellFound } from './nix-shell.ts';
 
 export function stepView(step: Step): StepView {
   const view: StepView = { name: step.name, executorConfig: { type: step.executor.type, config: passwordMasked(step.executor.config) } };
@@ -71,17 +72,22 @@ function passwordMasked(config: Record<string, unknown>): Record<string, unknown
 /** The executors this build runs; a run of a DAG that uses another is refused at its start. */
 const RUNNABLE_EXECUTORS = new Set(['shell', 'command', 'dag', 'jq', 'mail', 'ssh', 'http', 'archive', 'docker', 'container', 'workflow-action', 'github-action', 'github_action', 'gha']);
 
-/** Fields a run of this DAG would need that the runtime does not carry out yet. */
-export function fieldsNotRunYet(dag: Dag): string[] {
-  const fields: string[] = [];
-  for (const step of dag.steps) {
-    const used: Array<[string, boolean]> = [
-      ['shellPackages', step.shellPackages.length > 0],
-    ];
-    for (const [name, isUsed] of used) if (isUsed) fields.push(`steps.${step.name}.${name}`);
-    if (!RUNNABLE_EXECUTORS.has(step.executor.type)) fields.push(`steps.${step.name}.executor (${step.executor.type})`);
+/**
+ * Why a run of this DAG cannot be carried out here, as `field: problem` lines: an executor this
+ * build does not run, or packages (`shellPackages`) without a nix-shell to install them.
+ */
+export function runProblems(dag: Dag): string[] {
+  const problems: string[] = [];
+  const steps = [...dag.steps.map((step) => ({ step, at: `steps.${step.name}` })), ...Object.entries(dag.handlerOn).map(([kind, step]) => ({ step: step!, at: `handlerOn.${kind}` }))];
+  for (const { step, at } of steps) {
+    if (step.shellPackages.length > 0) {
+      const shell = step.shell ?? dag.shell;
+      if (!isNixShell(shell)) problems.push(`${at}.shellPackages: packages are installed by nix-shell: set shell: nix-shell`);
+      else if (!nixShellFound(shell![0])) problems.push(`${at}.shellPackages: nix-shell not found`);
+    }
+    if (!RUNNABLE_EXECUTORS.has(step.executor.type)) problems.push(`${at}.executor (${step.executor.type}): this troupe build cannot run it`);
   }
-  return fields;
+  return problems;
 }
 
 /** The definition POST /dags writes when no spec is given. */

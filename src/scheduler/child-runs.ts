@@ -4,7 +4,7 @@
 // parent's, or a retry of the calling step) runs again as a new attempt of that run, its
 // succeeded steps kept, as Dagu does.
 import { AppError, RunStatus, type Dag, type ParamDef, type RunRecord } from '../core/index.ts';
-import { fieldsNotRunYet, paramsFromRequest } from '../definition/index.ts';
+import { runProblems, paramsFromRequest } from '../definition/index.ts';
 import { usableDag, type Definitions } from '../catalog/index.ts';
 import { nestingProblem, rerunSelection, startingParams, type ChildStart, type PriorAttempt, type SubDagCall } from '../actors/index.ts';
 import type { RunStarter } from './run-starter.ts';
@@ -57,8 +57,8 @@ export class ChildRuns {
       if (!loaded) throw new AppError('not_found', `DAG ${target} not found: neither a local DAG of the file nor a DAG file`);
       found = { dag: usableDag(loaded.result), specText: loaded.text, fileName: target };
     }
-    const notRunYet = fieldsNotRunYet(found.dag);
-    if (notRunYet.length > 0) throw new AppError('bad_request', `troupe does not run these fields yet: ${notRunYet.join(', ')}`);
+    const problems = runProblems(found.dag);
+    if (problems.length > 0) throw new AppError('bad_request', `this DAG cannot run here: ${problems.join('; ')}`);
     return found;
   }
 }

@@ -2,7 +2,7 @@
 // a run a crash interrupted going on (recovery.ts chose how), and a reschedule (a new run with the
 // stored definition and params). Each asks the scheduler for admission as a start does.
 import { AppError, MASK, dagRunIdProblem, type Dag, type RunRecord } from '../core/index.ts';
-import { fieldsNotRunYet, mergeParams, paramsFromRequest } from '../definition/index.ts';
+import { runProblems, mergeParams, paramsFromRequest } from '../definition/index.ts';
 import { rerunSelection, type PriorAttempt } from '../actors/index.ts';
 import { usableDag, type Definitions } from '../catalog/index.ts';
 import { selectorOf, type Queueing } from './queueing.ts';
@@ -28,8 +28,8 @@ export async function retryRun(host: RunAgainHost, name: string, dagRunId: strin
   const { specText, dag } = await storedDefinition(host, found, 'retry');
   // As it is now, after the parse: admission decides on the run as it is at the ask.
   const prior = host.findRun(found.name, found.dagRunId);
-  const notRunYet = fieldsNotRunYet(dag);
-  if (notRunYet.length > 0) throw new AppError('bad_request', `troupe does not run these fields yet: ${notRunYet.join(', ')}`);
+  const problems = runProblems(dag);
+  if (problems.length > 0) throw new AppError('bad_request', `this DAG cannot run here: ${problems.join('; ')}`);
   const targetId = options.dagRunId && options.dagRunId !== prior.dagRunId ? options.dagRunId : prior.dagRunId;
   const idProblem = dagRunIdProblem(targetId);
   if (idProblem) throw new AppError('bad_request', idProblem);

@@ -5,7 +5,7 @@ import {
   AppError, attemptId as newAttemptId, dagNameProblem, dagRunIdProblem, markStage, uuidv7,
   type Clock, type Dag, type EventBody, type RunRecord,
 } from '../core/index.ts';
-import { fieldsNotRunYet, paramsFromRequest } from '../definition/index.ts';
+import { runProblems, paramsFromRequest } from '../definition/index.ts';
 import {
   ancestry, attemptRecord, commandRunner, evaluateEnvWithCommands, loadRunVariables, planRun, runScope, startingParams, unmetDagPrecondition,
   type CallerTrace, type Lineage, type PriorAttempt, type StartingParams,
@@ -59,8 +59,8 @@ export class RunStarter {
     const dagRunId = options.dagRunId ?? uuidv7(this.host.clock.now());
     const idProblem = dagRunIdProblem(dagRunId);
     if (idProblem) throw new AppError('bad_request', idProblem);
-    const notRunYet = fieldsNotRunYet(dag);
-    if (notRunYet.length > 0) throw new AppError('bad_request', `troupe does not run these fields yet: ${notRunYet.join(', ')}`);
+    const problems = runProblems(dag);
+    if (problems.length > 0) throw new AppError('bad_request', `this DAG cannot run here: ${problems.join('; ')}`);
     return { name, dagRunId };
   }
 

@@ -2,7 +2,7 @@
 import { join, resolve } from 'node:path';
 import { HANDLER_NODE_NAMES, eachInTurns, mapInTurns, ownValue, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepServices, type StepTask } from '../../core/index.ts';
 import type { MailSpec, RunTrace } from '../../core/index.ts';
-import { evaluateEnv, expandVariables, expandedDir, isExpandedDir, paramsRecord, splitWords, type ExpandScope } from '../../definition/index.ts';
+import { evaluateEnv, expandVariables, expandedDir, isExpandedDir, isNixShell, nixShellWords, paramsRecord, splitWords, type ExpandScope } from '../../definition/index.ts';
 import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
 import { DEFAULT_SHELL, ShellReferences } from './shell-references.ts';
 import { shebangOf } from './shell-syntax.ts';
@@ -162,6 +162,15 @@ export async function planRun({ dag, name, dagRunId, attemptId, params, systemEn
   };
 }
 
+/**
+ * The step's shell: its own, else the DAG's (a script's shebang chooses its interpreter unless the
+ * step itself sets a shell). nix-shell installs the step's `shellPackages` (nix-shell.ts).
+ */
+function plannedShell(step: Step, dag: Dag): string[] | undefined {
+  const shell = step.shell ?? (step.script?.startsWith('#!') && step.shellPackages.length === 0 ? undefined : dag.shell);
+  return shell && step.shellPackages.length > 0 && isNixShell(shell) ? nixShellWords(shell, step.shellPackages) : shell;
+}
+
 /** Each step's index by its name and by its id: a dependency names a step either way. */
 async function stepIndexes(steps: readonly Step[]): Promise<Map<string, number>> {
   const indexOf = new Map<string, number>();
@@ -192,7 +201,7 @@ function planStep(step: Step, dag: Dag, paths: StepLogPaths, depends: readonly s
     commands: step.commands,
     script: step.script,
     // A script's shebang chooses its interpreter unless the step itself sets a shell: the DAG's does not override it.
-    shell: step.shell ?? (step.script?.startsWith('#!') ? undefined : dag.shell),
+    shell: plannedShell(step, dag),
     dir: step.dir,
     ...(isExpandedDir(step.dir) ? { dirBase: dag.workingDir } : {}),
     env: step.env,

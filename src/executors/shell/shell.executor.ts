@@ -1,7 +1,7 @@
 // Runs a step as a process in its own process group, streaming stdout/stderr to the log files.
 import { constants as osConstants } from 'node:os';
 import { closeSync, existsSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import type { StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
@@ -51,7 +51,7 @@ async function commandLine(task: WorkerTask): Promise<Launch> {
     // A full disk: the step fails naming the file (the part written goes with the step's end).
     throw new Error(`cannot write the step's script ${task.scriptPath}: ${(error as Error).message}`);
   }
-  if (task.command !== undefined) return { argv: [...shell, '-c', `${task.command} ${quote(task.scriptPath)}`] };
+  if (task.command !== undefined) return { argv: [...shell, commandFlag(shell), `${task.command} ${quote(task.scriptPath)}`] };
   // A shebang chooses the interpreter unless the step set a shell (the plan leaves the DAG's out).
   // One named by a path is the kernel's to start; a bare name (`#!env sh`, `#!python3`), which
   // the kernel would not find, is looked up on PATH, as Dagu does.
@@ -60,7 +60,17 @@ async function commandLine(task: WorkerTask): Promise<Launch> {
     const interpreter = shebang.split(/[ \t]+/).filter(Boolean);
     return { argv: interpreter.length > 0 && !interpreter[0].includes('/') ? [...interpreter, task.scriptPath] : [task.scriptPath] };
   }
-  return { argv: [...shell, task.scriptPath] };
+  // nix-shell reads a file argument as a Nix expression: the script runs as its command.
+  return { argv: isNixShell(shell) ? [...shell, '--run', quote(task.scriptPath)] : [...shell, task.scriptPath] };
+}
+
+/** nix-shell takes its command with --run (the step's packages are in its words: nix-shell.ts); every other shell with -c. */
+function isNixShell(shell: readonly string[]): boolean {
+  return basename(shell[0] ?? '') === 'nix-shell';
+}
+
+function commandFlag(shell: readonly string[]): string {
+  return isNixShell(shell) ? '--run' : '-c';
 }
 
 /**
@@ -91,7 +101,8 @@ interface Launch {
 
 /** `command` through the step's shell; a plain line run by the default shell may start without it (plain-command.ts). */
 function shellLine(task: WorkerTask, command: string): Launch {
-  const argv = [...(task.shell ?? DEFAULT_SHELL), '-c', command];
+  const shell = task.shell ?? DEFAULT_SHELL;
+  const argv = [...shell, commandFlag(shell), command];
   return task.shell === undefined ? { argv, plain: plainCommand(command) } : { argv };
 }
 
