@@ -180,6 +180,16 @@ test('the server\'s default otel traces DAGs without one, as OTLP/JSON when the 
     assert.deepEqual(receiver.spans().map((span) => span.name).sort(), ['DAG: plain', 'Step: a']);
     assert.ok(receiver.exports.every((received) => received.encoding === 'json'));
     assert.equal(spans[0].resource.team, 'ops');
+    // An enqueued run keeps its caller's traceparent until it starts.
+    const enqueued = await fetch(`${server.base}/dags/plain/enqueue`, {
+      method: 'POST', headers: { 'content-type': 'application/json', traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` }, body: '{}',
+    });
+    assert.equal(enqueued.status, 200);
+    const { dagRunId } = await enqueued.json() as { dagRunId: string };
+    assert.equal((await server.waitForRun('plain', dagRunId)).status, 4);
+    assert.ok(await waitUntil(() => receiver.spans().some((span) => span.traceId === CALLER_TRACE && span.name === 'DAG: plain')));
+    const queuedRoot = receiver.spans().find((span) => span.traceId === CALLER_TRACE && span.name === 'DAG: plain')!;
+    assert.equal(queuedRoot.parentSpanId, CALLER_SPAN);
   });
 });
 
