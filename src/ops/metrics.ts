@@ -190,21 +190,26 @@ function observeSpan(into: { observe(value: number): void }, from: string, to: s
   if (seconds >= 0) into.observe(seconds);
 }
 
-/** Traced runs' spans, read when scraped: each scrape adds what came since the last. */
+/**
+ * A counter of a total kept elsewhere (the event streams, the span exports): each scrape adds what
+ * came since the last.
+ */
+function keptTotal(name: string, help: string, read: () => number, registers: Registry[]): void {
+  let told = 0;
+  new Counter({
+    name: `${PREFIX}${name}`, help, registers,
+    collect() {
+      const now = read();
+      this.inc(now - told);
+      told = now;
+    },
+  });
+}
+
+/** Traced runs' spans, read when scraped. */
 function spanMetrics(read: () => SpanCounts, registers: Registry[]): void {
-  const total = (name: string, help: string, of: (counts: SpanCounts) => number) => {
-    let told = 0;
-    new Counter({
-      name: `${PREFIX}${name}`, help, registers,
-      collect() {
-        const now = of(read());
-        this.inc(now - told);
-        told = now;
-      },
-    });
-  };
-  total('trace_spans_exported_total', 'Spans of traced runs their collectors took since the server started', (counts) => counts.exported);
-  total('trace_spans_dropped_total', 'Spans of traced runs dropped since the server started: their collector was down, refused them, did not answer in time, or fell too far behind', (counts) => counts.dropped);
+  keptTotal('trace_spans_exported_total', 'Spans of traced runs their collectors took since the server started', () => read().exported, registers);
+  keptTotal('trace_spans_dropped_total', 'Spans of traced runs dropped since the server started: their collector was down, refused them, did not answer in time, or fell too far behind', () => read().dropped, registers);
 }
 
 /** The event streams' gauges and totals, read when scraped. */
@@ -217,20 +222,8 @@ function eventMetrics(read: () => EventCounts, registers: Registry[]): void {
     name: `${PREFIX}event_log_events`, help: 'Events the event log keeps', registers,
     collect() { this.set(read().kept); },
   });
-  // Totals kept by the streams themselves: each scrape adds what came since the last.
-  const total = (name: string, help: string, of: (counts: EventCounts) => number) => {
-    let told = 0;
-    new Counter({
-      name: `${PREFIX}${name}`, help, registers,
-      collect() {
-        const now = of(read());
-        this.inc(now - told);
-        told = now;
-      },
-    });
-  };
-  total('events_sent_total', 'Events written to event stream clients since the server started', (counts) => counts.sent);
-  total('event_subscribers_dropped_total', 'Event stream clients disconnected for falling too far behind', (counts) => counts.dropped);
+  keptTotal('events_sent_total', 'Events written to event stream clients since the server started', () => read().sent, registers);
+  keptTotal('event_subscribers_dropped_total', 'Event stream clients disconnected for falling too far behind', () => read().dropped, registers);
 }
 
 const HEALTHS: readonly HealthStatus[] = ['healthy', 'warning', 'unhealthy'];
