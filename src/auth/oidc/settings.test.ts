@@ -43,6 +43,32 @@ describe('auth.oidc settings', () => {
     assert.deepEqual(readOidcSettings(undefined, { TROUPE_AUTH_OIDC_CLIENT_ID: 'c', TROUPE_AUTH_OIDC_ISSUER: 'https://i.example', TROUPE_AUTH_OIDC_CLIENT_URL: 'https://t.example' })?.clientUrl, 'https://t.example');
   });
 
+  test('roleMapping: groups and an expression with Dagu\'s defaults; role names in any case; snake_case keys', () => {
+    assert.equal(readOidcSettings(file, {})!.roleMapping, undefined);
+    assert.deepEqual(readOidcSettings({ ...file, roleMapping: { groupMappings: { 'ops-admins': 'Admin', 'cn=Leads,ou=Groups': 'manager' } } }, {})!.roleMapping, {
+      groupsClaim: 'groups', groupMappings: { 'ops-admins': 'admin', 'cn=Leads,ou=Groups': 'manager' }, roleAttributeStrict: false, skipOrgRoleSync: false,
+    });
+    const snake = readOidcSettings({ ...file, role_mapping: {
+      default_role: 'operator', groups_claim: 'realm_access.roles', role_attribute_path: ' .role ', role_attribute_strict: true, skip_org_role_sync: true,
+    } }, {})!;
+    assert.equal(snake.defaultRole, 'operator');
+    assert.deepEqual(snake.roleMapping, { groupsClaim: 'realm_access.roles', groupMappings: {}, roleAttributePath: '.role', roleAttributeStrict: true, skipOrgRoleSync: true });
+  });
+
+  test('roleMapping from TROUPE_AUTH_OIDC_* variables: group mappings as group=role pairs or a JSON object (for names with commas)', () => {
+    const pairs = readOidcSettings(file, { TROUPE_AUTH_OIDC_GROUP_MAPPINGS: 'ops-admins=admin, deployers = Operator', TROUPE_AUTH_OIDC_GROUPS_CLAIM: 'roles' })!;
+    assert.deepEqual(pairs.roleMapping?.groupMappings, { 'ops-admins': 'admin', deployers: 'operator' });
+    assert.equal(pairs.roleMapping?.groupsClaim, 'roles');
+    const json = readOidcSettings({ ...file, roleMapping: { groupMappings: { ignored: 'viewer' } } }, {
+      TROUPE_AUTH_OIDC_GROUP_MAPPINGS: '{"cn=ops,dc=example": "manager"}', TROUPE_AUTH_OIDC_ROLE_ATTRIBUTE_PATH: '.r',
+      TROUPE_AUTH_OIDC_ROLE_ATTRIBUTE_STRICT: 'true', TROUPE_AUTH_OIDC_SKIP_ORG_ROLE_SYNC: '1',
+    })!;
+    assert.deepEqual(json.roleMapping, { groupsClaim: 'groups', groupMappings: { 'cn=ops,dc=example': 'manager' }, roleAttributePath: '.r', roleAttributeStrict: true, skipOrgRoleSync: true });
+    for (const [value, message] of [['ops', /"ops" is not group=role/], ['{"ops": ', /not a JSON object/], ['{"ops": "root"}', /group "ops" must be one of/]] as const) {
+      assert.throws(() => readOidcSettings(file, { TROUPE_AUTH_OIDC_GROUP_MAPPINGS: value }), message);
+    }
+  });
+
   test('a wrong setting is bad_request naming the key', () => {
     const wrong: Array<[unknown, RegExp]> = [
       [{ ...file, clientUrl: undefined }, /clientUrl .* is required/],
@@ -52,7 +78,16 @@ describe('auth.oidc settings', () => {
       [{ ...file, whitelist: [1] }, /whitelist must be a list of strings/],
       [{ ...file, autoSignup: 'yes' }, /autoSignup must be true or false/],
       [{ ...file, roleMapping: { defaultRole: 'root' } }, /defaultRole must be one of admin, manager, operator, viewer/],
-      [{ ...file, roleMapping: { groupMappings: {} } }, /unknown key "groupMappings"/],
+      [{ ...file, roleMapping: { groupMapping: { ops: 'admin' } } }, /roleMapping: unknown key "groupMapping"/],
+      [{ ...file, roleMapping: { groupMappings: { devs: 'developer' } } }, /roleMapping\.groupMappings: group "devs" must be one of admin, manager, operator, viewer, not "developer"/],
+      [{ ...file, roleMapping: { groupMappings: { devs: '' } } }, /group "devs" must map to a role name/],
+      [{ ...file, roleMapping: { groupMappings: ['ops'] } }, /groupMappings must be a map of group: role/],
+      [{ ...file, roleMapping: { groupMappings: { ops: 'admin' }, roleAttributePath: 1 } }, /roleAttributePath must be a string/],
+      [{ ...file, roleMapping: { groupMappings: { ops: 'admin' }, skipOrgRoleSync: 'sometimes' } }, /skipOrgRoleSync must be true or false/],
+      [{ ...file, roleMapping: { roleAttributeStrict: true } }, /roleAttributeStrict does nothing without groupMappings or roleAttributePath/],
+      [{ ...file, roleMapping: { groupsClaim: 'roles' } }, /groupsClaim does nothing without/],
+      [{ ...file, roleMapping: { groupMappings: { ops: 'admin' }, groupsClaim: 'realm_access..roles' } }, /groupsClaim "realm_access\.\.roles" has an empty part/],
+      [{ ...file, roleMapping: 'admin' }, /roleMapping must be a map/],
       [{ ...file, clientID: 'x' }, /unknown key "clientID"/],
       ['oidc', /must be a map/],
     ];

@@ -1,6 +1,7 @@
 // OIDC login settings: Dagu's `auth.oidc` keys of config.yaml and their TROUPE_AUTH_OIDC_*
 // variables (a variable wins over the file), read and checked before anything starts.
-import { AppError, isRole, ROLES, type Role } from '../../core/index.ts';
+import { AppError, type Role } from '../../core/index.ts';
+import { readRoleMapping, type OidcRoleMapping } from './role-mapping-settings.ts';
 
 export interface OidcSettings {
   clientId: string;
@@ -16,8 +17,10 @@ export interface OidcSettings {
   allowedDomains: string[];
   /** false: only users created beforehand (by an admin) may log in with OIDC. */
   autoSignup: boolean;
-  /** The role of a user created at their first OIDC login. */
+  /** The role of a user created at their first OIDC login; with roleMapping, the role when nothing maps. */
   defaultRole: Role;
+  /** Roles from the provider's groups or claims, given at each sign-in; absent: defaultRole, once. */
+  roleMapping?: OidcRoleMapping;
 }
 
 export const DEFAULT_SCOPES = ['openid', 'profile', 'email'];
@@ -80,7 +83,7 @@ export function readOidcSettings(section: unknown, env: Record<string, string | 
     whitelist: (list(value('whitelist'), 'whitelist', fail) ?? []).map((email) => email.toLowerCase()),
     allowedDomains: (list(value('allowedDomains'), 'allowedDomains', fail) ?? []).map((domain) => domain.toLowerCase().replace(/^@/, '')),
     autoSignup: flag(value('autoSignup'), fail) ?? true,
-    defaultRole: role(env.TROUPE_AUTH_OIDC_DEFAULT_ROLE || roleMapping(file, fail), fail) ?? 'viewer',
+    ...readRoleMapping(file.roleMapping ?? file.role_mapping, env, fail),
   };
 }
 
@@ -98,23 +101,4 @@ function flag(raw: unknown, fail: (problem: string) => AppError): boolean | unde
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw fail(`autoSignup must be true or false, not "${String(raw)}"`);
-}
-
-/** Dagu's `roleMapping: {defaultRole}` (`role_mapping: {default_role}`). */
-function roleMapping(file: Record<string, unknown>, fail: (problem: string) => AppError): unknown {
-  const mapping = file.roleMapping ?? file.role_mapping;
-  if (mapping === undefined || mapping === null) return undefined;
-  if (typeof mapping !== 'object' || Array.isArray(mapping)) throw fail('roleMapping must be a map with defaultRole');
-  const { defaultRole, default_role, ...rest } = mapping as Record<string, unknown>;
-  const extra = Object.keys(rest);
-  // Group and claim mappings of later Dagu versions are not read: refused rather than ignored, so
-  // that nobody believes a group gives a role here.
-  if (extra.length > 0) throw fail(`roleMapping: unknown key "${extra[0]}" (troupe reads defaultRole only)`);
-  return defaultRole ?? default_role;
-}
-
-function role(raw: unknown, fail: (problem: string) => AppError): Role | undefined {
-  if (raw === undefined || raw === null || raw === '') return undefined;
-  if (!isRole(raw)) throw fail(`roleMapping.defaultRole must be one of ${ROLES.join(', ')}, not "${String(raw)}"`);
-  return raw;
 }
