@@ -7,7 +7,7 @@ import { LmdbIdempotencyStore, LmdbUserStore } from './store/index.ts';
 import { Auth, openOidcSignIn, type AuthSettings, type OidcSettings } from './auth/index.ts';
 import { completeAuth, completeSettings, homePaths, type QueueConfig, type TlsConfig } from './config/index.ts';
 import { openEngine, openHome, type EngineHandle, type TroupeConfig } from './open-engine.ts';
-import { TaskPool } from './executors/index.ts';
+import { JqRunner, TaskPool } from './executors/index.ts';
 import { RemoteRuns } from './distributed/index.ts';
 import type { EngineParts } from './engine/index.ts';
 import { calledDagFiles } from './catalog/index.ts';
@@ -75,6 +75,8 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
   // Large runs' details read from the store are decoded and encoded on a thread of their own
   // (http/stored-details.ts), which starts with the first such read and leaves after a minute idle.
   const detailsPool = new TaskPool<StoredDetailsTask, StoredDetailsAnswer>({ filename: runDetailsWorkerFile, maxThreads: 1 });
+  // jq for the OIDC roleAttributePath, on a thread of its own started with the first sign-in that needs it.
+  const jq = new JqRunner();
   const readStoredDetails = (name: string, dagRunId: string, keys: readonly string[]) => detailsPool.run({ dataDir: config.dataDir, name, dagRunId, keys });
   let server: RunningServer;
   let deps: ApiDeps & { auth: Auth };
@@ -88,12 +90,13 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
     const ui = config.ui ? await UiFiles.load() : undefined;
     if (config.ui && !ui) log.warn('the dashboard is not built (npm run build writes dist/ui): / answers 404; the API is served');
     deps = { engine: handle.engine, catalog: handle.catalog, runs: handle.runs, readStoredDetails, dags: handle.dags, logs: handle.logs, cron: handle.cron, retention: handle.retention, version, startedAtMs,
-      clock: config.clock, idempotency, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc: openOidcSignIn(config.oidc, auth), eventHub, servesTls: tls !== undefined, ...(ui ? { ui } : {}),
+      clock: config.clock, idempotency, metrics, resources, remoteNodes, corsOrigins: config.corsOrigins, auth, oidc: await openOidcSignIn(config.oidc, auth, { jq }), eventHub, servesTls: tls !== undefined, ...(ui ? { ui } : {}),
       ...(remote ? { workers: () => remote!.currentWorkers() } : {}) };
     server = await startServer(deps, { host: config.host, port: config.port, carrier: config.carrier, headersTimeoutMs: config.headersTimeoutMs, tls });
   } catch (error) {
     closeOps();
     await detailsPool.close();
+    await jq.close();
     await idempotency.close();
     await handle.close();
     throw error;
@@ -111,7 +114,7 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
     },
     reloadAuth: async (settings, oidcSettings) => {
       const auth = await Auth.open(completeAuth(settings), users, config.clock, deps.auth);
-      const oidc = openOidcSignIn(oidcSettings, auth);
+      const oidc = await openOidcSignIn(oidcSettings, auth, { jq });
       deps.auth = auth;
       deps.oidc = oidc;
     },
@@ -124,6 +127,7 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
       await server.close();
       closeOps();
       await detailsPool.close();
+      await jq.close();
       await idempotency.close();
       await handle.close();
     })()),

@@ -109,6 +109,16 @@ export class Accounts {
     return userView(next);
   }
 
+  /**
+   * The role an identity provider gives at a sign-in (OIDC role mapping). The provider decides:
+   * neither the actor's rules nor the last admin's of updateUser apply.
+   */
+  async assignRole(id: string, role: Role): Promise<UserRecord> {
+    const next: UserRecord = { ...this.user(id), role: checkRole(role), updatedAt: this.now() };
+    await this.store.updateUser(next);
+    return next;
+  }
+
   async deleteUser(actor: Identity, id: string): Promise<void> {
     const user = this.user(id);
     if (actor.userId === id) throw new AppError('forbidden', 'cannot delete yourself');

@@ -9,6 +9,8 @@ import { assertDocumented, checkedFetch } from '../openapi-check.ts';
 export interface TestAccount {
   email: string;
   emailVerified?: boolean;
+  /** Claims released with the scope `groups`, read at each sign-in (change them between two). */
+  groups?: Record<string, unknown>;
 }
 
 export interface TestProvider {
@@ -37,7 +39,7 @@ export async function startTestProvider(redirectUri: string, accounts: Record<st
       response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_basic',
     }],
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'preferred_username'] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'preferred_username'], groups: ['groups', 'realm_access', 'https://troupe.example/groups'] },
     cookies: { keys: ['test-cookie-key-one'] },
     pkce: { required: () => true },
     // Set, so that the provider does not print a notice for each default it falls back on.
@@ -47,7 +49,7 @@ export async function startTestProvider(redirectUri: string, accounts: Record<st
       if (!account) return undefined;
       return {
         accountId: id,
-        claims: () => ({ sub: id, email: account.email, email_verified: account.emailVerified ?? true, preferred_username: id, name: id }),
+        claims: () => ({ sub: id, email: account.email, email_verified: account.emailVerified ?? true, preferred_username: id, name: id, ...account.groups }),
       };
     },
   });

@@ -22,6 +22,8 @@ export interface LoginStart {
 
 export interface LoginResult {
   identity: OidcIdentity;
+  /** The ID token's claims, over the userinfo answer's when it was asked (for the role mapping). */
+  claims: Record<string, unknown>;
   /** The login was begun with a request for JSON. */
   json: boolean;
 }
@@ -116,15 +118,16 @@ export class OidcLogin {
     const claims = tokens.claims();
     if (!claims) throw new AppError('unauthorized', 'the OIDC provider returned no ID token');
     let profile: Record<string, unknown> = claims;
-    // Many providers put the email in the userinfo answer only.
-    if (typeof claims.email !== 'string' && tokens.access_token) {
+    // Many providers put the email in the userinfo answer only, and groups too: with a role
+    // mapping it is always asked, as Dagu does, so that a role never rests on half the claims.
+    if ((typeof claims.email !== 'string' || this.settings.roleMapping) && tokens.access_token) {
       try {
         profile = { ...(await client.fetchUserInfo(provider, tokens.access_token, claims.sub)), ...claims };
       } catch (error) {
         throw failure(error, 'the OIDC userinfo request failed', client);
       }
     }
-    return { identity: identityOf(claims.sub, profile), json: transaction.json === true };
+    return { identity: identityOf(claims.sub, profile), claims: profile, json: transaction.json === true };
   }
 }
 

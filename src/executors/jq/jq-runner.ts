@@ -34,4 +34,9 @@ export class JqRunner {
       abort.signal.aborted ? { kind: 'stopped' } : { kind: 'error', message: `jq: the jq thread failed: ${error.message}` });
     return { outcome, stop: () => abort.abort() };
   }
+
+  /** Ends the thread; a job still running ends as stopped. */
+  close(): Promise<void> {
+    return this.pool.close({ force: true });
+  }
 }
