@@ -29,8 +29,8 @@ test('embedded start follows each step, sums up, exits 0 or 1; the runs are in t
 
   const failed = await troupe(['start', 'fails', '-r', 'run-one', ...home.flag, '--', 'NAME=cli']);
   assert.equal(failed.code, 1);
-  assert.match(failed.stdout, /step break failed \(\S+\): exit status 3\n/);
-  assert.match(failed.stdout, /\ndag-run fails run-one: failed in \S+\n  failed step break: exit status 3\n/);
+  assert.match(failed.stdout, /step break failed \(\S+\): failed to execute step "break": exit status 3\n/);
+  assert.match(failed.stdout, /\ndag-run fails run-one: failed in \S+\n  failed step break: failed to execute step "break": exit status 3\n/);
 
   const withFlag = await troupe(['start', 'fails', '-p', 'NAME=flag', '--run-id', 'run-two', '--json', ...home.flag]);
   assert.equal(withFlag.code, 1);
@@ -39,7 +39,7 @@ test('embedded start follows each step, sums up, exits 0 or 1; the runs are in t
   const summary = events[events.length - 1];
   assert.equal(summary.type, 'summary');
   assert.equal(summary.status, 'failed');
-  assert.deepEqual(summary.failedSteps, [{ name: 'break', error: 'exit status 3' }]);
+  assert.deepEqual(summary.failedSteps, [{ name: 'break', error: 'failed to execute step "break": exit status 3' }]);
 
   // One after the other: each takes the home's lock while it runs.
   const embedded = [await troupe(['status', 'fails', '-r', 'run-one', '--json', ...home.flag]), await troupe(['status', '--json', ...home.flag])];
@@ -67,7 +67,7 @@ test('embedded status, retry of one step, restart, a DAG given as a file path, e
   const status = await troupe(['status', 'fails', ...home.flag]);
   assert.equal(status.code, 0);
   assert.match(status.stdout, /^dag-run fails r1: failed\n/);
-  assert.match(status.stdout, /\nSTEP +STATUS +STARTED +DURATION +ERROR\ngreet +succeeded +.*\nbreak +failed +.* exit status 3\n$/);
+  assert.match(status.stdout, /\nSTEP +STATUS +STARTED +DURATION +ERROR\ngreet +succeeded +.*\nbreak +failed +.* failed to execute step "break": exit status 3\n$/);
   const json = JSON.parse((await troupe(['status', 'fails', '-r', 'r1', '--json', ...home.flag])).stdout);
   assert.equal(json.dagRun.statusLabel, 'failed');
 

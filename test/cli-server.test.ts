@@ -41,7 +41,7 @@ test('with a server on the home, verbs go to it over HTTP: start, status, enqueu
   // exec shows what the command wrote, read through the step log endpoints: stdout on stdout, stderr on stderr.
   const exec = await troupe(['exec', '-N', 'adhoc', '-r', 'x1', ...home.flag, '--', 'sh', '-c', 'echo out one; echo out two; echo oops >&2; exit 3']);
   assert.equal(exec.code, 1);
-  assert.match(exec.stdout, /step run running\nout one\nout two\n\S+ step run failed \(\S+\): exit status 3\ndag-run adhoc x1: failed in \S+\n  failed step run: exit status 3\n/);
+  assert.match(exec.stdout, /step run running\nout one\nout two\n\S+ step run failed \(\S+\): failed to execute step "run": exit status 3\ndag-run adhoc x1: failed in \S+\n  failed step run: failed to execute step "run": exit status 3\n/);
   assert.equal(exec.stderr, 'oops\n');
   assert.equal(await server.stepLog('adhoc', 'x1', 'run'), 'out one\nout two');
   const json = await troupe(['exec', '-N', 'adhoc', '-r', 'x2', '--json', ...home.flag, '--', 'sh', '-c', 'echo out; echo err >&2']);

@@ -50,10 +50,10 @@ test('on a terminal, start shows a live view redrawn in place, then the summary;
   assert.match(screen, /\x1b\[3A\r\x1b\[J/);
   assert.match(screen, /▶ greet +running/);
   assert.match(screen, /✔ greet +succeeded/);
-  assert.match(screen, /✘ break +failed +\S+ +exit status 3/);
+  assert.match(screen, /✘ break +failed +\S+ +failed to execute step "break": exit status 3/);
   // No plain transition lines on a terminal: the view alone, then the summary after it.
   assert.doesNotMatch(screen, /\d\d:\d\d:\d\d step /);
-  assert.match(screen, /dag-run fails tty1: failed in \S+\r\n {2}failed step break: exit status 3\r\n/);
+  assert.match(screen, /dag-run fails tty1: failed in \S+\r\n {2}failed step break: failed to execute step "break": exit status 3\r\n/);
 });
 
 test('on a terminal, over HTTP to the home\'s server, the live view shows the polled steps and a successful run exits 0', async (t) => {

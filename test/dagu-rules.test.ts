@@ -317,7 +317,7 @@ describe('Dagu 1.30.2 forms and rules', () => {
     const [all, stops] = run.nodes;
     assert.equal(all.statusLabel, 'succeeded');
     assert.equal((await server.stepLog('lines', run.dagRunId, 'all')).trim(), 'one\nset kept\nX is []', 'no shell state carries over');
-    assert.deepEqual([stops.statusLabel, stops.error], ['failed', 'command 2 of 3 failed (sh -c "exit 7"): exit status 7']);
+    assert.deepEqual([stops.statusLabel, stops.error], ['failed', 'failed to execute step "stops": command 2 of 3 failed (sh -c "exit 7"): exit status 7']);
     assert.equal((await server.stepLog('lines', run.dagRunId, 'stops')).trim(), 'first');
     const outputs = (await server.call('GET', `/dag-runs/lines/${run.dagRunId}/outputs`)).body.outputs;
     assert.deepEqual(outputs, { all: 'one\nset kept\nX is []', part: 'first' });

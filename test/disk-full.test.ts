@@ -146,10 +146,10 @@ test('a full disk: reads answer, writes get 507, no run ends succeeded without i
   // while the disk was full are stored now.
   const lost = await finalRun(base, 'waits', waiting.body.dagRunId);
   assert.equal(lost.status, 2, JSON.stringify(lost));
-  assert.match(lost.nodes[0].error, /^cannot write the step log \S+: ENOSPC: no space left on device/);
+  assert.match(lost.nodes[0].error, /^failed to execute step "[^"]+": cannot write the step log \S+: ENOSPC: no space left on device/);
   const noScript = await finalRun(base, 'scripted', scripted.body.dagRunId);
   assert.deepEqual([noScript.status, noScript.nodes[0].status], [2, 4], JSON.stringify(noScript));
-  assert.match(noScript.nodes[1].error, /^cannot write the step's script \S+: ENOSPC: no space left on device/);
+  assert.match(noScript.nodes[1].error, /^failed to execute step "[^"]+": cannot write the step's script \S+: ENOSPC: no space left on device/);
   // A run accepted on the full disk could not write its step log: it did not succeed as if nothing happened.
   for (const start of starts.filter((answer) => answer.status === 200)) {
     const run = await finalRun(base, 'talks', start.body.dagRunId);

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestServer, type TestServer } from './helpers.ts';
+import { startTestServer, type TestServer, stepError } from './helpers.ts';
 
 describe('the archive executor: Dagu\'s other config keys', () => {
   let troupe: TestServer;
@@ -67,7 +67,7 @@ describe('the archive executor: Dagu\'s other config keys', () => {
     ]);
     const again = node(dagRun, 'again');
     assert.deepEqual([again.statusLabel, await exitCode('archive_overwrite', dagRun.dagRunId, 'again'), again.error],
-      ['failed', 4, 'archive: destination error: destination "ow/out/data/a.txt" exists (overwrite disabled)']);
+      ['failed', 4, stepError('again', 'archive: destination error: destination "ow/out/data/a.txt" exists (overwrite disabled)')]);
     assert.equal(node(dagRun, 'tolerant').statusLabel, 'succeeded', node(dagRun, 'tolerant').error);
     const tolerant = await result('archive_overwrite', dagRun.dagRunId, 'tolerant');
     assert.deepEqual(Object.keys(tolerant), ['operation', 'source', 'destination', 'filesExtracted', 'bytesExtracted', 'filesSkipped', 'duration', 'errors', 'verifyPerformed']);
@@ -113,7 +113,7 @@ describe('the archive executor: Dagu\'s other config keys', () => {
     assert.ok(!existsSync(join(work, 'dry/never')), 'a dry extract makes no folder');
     assert.deepEqual(await readdir(join(work, 'dry')), ['data.zip']);
     const noFormat = node(dagRun, 'no_format');
-    assert.deepEqual([await exitCode('archive_dry', dagRun.dagRunId, 'no_format'), noFormat.error], [5, 'archive: format detection failed: could not infer format; specify config.format']);
+    assert.deepEqual([await exitCode('archive_dry', dagRun.dagRunId, 'no_format'), noFormat.error], [5, stepError('no_format', 'archive: format detection failed: could not infer format; specify config.format')]);
   });
 
   test('format wins over the name; compressionLevel sets gzip\'s level; followSymlinks stores what a link points to; password on a tar is ignored', async () => {
@@ -147,6 +147,6 @@ describe('the archive executor: Dagu\'s other config keys', () => {
     }
     const dagRun = await run('archive_bad_glob', [...archive('glob', 'list', '{source: data.tar, exclude: ["[a-"]}', true), ...codeOf('glob')]);
     const glob = node(dagRun, 'glob');
-    assert.deepEqual([await exitCode('archive_bad_glob', dagRun.dagRunId, 'glob'), glob.error], [2, 'archive: configuration error: invalid glob pattern "[a-"']);
+    assert.deepEqual([await exitCode('archive_bad_glob', dagRun.dagRunId, 'glob'), glob.error], [2, stepError('glob', 'archive: configuration error: invalid glob pattern "[a-"')]);
   });
 });

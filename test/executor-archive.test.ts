@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { Header } from 'tar';
 import yazl from 'yazl';
-import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
+import { startTestServer, waitUntil, type TestServer, stepError } from './helpers.ts';
 
 interface CraftedEntry { path: string; type: 'File' | 'SymbolicLink' | 'Directory'; linkpath?: string; data?: string }
 
@@ -177,8 +177,8 @@ describe('the archive executor', () => {
     for (const [step, , reason] of cases) {
       const refused = node(dagRun, step);
       assert.equal(refused.statusLabel, 'failed', step);
-      assert.ok(refused.error.startsWith(`archive: extraction failed: ${reason}`), `${step}: ${refused.error}`);
-      assert.equal(await stderrLog('archive_slip', dagRun.dagRunId, step), refused.error);
+      assert.ok(refused.error.startsWith(stepError(step, `archive: extraction failed: ${reason}`)), `${step}: ${refused.error}`);
+      assert.equal(stepError(step, await stderrLog('archive_slip', dagRun.dagRunId, step)), refused.error);
       assert.equal(await troupe.stepLog('archive_slip', dagRun.dagRunId, `${step}_code`), '6');
     }
     assert.match(node(dagRun, 'planted').error, /entry "out\/evil-planted\.txt" goes through the symlink out, which leads outside the destination/);
@@ -210,16 +210,16 @@ describe('the archive executor', () => {
     ].join('\n');
     const dagRun = await run('archive_damaged', spec);
     for (const step of ['checked', 'unchecked', 'verified']) {
-      assert.equal(node(dagRun, step).error, 'archive: corrupted archive: entry "note.txt": CRC-32 mismatch (the data was changed or damaged)', step);
+      assert.equal(node(dagRun, step).error, stepError(step, 'archive: corrupted archive: entry "note.txt": CRC-32 mismatch (the data was changed or damaged)'), step);
       assert.equal(await troupe.stepLog('archive_damaged', dagRun.dagRunId, `${step}_code`), '12');
     }
     assert.equal(existsSync(join(damaged, 'checked')), false);
     // Found damaged at its end, the entry is removed.
     assert.equal(existsSync(join(damaged, 'unchecked', 'note.txt')), false);
     assert.equal(node(dagRun, 'listed').statusLabel, 'succeeded');
-    assert.match(node(dagRun, 'cut').error, /^archive: corrupted archive: zlib: unexpected end of file/);
+    assert.match(node(dagRun, 'cut').error, /^failed to execute step "cut": archive: corrupted archive: zlib: unexpected end of file/);
     // A truncated tar: the entry it cuts short is not left behind.
-    assert.equal(node(dagRun, 'short').error, 'archive: corrupted archive: entry "big.txt": 188 of its 5000 bytes in the archive');
+    assert.equal(node(dagRun, 'short').error, stepError('short', 'archive: corrupted archive: entry "big.txt": 188 of its 5000 bytes in the archive'));
     assert.equal(await troupe.stepLog('archive_damaged', dagRun.dagRunId, 'short_code'), '12');
     assert.equal(existsSync(join(damaged, 'short', 'big.txt')), false);
   });
@@ -241,9 +241,9 @@ describe('the archive executor', () => {
     ].join('\n');
     const dagRun = await run('archive_formats', spec);
     assert.deepEqual(JSON.parse((await outputs('archive_formats', dagRun.dagRunId)).sniffed).files.map((file: any) => file.path), ['inside.txt']);
-    assert.equal(node(dagRun, 'unknown').error, `archive: format detection failed: cannot tell the format of ${join(formats, 'plain.txt')}: name it .tar, .tar.gz, .tgz or .zip, or give a tar, tar.gz or zip archive`);
-    assert.equal(node(dagRun, 'rar').error, 'archive: format detection failed: cannot tell the format of plain.rar from its name: use .tar, .tar.gz, .tgz or .zip, or set format');
-    assert.match(node(dagRun, 'missing').error, /^archive: source not found: ENOENT: no such file or directory/);
+    assert.equal(node(dagRun, 'unknown').error, stepError('unknown', `archive: format detection failed: cannot tell the format of ${join(formats, 'plain.txt')}: name it .tar, .tar.gz, .tgz or .zip, or give a tar, tar.gz or zip archive`));
+    assert.equal(node(dagRun, 'rar').error, stepError('rar', 'archive: format detection failed: cannot tell the format of plain.rar from its name: use .tar, .tar.gz, .tgz or .zip, or set format'));
+    assert.match(node(dagRun, 'missing').error, /^failed to execute step "missing": archive: source not found: ENOENT: no such file or directory/);
     const codes = await Promise.all(['unknown', 'rar', 'missing'].map((step) => troupe.stepLog('archive_formats', dagRun.dagRunId, `${step}_code`)));
     assert.deepEqual(codes, ['5', '5', '3']);
     assert.equal(existsSync(join(formats, 'plain.rar')), false);

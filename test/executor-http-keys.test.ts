@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startTestServer, type TestServer } from './helpers.ts';
+import { startTestServer, type TestServer, stepError } from './helpers.ts';
 
 interface Seen { method: string; url: string; type: string | null; length: string | null; body: string }
 
@@ -78,7 +78,7 @@ describe('the http executor: Dagu\'s json, debug, script and weakly typed config
     assert.equal((await troupe.call('GET', `/dag-runs/http_json/${dagRun.dagRunId}/outputs`)).body.outputs.doc, full);
     assert.equal(await troupe.stepLog('http_json', dagRun.dagRunId, 'silent'), `{\n "status_code": 0,\n "headers": null,\n${body}\n}`);
     const missing = node(dagRun, 'missing');
-    assert.deepEqual([missing.statusLabel, missing.error], ['failed', 'http status code not 2xx: 404 Not Found']);
+    assert.deepEqual([missing.statusLabel, missing.error], ['failed', stepError('missing', 'http status code not 2xx: 404 Not Found')]);
     assert.equal(await troupe.stepLog('http_json', dagRun.dagRunId, 'missing'), `{\n "status_code": 404,\n${headers}\n${body}\n}`);
   });
 
@@ -87,8 +87,8 @@ describe('the http executor: Dagu\'s json, debug, script and weakly typed config
       ...step('text', '{json: true}', `GET ${origin}/text`),
       ...step('empty', '{json: true}', `GET ${origin}/empty`),
     ]);
-    assert.deepEqual([node(dagRun, 'text').statusLabel, node(dagRun, 'text').error], ['failed', 'invalid character \'p\' looking for beginning of value']);
-    assert.deepEqual([node(dagRun, 'empty').statusLabel, node(dagRun, 'empty').error], ['failed', 'unexpected end of JSON input']);
+    assert.deepEqual([node(dagRun, 'text').statusLabel, node(dagRun, 'text').error], ['failed', stepError('text', 'invalid character \'p\' looking for beginning of value')]);
+    assert.deepEqual([node(dagRun, 'empty').statusLabel, node(dagRun, 'empty').error], ['failed', stepError('empty', 'unexpected end of JSON input')]);
     assert.equal(await troupe.stepLog('http_json_bad', dagRun.dagRunId, 'text'), '');
   });
 
@@ -114,7 +114,7 @@ describe('the http executor: Dagu\'s json, debug, script and weakly typed config
     assert.equal(seen.get('/doc/script')?.url, '/doc/script?s=1');
     assert.equal(await troupe.stepLog('http_script', dagRun.dagRunId, 'script'), `{\n "status_code": 0,\n "headers": null,\n${body}\n}`);
     assert.equal(node(dagRun, 'broken').statusLabel, 'failed');
-    assert.match(node(dagRun, 'broken').error, /^http: the script is read as the step's config, in JSON: /);
+    assert.match(node(dagRun, 'broken').error, /^failed to execute step "broken": http: the script is read as the step's config, in JSON: /);
   });
 
   test('a body goes with POST (typed by sniffing when no Content-Type is given, even empty) and not with GET', async () => {

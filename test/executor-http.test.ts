@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { generate } from 'selfsigned';
-import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
+import { startTestServer, waitUntil, type TestServer, stepError } from './helpers.ts';
 
 const SECRET = 'http-S3CRET-5be0c1d2';
 const SECRET_ENV = 'HTTP_EXECUTOR_TEST_TOKEN';
@@ -155,7 +155,7 @@ describe('the http executor', () => {
     ].join('\n');
     const dagRun = await run('http_404', spec);
     const missing = node(dagRun, 'missing');
-    assert.deepEqual([missing.statusLabel, missing.error], ['failed', 'http status code not 2xx: 404 Not Found']);
+    assert.deepEqual([missing.statusLabel, missing.error], ['failed', stepError('missing', 'http status code not 2xx: 404 Not Found')]);
     assert.equal(await troupe.stepLog('http_404', dagRun.dagRunId, 'report'), 'exit 1');
     assert.equal(await troupe.stepLog('http_404', dagRun.dagRunId, 'missing'), '404 Not Found\nConnection: close\r\nContent-Length: 4\r\nnope');
     assert.equal(await stderrLog('http_404', dagRun.dagRunId, 'missing'), 'http status code not 2xx: 404 Not Found');
@@ -169,8 +169,8 @@ describe('the http executor', () => {
     const dagRun = await run('http_refused', spec);
     const refused = node(dagRun, 'refused');
     assert.equal(refused.statusLabel, 'failed');
-    assert.equal(refused.error, `GET http://${address}/: connect ECONNREFUSED ${address}`);
-    assert.equal(await stderrLog('http_refused', dagRun.dagRunId, 'refused'), refused.error);
+    assert.equal(refused.error, stepError('refused', `GET http://${address}/: connect ECONNREFUSED ${address}`));
+    assert.equal(stepError('refused', await stderrLog('http_refused', dagRun.dagRunId, 'refused')), refused.error);
   });
 
   test('config timeout ends a request that gets no answer, failing the step', async () => {
@@ -184,7 +184,7 @@ describe('the http executor', () => {
     ].join('\n');
     const dagRun = await run('http_timeout', spec);
     const slow = node(dagRun, 'slow');
-    assert.deepEqual([slow.statusLabel, slow.error], ['failed', `GET ${origin}/hang: timed out after 1 s (config timeout)`]);
+    assert.deepEqual([slow.statusLabel, slow.error], ['failed', stepError('slow', `GET ${origin}/hang: timed out after 1 s (config timeout)`)]);
   });
 
   test('a stop aborts the request: the server sees its connection closed and the step is aborted', async () => {
@@ -214,7 +214,7 @@ describe('the http executor', () => {
     const dagRun = await run('http_tls', spec);
     const strict = node(dagRun, 'strict');
     assert.equal(strict.statusLabel, 'failed');
-    assert.equal(strict.error, `GET ${tlsOrigin}/hello: self-signed certificate`);
+    assert.equal(strict.error, stepError('strict', `GET ${tlsOrigin}/hello: self-signed certificate`));
     assert.equal(node(dagRun, 'lenient').statusLabel, 'succeeded', node(dagRun, 'lenient').error);
     assert.equal(await troupe.stepLog('http_tls', dagRun.dagRunId, 'lenient'), 'hello, world');
   });

@@ -39,7 +39,7 @@ describe('the jq executor: a step without a query, and raw as Dagu reads it', ()
     }
     const broken = node(dagRun, 'broken');
     assert.equal(broken.statusLabel, 'failed');
-    assert.match(broken.error, /^jq: the input is not one JSON document: /);
+    assert.match(broken.error, /^failed to execute step "broken": jq: the input is not one JSON document: /);
   });
 
   test('raw: "true" and 1 are true as in Dagu; raw: maybe is refused when the definition is saved', async () => {

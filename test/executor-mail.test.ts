@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkedFetch, startTestServer, waitUntil, type TestServer } from './helpers.ts';
+import { checkedFetch, startTestServer, waitUntil, type TestServer, stepError } from './helpers.ts';
 import { startCli, exited } from './cli-process.ts';
 import { SMTP_PASSWORD, SMTP_USER, selfSignedCertificate, startSilentServer, startSmtp, type SmtpFixture } from './smtp-fixture.ts';
 
@@ -102,7 +102,7 @@ describe('the mail executor', () => {
     ].join('\n');
     const dagRun = await run('mail_missing', spec);
     assert.equal(node(dagRun, 'send').status, 2);
-    assert.equal(node(dagRun, 'send').error, `mail: attachment ${join(files, 'nothere.txt')} cannot be read: no such file`);
+    assert.equal(node(dagRun, 'send').error, stepError('send', `mail: attachment ${join(files, 'nothere.txt')} cannot be read: no such file`));
     assert.match(await stderrLog('mail_missing', dagRun.dagRunId, 'send'), /nothere\.txt cannot be read: no such file/);
     assert.equal(receivedBy('missing attachment').length, 0);
   });
@@ -174,7 +174,7 @@ describe('the mail executor', () => {
     assert.match(refused.error, new RegExp(`ECONNREFUSED 127\\.0\\.0\\.1:${closed.port}`));
 
     const none = node(await run('mail_no_server', 'steps:\n  - name: send\n    executor:\n      type: mail\n      config: {to: ops@example.com}\n'), 'send');
-    assert.equal(none.error, 'mail: no SMTP server: the DAG\'s smtp.host is not set');
+    assert.equal(none.error, stepError('send', 'mail: no SMTP server: the DAG\'s smtp.host is not set'));
   });
 
   test('a server that never answers fails the step at the greeting timeout, with nodemailer\'s reason', async () => {

@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, rm, writeFile, copyFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
+import { startTestServer, waitUntil, type TestServer, stepError } from './helpers.ts';
 import { PASSWORD_USER, ensurePasswordUser, keygen, sshdMissing, startSshd, type Sshd } from './sshd.ts';
 
 const missing = sshdMissing();
@@ -303,10 +303,10 @@ describe('the ssh executor', { skip }, () => {
     ].join('\n');
     const dagRun = await run('ssh_exit_codes', spec);
     assert.equal(node(dagRun, 'seven').statusLabel, 'failed');
-    assert.equal(node(dagRun, 'seven').error, 'exit status 7');
+    assert.equal(node(dagRun, 'seven').error, 'failed to execute step "seven": exit status 7');
     assert.equal(await log('ssh_exit_codes', dagRun.dagRunId, 'seven', 'stderr'), 'going');
     assert.equal(node(dagRun, 'killed').statusLabel, 'failed');
-    assert.equal(node(dagRun, 'killed').error, 'signal: SIGTERM');
+    assert.equal(node(dagRun, 'killed').error, 'failed to execute step "killed": signal: SIGTERM');
     assert.equal(await log('ssh_exit_codes', dagRun.dagRunId, 'report'), 'seven=7 killed=143');
   });
 
@@ -395,7 +395,7 @@ describe('the ssh executor', { skip }, () => {
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
       assert.equal(dagRun.statusLabel, 'failed');
-      assert.equal(node(dagRun, 'silent').error, `ssh root@127.0.0.1:${port}: Timed out while waiting for handshake`);
+      assert.equal(node(dagRun, 'silent').error, stepError('silent', `ssh root@127.0.0.1:${port}: Timed out while waiting for handshake`));
       assert.match(await log('ssh_silent', body.dagRunId, 'silent', 'stderr'), /Timed out while waiting for handshake/);
     } finally {
       silent.close();

@@ -121,3 +121,8 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, timeout
   }
   return check();
 }
+
+/** A failed step's error as the run records it: `failed to execute step "<step>": <the executor's error>`. */
+export function stepError(step: string, error: string): string {
+  return `failed to execute step ${JSON.stringify(step)}: ${error}`;
+}

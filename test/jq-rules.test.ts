@@ -4,7 +4,7 @@
 // retryPolicy as for shell steps; an invalid filter or input fails the step with jq's message.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from './helpers.ts';
+import { startTestServer, type TestServer, stepError } from './helpers.ts';
 
 const SECRET = 'jq-S3CRET-7d41e09b';
 const SECRET_ENV = 'JQ_RULES_TEST_TOKEN';
@@ -128,15 +128,15 @@ describe('rule 21: the jq executor', () => {
     assert.equal(dagRun.status, 2);
     const badFilter = node(dagRun, 'bad_filter');
     assert.equal(badFilter.status, 2);
-    assert.match(badFilter.error, /^jq: error: syntax error, unexpected end of file/);
+    assert.match(badFilter.error, /^failed to execute step "bad_filter": jq: error: syntax error, unexpected end of file/);
     assert.match(badFilter.error, /jq: 1 compile error$/);
     assert.match(await stderrLog('jq_errors', dagRun.dagRunId, 'bad_filter'), /jq: 1 compile error$/);
     const badInput = node(dagRun, 'bad_input');
     assert.equal(badInput.status, 2);
-    assert.equal(badInput.error, 'jq: parse error: Unfinished JSON term at EOF at line 1, column 6');
+    assert.equal(badInput.error, stepError('bad_input', 'jq: parse error: Unfinished JSON term at EOF at line 1, column 6'));
     const late = node(dagRun, 'late_error');
     assert.equal(late.status, 2);
-    assert.equal(late.error, 'jq: error (at /dev/stdin:0): two is not allowed');
+    assert.equal(late.error, stepError('late_error', 'jq: error (at /dev/stdin:0): two is not allowed'));
     assert.equal(await server.stepLog('jq_errors', dagRun.dagRunId, 'late_error'), '');
   });
 
@@ -195,7 +195,7 @@ describe('rule 21: the jq executor', () => {
     const flaky = node(dagRun, 'flaky');
     assert.equal(flaky.status, 2);
     assert.equal(flaky.retryCount, 2);
-    assert.equal(flaky.error, 'jq: error (at /dev/stdin:0): nope');
+    assert.equal(flaky.error, stepError('flaky', 'jq: error (at /dev/stdin:0): nope'));
     assert.equal(node(dagRun, 'after').status, 4);
     assert.equal(dagRun.onExit.status, 4);
     assert.equal(await server.stepLog('jq_policies', dagRun.dagRunId, 'onExit'), '"partially_succeeded"');

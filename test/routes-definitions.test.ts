@@ -320,7 +320,7 @@ describeOnCarriers('API', (server) => {
     const finished = await server.waitForRun('steptick', stepRun.dagRunId);
     assert.deepEqual(finished.nodes.map((node: { statusLabel: string }) => node.statusLabel), ['succeeded', 'succeeded', 'failed']);
     assert.equal((await call('GET', `/dag-runs/steptick/${stepRun.dagRunId}/steps/second/log`)).body.content, 'base-one base-one!');
-    assert.equal(finished.nodes[2].error, 'env BAD: command `exit 4` failed: exit status 4');
+    assert.equal(finished.nodes[2].error, 'failed to execute step "broken": env BAD: command `exit 4` failed: exit status 4');
     await server.writeDag('badtick', 'env:\n  - X: "`exit 3`"\nsteps:\n  - echo x\n');
     const refused = await call('POST', '/dags/badtick/start', {});
     assert.deepEqual([refused.status, refused.body.message], [400, 'env X: command `exit 3` failed: exit status 3']);

@@ -180,7 +180,7 @@ describeOnCarriers('API', (server, carrier) => {
     const run = await server.waitForRun('failing', 'f1');
     assert.deepEqual([run.status, run.statusLabel], [2, 'failed']);
     assert.deepEqual(run.nodes.map((n: any) => [n.statusLabel, n.error]), [
-      ['succeeded', ''], ['failed', 'exit status 3'], ['aborted', 'upstream step "bad" did not succeed'],
+      ['succeeded', ''], ['failed', 'failed to execute step "bad": exit status 3'], ['aborted', 'upstream step "bad" did not succeed'],
     ]);
     assert.equal(run.nodes[2].startedAt, '');
   });

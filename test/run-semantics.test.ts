@@ -27,7 +27,7 @@ test('retryPolicy: a failing step runs again up to the limit, counting retries; 
   assert.equal(await readFile(flaky.nodes[0].stdout, 'utf8'), 'try 1\ntry 2\ntry 3\n', 'every attempt writes to the step log');
 
   const exhausted = await run('retry-exhausted', 'steps:\n  - name: never\n    command: exit 7\n    retryPolicy: {limit: 2, intervalSec: 0}\n');
-  assert.deepEqual([exhausted.statusLabel, exhausted.nodes[0].retryCount, exhausted.nodes[0].error], ['failed', 2, 'exit status 7']);
+  assert.deepEqual([exhausted.statusLabel, exhausted.nodes[0].retryCount, exhausted.nodes[0].error], ['failed', 2, 'failed to execute step "never": exit status 7']);
 
   const filtered = await run('retry-filtered', 'steps:\n  - name: other\n    command: exit 3\n    retryPolicy: {limit: 4, intervalSec: 0, exitCode: [75]}\n');
   assert.deepEqual([filtered.statusLabel, filtered.nodes[0].retryCount], ['failed', 0]);
@@ -299,7 +299,7 @@ test('a failing child fails its calling step; stopping a parent stops its childr
   await server.writeDag('bad-child', 'steps:\n  - exit 3\n');
   const failed = await run('calls-bad', 'steps:\n  - name: call\n    call: bad-child\n');
   assert.deepEqual([failed.statusLabel, failed.nodes[0].statusLabel], ['failed', 'failed']);
-  assert.match(failed.nodes[0].error, /^sub DAG run bad-child\/.+ failed$/);
+  assert.match(failed.nodes[0].error, /^failed to execute step "call": sub DAG run bad-child\/.+ failed$/);
 
   await server.writeDag('slow-child', 'steps:\n  - name: wait\n    command: sleep 30\n');
   await server.writeDag('calls-slow', 'steps:\n  - name: call\n    call: slow-child\n');

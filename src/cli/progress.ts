@@ -1,7 +1,7 @@
 // A run's progress as it happens: each step as it starts and ends. On a terminal, a live view
 // redrawn in place; otherwise one plain line per transition; with --json, one JSON object a line.
 import type { NodeView, RunView } from './backend/types.ts';
-import { between, duration, time } from './output.ts';
+import { between, duration, time, withoutStderrTail } from './output.ts';
 
 export type ProgressMode = 'live' | 'plain' | 'json';
 
@@ -132,7 +132,7 @@ export class Progress {
       return;
     }
     const lines = [`dag-run ${run.name} ${run.dagRunId}: ${run.statusLabel} in ${between(run.startedAt, run.finishedAt)}${notes.stoppedBy ? ` (stopped by ${notes.stoppedBy})` : ''}`];
-    for (const node of failed) lines.push(`  failed step ${node.step.name}: ${node.error || 'no error text'}`);
+    for (const node of failed) lines.push(`  failed step ${node.step.name}: ${withoutStderrTail(node.error) || 'no error text'}`);
     if (run.log) lines.push(`  log: ${run.log}`);
     lines.push(`  details: troupe status ${run.name} --run-id ${run.dagRunId}`);
     this.write(`${lines.join('\n')}\n`);
@@ -152,7 +152,7 @@ export class Progress {
       return;
     }
     const took = FINAL_NODE.has(label) && node.startedAt !== '' ? ` (${between(node.startedAt, node.finishedAt)})` : '';
-    const error = label === 'failed' && node.error ? `: ${node.error}` : '';
+    const error = label === 'failed' && node.error ? `: ${withoutStderrTail(node.error)}` : '';
     this.write(`${clock} step ${node.step.name} ${label}${took}${error}\n`);
   }
 
@@ -163,7 +163,7 @@ export class Progress {
     const width = Math.max(0, ...run.nodes.map((node) => node.step.name.length));
     for (const node of run.nodes) {
       const took = node.startedAt === '' ? '' : `  ${between(node.startedAt, node.finishedAt)}`;
-      const error = node.statusLabel === 'failed' && node.error ? `  ${node.error}` : '';
+      const error = node.statusLabel === 'failed' && node.error ? `  ${withoutStderrTail(node.error)}` : '';
       lines.push(`  ${MARK[node.statusLabel] ?? '?'} ${node.step.name.padEnd(width)}  ${node.statusLabel}${took}${error}`);
     }
     const columns = process.stdout.columns || 120;

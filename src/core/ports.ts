@@ -249,8 +249,8 @@ export interface StepServices {
 }
 
 export type StepResult =
-  /** `partial`: a sub DAG call whose child run partially succeeded (node status 6). */
-  | { kind: 'ok'; exitCode: number; signal?: string; output?: string; error?: string; partial?: boolean }
+  /** `partial`: a sub DAG call whose child run partially succeeded (node status 6). `timedOut`: the step's own timeoutSec ended it. */
+  | { kind: 'ok'; exitCode: number; signal?: string; output?: string; error?: string; partial?: boolean; timedOut?: boolean }
   | { kind: 'error'; code: string; message: string }
   /** A precondition did not hold: the step did not run (the engine's verdict, never an executor's). */
   | { kind: 'skipped'; message: string };

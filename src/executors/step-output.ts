@@ -23,13 +23,24 @@ class LogStream {
     this.append(this.masker ? this.masker.push(text) : text);
   }
 
-  async close(): Promise<void> {
+  /** `create`: the step's own log file exists afterwards, though nothing was written (a stdout log, as Dagu's). */
+  async close(create = false): Promise<void> {
     if (this.masker) this.append(this.masker.end());
+    if (create && !this.appended && this.paths[0] !== undefined) {
+      const path = this.paths[0];
+      this.queue = this.queue.then(async () => {
+        const failure = await appendToLogs([path], '', true);
+        this.failure ??= failure;
+      });
+    }
     await this.queue;
   }
 
+  private appended = false;
+
   private append(text: string): void {
     if (text === '') return;
+    this.appended = true;
     this.queue = this.queue.then(async () => {
       const failure = await appendToLogs(this.paths, text);
       this.failure ??= failure;
@@ -44,10 +55,11 @@ export function stepLogFailure(path: string, error: unknown): string {
 
 /**
  * Appends `text` to each log file named (the step's log and its copy); one that cannot be written
- * is logged, and the step goes on. Resolves with why output was lost, if it was.
+ * is logged, and the step goes on. Resolves with why output was lost, if it was. `create`: an empty
+ * `text` still creates the files.
  */
-export async function appendToLogs(paths: Array<string | undefined>, text: string): Promise<string | undefined> {
-  if (text === '') return undefined;
+export async function appendToLogs(paths: Array<string | undefined>, text: string, create = false): Promise<string | undefined> {
+  if (text === '' && !create) return undefined;
   let failure: string | undefined;
   for (const path of paths) {
     if (path === undefined) continue;
@@ -140,6 +152,6 @@ export class StepOutput {
 
   private async closeLogs(): Promise<void> {
     this.out.write(this.decoder.end());
-    await Promise.all([this.out.close(), this.err.close()]);
+    await Promise.all([this.out.close(true), this.err.close()]);
   }
 }

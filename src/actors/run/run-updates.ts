@@ -60,6 +60,9 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
   const continues = (updated.status === NodeStatus.Skipped && step.continueOn?.skipped === true) ||
     (updated.status === NodeStatus.Failed && failureContinues(step.continueOn, result));
   if (continues && updated.status === NodeStatus.Failed && step.continueOn?.markSuccess) updated.status = NodeStatus.Succeeded;
+  // A failed step's error names it, as Dagu's runner wraps it; a step's own timeout, a stop and a
+  // failure markSuccess turned into a success keep the executor's error as it is (as in Dagu).
+  if (updated.status === NodeStatus.Failed && updated.error && !(result.kind === 'ok' && result.timedOut)) updated.error = failedStepError(step.name, updated.error);
   // A step that ran to an end stores its output, a failure too: handlers and the steps its
   // continueOn lets go may test it. A skipped step stores nothing.
   let kept: Partial<RunRecord> = {};
@@ -77,6 +80,11 @@ export function finishStep(state: RunState, event: StepFinishedEvent): { record:
     ...runFields(record), step: step.name, status: nodeStatusLabel(updated.status), ...(updated.error ? { error: updated.error } : {}),
   });
   return { record, outputs, line };
+}
+
+/** A failed step's error, in the form of Dagu's runner: `failed to execute step "build": exit status 2`. */
+export function failedStepError(step: string, error: string): string {
+  return `failed to execute step ${JSON.stringify(step)}: ${error}`;
 }
 
 /** A node after its execution's result: failures of a stopped run are aborts. */
@@ -149,7 +157,8 @@ export function rerunStep(state: RunState, event: StepRerunEvent): { record: Run
   const record = withNode(state.record, event, updated);
   const step = event.handler ? HANDLER_NODE_NAMES[event.handler] : state.plan.steps[event.index].name;
   const line = event.kind === 'retry'
-    ? logLine(event.at, 'WARN', 'Step retrying', { ...runFields(record), step, attempt: String(event.count), error: updated.error })
+    // The node keeps the executor's error between retries; the line names the step, as Dagu's does.
+    ? logLine(event.at, 'WARN', 'Step retrying', { ...runFields(record), step, attempt: String(event.count), error: updated.error && failedStepError(step, updated.error) })
     : logLine(event.at, 'INFO', 'Step repeating', { ...runFields(record), step, executions: String(event.count) });
   return { record, line };
 }

@@ -120,7 +120,7 @@ const TIMEOUT_ID = 'stepTimeout';
 function timedOutResult(context: StepContext, result: StepResult): StepResult {
   if (!context.timedOut) return result;
   const exitCode = result.kind === 'ok' ? result.exitCode : 124;
-  return { kind: 'ok', exitCode, error: `step timed out after ${context.timeoutSec}s` };
+  return { kind: 'ok', exitCode, error: `step timed out after ${context.timeoutSec}s`, timedOut: true };
 }
 
 export const stepMachine = setup({

@@ -2,7 +2,7 @@
 import type { RunView } from '../backend/types.ts';
 import { dagName, dagRef, paramsOf } from '../dag-arg.ts';
 import { CliError, EXIT_OK } from '../errors.ts';
-import { between, printJson, table, time } from '../output.ts';
+import { between, printJson, table, time, withoutStderrTail } from '../output.ts';
 import { homeConfig, type CommonOptions } from '../target.ts';
 import { say, withBackend } from './run.ts';
 
@@ -106,6 +106,6 @@ function runDetails(run: RunView): string {
   ];
   if (run.nodes.length === 0) return head.join('\n');
   const steps = table(['STEP', 'STATUS', 'STARTED', 'DURATION', 'ERROR'],
-    run.nodes.map((node) => [node.step.name, node.statusLabel, time(node.startedAt), between(node.startedAt, node.finishedAt), node.error]));
+    run.nodes.map((node) => [node.step.name, node.statusLabel, time(node.startedAt), between(node.startedAt, node.finishedAt), withoutStderrTail(node.error)]));
   return `${head.join('\n')}\n\n${steps}`;
 }

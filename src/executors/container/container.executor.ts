@@ -12,6 +12,7 @@ import { ensureImage } from './image-pull.ts';
 import { runInNewContainer } from './run-container.ts';
 import { StepOutput } from './step-output.ts';
 import { Stops } from '../stops.ts';
+import { withStderrTail } from '../stderr-tail.ts';
 import type { Outcome } from './outcome.ts';
 
 /** Where a step's commands run: by exec in a running container, or each in a new one. */
@@ -110,7 +111,8 @@ function resultOf(outcome: Outcome, output: StepOutput): StepResult {
   }
   const { output: captured, overflow } = output.finish();
   const result: StepResult = { kind: 'ok', exitCode: outcome.exitCode };
-  if (outcome.exitCode !== 0) result.error = `exit status ${outcome.exitCode}`;
+  // As Dagu's docker executor: the end of the container's stderr follows the exit status.
+  if (outcome.exitCode !== 0) result.error = withStderrTail(`exit status ${outcome.exitCode}`, output.stderrPath, output.stderr.written);
   if (overflow) result.error = `output exceeded maxOutputSize (${output.maxOutputSize} bytes)`;
   else if (captured !== undefined) result.output = captured;
   return result;

@@ -23,12 +23,18 @@ class LogSink implements ChunkSink {
     return true;
   }
 
-  flush(): void {
+  /** Bytes appended to the step's log (the stderr tail of a failure is read back from them). */
+  written = 0;
+
+  /** `create`: the step's log exists afterwards though nothing came (a stdout log, as Dagu's). */
+  flush(create = false): void {
     if (this.masker) this.append(this.masker.end());
+    if (create && !this.prepared && this.paths.length > 0) this.append('', true);
   }
 
-  append(data: Buffer | string): void {
-    if (data.length === 0 || this.failed) return;
+  append(data: Buffer | string, create = false): void {
+    if ((data.length === 0 && !create) || this.failed) return;
+    this.written += Buffer.byteLength(data);
     for (const path of this.paths) {
       try {
         // A definition's output file may name a folder that does not exist yet.
@@ -65,6 +71,11 @@ export class StepOutput {
     this.stderr = new LogSink(paths(task.stderrPath, task.stderrCopy), this.mask);
   }
 
+  /** The step's own stderr log. */
+  get stderrPath(): string | undefined {
+    return this.task.stderrPath;
+  }
+
   get maxOutputSize(): number {
     return this.task.maxOutputSize;
   }
@@ -82,7 +93,7 @@ export class StepOutput {
 
   /** Writes what is pending; the captured stdout (masked and trimmed) when the step captures it. */
   finish(): { output?: string; overflow: boolean } {
-    this.stdout.flush();
+    this.stdout.flush(true);
     this.stderr.flush();
     if (this.overflow || !this.task.captureOutput) return { overflow: this.overflow };
     return { output: this.masked(Buffer.concat(this.kept).toString('utf8')).trim(), overflow: false };

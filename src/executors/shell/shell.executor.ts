@@ -12,6 +12,7 @@ import { shebangLine } from '../shebang.ts';
 import { workerLog } from '../../logging/worker-log.ts';
 import { Stops } from '../stops.ts';
 import { stepLogFailure } from '../step-output.ts';
+import { withStderrTail } from '../stderr-tail.ts';
 
 const DEFAULT_SHELL = ['sh'];
 
@@ -166,11 +167,13 @@ async function execute(task: WorkerTask, launch: Launch, stops: Stops): Promise<
   const { text, overflow, logFailure } = await output.settled(PIPE_GRACE_MS);
   const exitCode = code ?? 128 + (osConstants.signals[signal as NodeJS.Signals] ?? 0);
   const result: StepResult = { kind: 'ok', exitCode };
+  // A failure's error ends with its stderr's last bytes, as Dagu's does (a stop's too: a stopped
+  // step's error is its own, never wrapped, but the tail is there in Dagu as well).
   if (signal) {
     result.signal = signal;
-    result.error = `signal: ${signal}`;
+    result.error = output.withStderrTail(`signal: ${signal}`);
   } else if (exitCode !== 0) {
-    result.error = `exit status ${exitCode}`;
+    result.error = output.withStderrTail(`exit status ${exitCode}`);
   }
   if (overflow) result.error = `output exceeded maxOutputSize (${task.maxOutputSize} bytes)`;
   else if (task.captureOutput) result.output = text.trim();
@@ -192,8 +195,10 @@ class LazyLog {
   private fd: number | undefined;
   /** Why output was lost: the first write that failed (a full disk); nothing is written after it. */
   failure: string | undefined;
+  /** Bytes this execution appended (the stderr tail of a failure is read back from them). */
+  written = 0;
 
-  constructor(private readonly path: string | undefined) {}
+  constructor(readonly path: string | undefined) {}
 
   write(data: string | Buffer): void {
     if (data.length === 0 || this.failure !== undefined || this.path === undefined) return;
@@ -203,8 +208,23 @@ class LazyLog {
       // write that finds no room at all throws.
       const bytes = typeof data === 'string' ? Buffer.from(data) : data;
       for (let offset = 0; offset < bytes.length;) offset += writeSync(this.fd, bytes, offset);
+      this.written += bytes.length;
     } catch (error) {
       // The step goes on, and fails as it ends; its output is lost, and the server's log says why.
+      this.failure = stepLogFailure(this.path, error);
+      workerLog('error', { path: this.path, error: (error as Error).message }, 'cannot write a step log');
+    }
+  }
+
+  /**
+   * The file exists, empty, though nothing was written to it: a step's stdout log, as Dagu's.
+   * One open and close, for a silent step alone (one that wrote has it open already).
+   */
+  create(): void {
+    if (this.fd !== undefined || this.failure !== undefined || this.path === undefined) return;
+    try {
+      this.fd = openCreatingDir(this.path);
+    } catch (error) {
       this.failure = stepLogFailure(this.path, error);
       workerLog('error', { path: this.path, error: (error as Error).message }, 'cannot write a step log');
     }
@@ -230,9 +250,12 @@ function openCreatingDir(path: string): number {
 /** The step's log file and, when its definition names one (`stdout`/`stderr`), a copy. */
 class LogTargets {
   private readonly logs: LazyLog[];
+  /** The step's own log file (not the definition's copy). */
+  readonly main: LazyLog;
 
-  constructor(...paths: Array<string | undefined>) {
-    this.logs = paths.filter((path) => path !== undefined).map((path) => new LazyLog(path));
+  constructor(path: string | undefined, copy: string | undefined) {
+    this.main = new LazyLog(path);
+    this.logs = [this.main, new LazyLog(copy)].filter((log) => log.path !== undefined);
   }
 
   write(data: string | Buffer): void {
@@ -251,6 +274,8 @@ class LogTargets {
 export interface Outputs {
   /** Waits for both pipes to close, at most `graceMs`; stdout as captured so far (masked), and why output was lost, if it was. */
   settled(graceMs: number): Promise<{ text: string; overflow: boolean; logFailure?: string }>;
+  /** `error` with the end of what this execution wrote to its stderr log (read only when called: for a failure). */
+  withStderrTail(error: string): string;
 }
 
 /** Forwards stdout/stderr through the masker to the log files, keeping stdout up to maxOutputSize. */
@@ -267,7 +292,7 @@ export function forwardOutputs(child: Pick<StepProcess, 'stdout' | 'stderr'>, ta
   };
   const logs = [new LogTargets(task.stdoutPath, task.stdoutCopy), new LogTargets(task.stderrPath, task.stderrCopy)];
   const done = Promise.all([
-    forward(child.stdout, logs[0], mask, task.captureOutput ? keep : undefined),
+    forward(child.stdout, logs[0], mask, task.captureOutput ? keep : undefined, true),
     forward(child.stderr, logs[1], mask),
   ]);
   return {
@@ -279,10 +304,12 @@ export function forwardOutputs(child: Pick<StepProcess, 'stdout' | 'stderr'>, ta
       const logFailure = logs[0].failure ?? logs[1].failure;
       return { text: mask ? mask(text) : text, overflow, ...(logFailure ? { logFailure } : {}) };
     },
+    withStderrTail: (error) => withStderrTail(error, logs[1].main.path, logs[1].main.written),
   };
 }
 
-function forward(stream: OutputStream, log: LogTargets, mask: ((text: string) => string) | undefined, onChunk?: (chunk: Buffer) => void): Promise<void> {
+/** `create`: the step's log file exists once the stream ends, though nothing came (a stdout log, as Dagu's). */
+function forward(stream: OutputStream, log: LogTargets, mask: ((text: string) => string) | undefined, onChunk?: (chunk: Buffer) => void, create = false): Promise<void> {
   return new Promise((resolve) => {
     const masker = mask ? new LineMasker(mask) : undefined;
     stream.on('data', (chunk: Buffer) => {
@@ -299,6 +326,7 @@ function forward(stream: OutputStream, log: LogTargets, mask: ((text: string) =>
       if (finished) return;
       finished = true;
       if (masker) log.write(masker.end());
+      if (create) log.main.create();
       log.close();
       resolve();
     };
