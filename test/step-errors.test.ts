@@ -113,3 +113,24 @@ test('a step that ran and printed nothing has its stdout log, empty, as Dagu\'s 
     assert.deepEqual([file.isFile(), file.size], [true, 0], name);
   }
 });
+
+test('handler nodes in run details as Dagu\'s: doneCount 0, no onInit; absent handlers are null', async () => {
+  const dagRun = await run('errs_handlers', [
+    'handlerOn:',
+    '  init: echo init',
+    '  success: echo success',
+    '  failure: echo failure',
+    '  exit: echo exit',
+    'steps:',
+    '  - echo a',
+    '',
+  ].join('\n'));
+  assert.equal('onInit' in dagRun, false);
+  assert.deepEqual(['onSuccess', 'onFailure', 'onCancel', 'onExit'].map((name) => dagRun[name] && [dagRun[name].statusLabel, dagRun[name].doneCount]),
+    [['succeeded', 0], ['not_started', 0], null, ['succeeded', 0]]);
+  assert.equal(dagRun.nodes[0].doneCount, 1, 'a step\'s execution counts');
+  // The init handler ran all the same: its log is found by its name.
+  assert.equal(await server.stepLog('errs_handlers', dagRun.dagRunId, 'onInit'), 'init');
+  const none = await run('errs_no_handlers', 'steps:\n  - echo a\n');
+  assert.deepEqual([none.onSuccess, none.onFailure, none.onCancel, none.onExit, 'onInit' in none], [null, null, null, null, false]);
+});

@@ -67,7 +67,7 @@ export interface Node {
 
 export interface SubRunRef { dagRunId: string; params: string }
 
-export const handlerNames = ['onInit', 'onSuccess', 'onFailure', 'onCancel', 'onExit'] as const;
+export const handlerNames = ['onSuccess', 'onFailure', 'onCancel', 'onExit'] as const;
 
 export type RunDetails = RunSummary & { nodes: Node[] } & { [K in (typeof handlerNames)[number]]: Node | null };
 

@@ -67,10 +67,13 @@ export function runDetails(record: RunRecord) {
   return { ...runSummary(record), nodes: record.nodes.map(nodeView), ...handlerViews(record), preconditions: [] as unknown[] };
 }
 
-/** Handler nodes (docs/api.md): each handler's node, or null when the definition has none. */
+/**
+ * Handler nodes (docs/api.md): each handler's node, or null when the definition has none. The init
+ * handler's is not among them, as in Dagu's run details and the specification's list.
+ */
 function handlerViews(record: RunRecord) {
   const node = (name: HandlerNodeName) => (record.handlers?.[name] ? nodeView(record.handlers[name]!) : null);
-  return { onInit: node('onInit'), onSuccess: node('onSuccess'), onFailure: node('onFailure'), onCancel: node('onCancel'), onExit: node('onExit') };
+  return { onSuccess: node('onSuccess'), onFailure: node('onFailure'), onCancel: node('onCancel'), onExit: node('onExit') };
 }
 
 /**
@@ -222,7 +225,7 @@ export function emptyRunSummary(name: string) {
 
 /** The details of a DAG that has never run: the empty summary, no nodes, no handler nodes. */
 export function emptyRunDetails(name: string) {
-  return { ...emptyRunSummary(name), nodes: [], onInit: null, onSuccess: null, onFailure: null, onCancel: null, onExit: null, preconditions: [] };
+  return { ...emptyRunSummary(name), nodes: [], onSuccess: null, onFailure: null, onCancel: null, onExit: null, preconditions: [] };
 }
 
 /** A DAG's next scheduled run (troupe): an ISO 8601 UTC time, or null when none is scheduled. */

@@ -142,7 +142,6 @@ const handlerNode = (Type: TypeBuilder) => Type.Union([ref(Type, Node), Type.Nul
 export const RunDetails = component('DAGRunDetails', (Type) => closed(Type, {
   ...summaryFields(Type),
   nodes: Type.Array(ref(Type, Node)),
-  onInit: handlerNode(Type),
   onSuccess: handlerNode(Type),
   onFailure: handlerNode(Type),
   onCancel: handlerNode(Type),

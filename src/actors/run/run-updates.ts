@@ -119,7 +119,9 @@ export function startHandler(state: RunState, kind: HandlerKind, at: number): { 
 /** A handler's result; `failed` when it did not succeed. Its output is not collected (docs/api.md, Handlers). */
 export function finishHandler(state: RunState, kind: HandlerKind, result: StepResult, at: number): { record: RunRecord; failed: boolean; line: string } {
   const name = HANDLER_NODE_NAMES[kind];
-  const node = nodeAfter(state.record.handlers![name]!, result, at, false);
+  const before = state.record.handlers![name]!;
+  // A handler's executions are not counted: its doneCount stays 0, as in Dagu's run details.
+  const node = { ...nodeAfter(before, result, at, false), doneCount: before.doneCount };
   const record = { ...state.record, handlers: { ...state.record.handlers, [name]: node } };
   // A handler skipped by its preconditions changes nothing (docs/api.md, Handlers).
   const failed = !nodeSucceeded(node.status) && node.status !== NodeStatus.Skipped;
@@ -153,7 +155,7 @@ export function rerunStep(state: RunState, event: StepRerunEvent): { record: Run
   // A repeated execution's sub DAG runs move to subRunsRepeated; the next one's fill subRuns.
   const updated: NodeRecord = event.kind === 'retry'
     ? { ...node, retryCount: event.count, error: resultError(event.result) }
-    : { ...node, doneCount: event.count, subRuns: [], subRunsRepeated: [...node.subRunsRepeated, ...node.subRuns] };
+    : { ...node, doneCount: event.handler ? node.doneCount : event.count, subRuns: [], subRunsRepeated: [...node.subRunsRepeated, ...node.subRuns] };
   const record = withNode(state.record, event, updated);
   const step = event.handler ? HANDLER_NODE_NAMES[event.handler] : state.plan.steps[event.index].name;
   const line = event.kind === 'retry'
