@@ -7,7 +7,7 @@ import { DEFAULTS, completeSettings, type Settings, type SettingsInput } from '.
 import { SETTING_SOURCES } from './settings-table.ts';
 
 /** The settings whose absence means something of its own (each says what), and so have no default value. */
-const LEFT_UNSET = ['logLevel', 'oidc', 'redisUrl', 'timeZone', 'tls'];
+const LEFT_UNSET = ['logLevel', 'oidc', 'otel', 'redisUrl', 'timeZone', 'tls'];
 
 test('from nothing, every setting with a default has it, the folders under ~/.troupe', () => {
   const settings = completeSettings({});

@@ -72,7 +72,7 @@ export function oidcRoutes(router: Router): void {
     operationId: 'oidcCallback',
     summary: 'Where the OIDC provider sends the browser back',
     description: 'Checks the state against the login in progress, exchanges the code (PKCE) and checks the ID token (nonce), admits the account '
-      + '(auth.oidc whitelist and allowedDomains), finds or creates its user (username: the email; role: roleMapping.defaultRole), and sets the session cookie. '
+      + '(auth.oidc whitelist and allowedDomains), finds or creates its user (username: the email; role: from roleMapping at each sign-in, else roleMapping.defaultRole), and sets the session cookie. '
       + 'Redirects to clientUrl, or answers JSON when the login was begun with `format=json` or this request accepts application/json but not text/html.',
     tag: 'auth',
     responses: {
