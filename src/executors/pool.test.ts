@@ -50,16 +50,17 @@ for (const mode of modes) {
   test('exit codes and stdout/stderr reach the result and the log files', async (t) => {
     const dir = await tempDir(t);
     const result = await pool.dispatch(await taskIn(dir, { command: 'echo out; echo err >&2; exit 3' })).result;
-    assert.deepEqual(result, { kind: 'ok', exitCode: 3, error: 'exit status 3' });
+    // The failure's error ends with what it wrote to stderr, as Dagu's does.
+    assert.deepEqual(result, { kind: 'ok', exitCode: 3, error: 'exit status 3\nrecent stderr (tail):\nerr\n' });
     assert.equal(await readFile(join(dir, 's.out'), 'utf8'), 'out\n');
     assert.equal(await readFile(join(dir, 's.err'), 'utf8'), 'err\n');
   });
 
-  test('a step that prints nothing creates no log files', async (t) => {
+  test('a step that prints nothing has an empty stdout log, as Dagu\'s, and no stderr log', async (t) => {
     const dir = await tempDir(t);
     const result = await pool.dispatch(await taskIn(dir, { command: 'true' })).result;
     assert.deepEqual(result, { kind: 'ok', exitCode: 0 });
-    assert.equal(existsSync(join(dir, 's.out')), false);
+    assert.equal(readFileSync(join(dir, 's.out'), 'utf8'), '');
     assert.equal(existsSync(join(dir, 's.err')), false);
   });
 
