@@ -3,7 +3,7 @@
 // a filter may never end: on the pool worker it would hold up every other step of that thread, and
 // a stop could not interrupt it. Here a stop ends the thread (Piscina does so for an
 // aborted task that is running), and the next job gets a new one. Jobs run one at a time, in order.
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import type { JqAnswer } from './jq-program.ts';
 import type { JqRequest } from './jq-thread.ts';
 
@@ -18,25 +18,31 @@ export interface JqJob {
 }
 
 export class JqRunner {
-  private readonly pool = new Piscina<JqRequest, JqAnswer>({
-    filename: threadFile.href,
-    minThreads: 0,
-    maxThreads: 1,
-    concurrentTasksPerWorker: 1,
-    // An idle thread is ended: its WebAssembly memory keeps the size of the largest input it read.
-    idleTimeout: 60_000,
-    atomics: 'disabled',
-  });
+  /** Loaded with the first job: a process that never runs jq (a command's) never loads Piscina. */
+  private pool?: Promise<Piscina<JqRequest, JqAnswer>>;
+
+  private threads(): Promise<Piscina<JqRequest, JqAnswer>> {
+    this.pool ??= import('piscina').then(({ Piscina }) => new Piscina<JqRequest, JqAnswer>({
+      filename: threadFile.href,
+      minThreads: 0,
+      maxThreads: 1,
+      concurrentTasksPerWorker: 1,
+      // An idle thread is ended: its WebAssembly memory keeps the size of the largest input it read.
+      idleTimeout: 60_000,
+      atomics: 'disabled',
+    }));
+    return this.pool;
+  }
 
   run(request: JqRequest): JqJob {
     const abort = new AbortController();
-    const outcome = this.pool.run(request, { signal: abort.signal }).catch((error: Error): JqOutcome =>
+    const outcome = this.threads().then((pool) => pool.run(request, { signal: abort.signal })).catch((error: Error): JqOutcome =>
       abort.signal.aborted ? { kind: 'stopped' } : { kind: 'error', message: `jq: the jq thread failed: ${error.message}` });
     return { outcome, stop: () => abort.abort() };
   }
 
   /** Ends the thread; a job still running ends as stopped. */
-  close(): Promise<void> {
-    return this.pool.close({ force: true });
+  async close(): Promise<void> {
+    if (this.pool) await (await this.pool).close({ force: true });
   }
 }
