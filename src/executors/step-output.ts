@@ -28,9 +28,10 @@ class LogStream {
     if (this.masker) this.append(this.masker.end());
     if (create && !this.appended && this.paths[0] !== undefined) {
       const path = this.paths[0];
+      // Nothing was written, so nothing is lost when the empty file cannot be made (a full disk):
+      // the step does not fail for it.
       this.queue = this.queue.then(async () => {
-        const failure = await appendToLogs([path], '', true);
-        this.failure ??= failure;
+        await appendToLogs([path], '', true);
       });
     }
     await this.queue;

@@ -40,8 +40,10 @@ export async function runJq(task: WorkerTask): Promise<StepResult> {
   if (outcome.kind === 'error') return failed(task, outcome.message);
   const mask = masker(task);
   const text = mask(outcome.stdout === '' ? '' : `${outcome.stdout}\n`);
-  // A jq that printed nothing still has its stdout log, as Dagu's steps do.
-  const lost = await appendToLogs([task.stdoutPath, task.stdoutCopy], text, true);
+  // A jq that printed nothing still has its stdout log, as Dagu's steps do; an empty file that
+  // cannot be made loses nothing.
+  const written = await appendToLogs([task.stdoutPath, task.stdoutCopy], text, true);
+  const lost = text === '' ? undefined : written;
   if (lost) return { kind: 'ok', exitCode: 0, error: lost };
   if (Buffer.byteLength(text) > task.maxOutputSize) return { kind: 'ok', exitCode: 0, error: `output exceeded maxOutputSize (${task.maxOutputSize} bytes)` };
   return task.captureOutput ? { kind: 'ok', exitCode: 0, output: text.trim() } : { kind: 'ok', exitCode: 0 };
@@ -57,8 +59,8 @@ async function withoutQuery(task: WorkerTask, input: string): Promise<StepResult
   } catch (error) {
     return failed(task, `jq: the input is not one JSON document: ${(error as Error).message}`);
   }
-  const lost = (await appendToLogs([task.stdoutPath], '', true)) ??
-    (await appendToLogs([task.stderrPath, task.stderrCopy], 'failed to run jq query: missing query (try ".")\n'));
+  await appendToLogs([task.stdoutPath], '', true);
+  const lost = await appendToLogs([task.stderrPath, task.stderrCopy], 'failed to run jq query: missing query (try ".")\n');
   return lost ? { kind: 'ok', exitCode: 0, error: lost } : { kind: 'ok', exitCode: 0 };
 }
 
