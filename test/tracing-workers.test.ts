@@ -2,7 +2,7 @@
 // trace: the worker exports its spans, under the span of the caller that started it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
+import { checkedFetch, startTestServer, waitUntil, type TestServer } from './helpers.ts';
 import { redisMissing, startRedis, type RedisServer } from './redis-server.ts';
 import { listedOn, startWorkerProcess, type WorkerProcess } from './support/troupe-worker.ts';
 import { startHttpReceiver, type OtlpReceiver } from './support/otlp-receiver.ts';
@@ -31,7 +31,7 @@ after(async () => {
 test('a traced run on a worker exports its spans from the worker, in the trace of the caller that started it', async () => {
   await server.writeDag('remote-traced', `workerSelector:\n  zone: eu\notel:\n  enabled: true\n  endpoint: ${receiver.endpoint}\n  insecure: true\nsteps:\n  - name: a\n    command: printenv TRACEPARENT\n`);
   const traceId = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
-  const started = await fetch(`${server.base}/dags/remote-traced/start`, {
+  const started = await checkedFetch(`${server.base}/dags/remote-traced/start`, {
     method: 'POST', headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-1122334455667788-01` }, body: '{}',
   });
   assert.equal(started.status, 200);

@@ -4,7 +4,7 @@
 // server's default `otel`; `enabled: false`; a collector that stalls.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
+import { checkedFetch, startTestServer, waitUntil, type TestServer } from './helpers.ts';
 import { setLogSink } from '../src/logging/index.ts';
 import { startGrpcReceiver, startHttpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.ts';
 
@@ -69,7 +69,7 @@ test('a traced run exports over OTLP/HTTP (protobuf): one span per run and per e
   t.after(() => receiver.close());
   await withServer({}, async (server) => {
     await server.writeDag('traced', tracedDag(receiver.endpoint, `${server.home}/flaky-once`));
-    const started = await fetch(`${server.base}/dags/traced/start`, {
+    const started = await checkedFetch(`${server.base}/dags/traced/start`, {
       method: 'POST', headers: { 'content-type': 'application/json', traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` }, body: '{}',
     });
     assert.equal(started.status, 200);
@@ -181,7 +181,7 @@ test('the server\'s default otel traces DAGs without one, as OTLP/JSON when the 
     assert.ok(receiver.exports.every((received) => received.encoding === 'json'));
     assert.equal(spans[0].resource.team, 'ops');
     // An enqueued run keeps its caller's traceparent until it starts.
-    const enqueued = await fetch(`${server.base}/dags/plain/enqueue`, {
+    const enqueued = await checkedFetch(`${server.base}/dags/plain/enqueue`, {
       method: 'POST', headers: { 'content-type': 'application/json', traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` }, body: '{}',
     });
     assert.equal(enqueued.status, 200);
@@ -209,7 +209,7 @@ test('a collector that stalls neither slows nor fails a run; the spans it did no
       assert.ok(Date.parse(run.finishedAt) - Date.parse(run.startedAt) < 900, `${run.startedAt} .. ${run.finishedAt}`);
     }
     assert.ok(await waitUntil(() => server.troupe.spans.counts().dropped > 0, 8_000), 'the spans the stalled collector did not take are counted');
-    const metrics = await (await fetch(`${server.base.replace('/api/v2', '')}/api/v2/metrics`)).text();
+    const metrics = await (await checkedFetch(`${server.base}/metrics`)).text();
     assert.match(metrics, /^troupe_trace_spans_dropped_total [1-9]/m);
     // Another run's spans fail too: the streak is still logged once.
     assert.equal((await server.startAndWait('stalled')).status, 4);
