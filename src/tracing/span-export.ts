@@ -72,7 +72,7 @@ export class SpanExports implements SpanSink {
   async close(withinMs = 2_000): Promise<void> {
     this.closed = true;
     const flushing = [...this.collectors.values()].map(async (collector) => {
-      while (collector.queue.length > 0 || collector.sending) {
+      while (collector.exporter && (collector.queue.length > 0 || collector.sending)) {
         if (!collector.sending) this.send(collector);
         await collector.sending;
       }
