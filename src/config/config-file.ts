@@ -2,7 +2,7 @@
 // rest). Applies no default: a key left out is left out (resolve.ts layers, settings.ts completes).
 import { readFile } from 'node:fs/promises';
 import { AppError, parseRemoteNodes, type OtelSpec, type RemoteNode } from '../core/index.ts';
-import { parseYamlMap } from '../definition/index.ts';
+import { goDurationMs, parseYamlMap } from '../definition/index.ts';
 import type { AuthFile } from './auth-config.ts';
 import { CORS_PROBLEM, queueListProblem, type QueueConfig } from './settings.ts';
 import { tlsFileKeys, type TlsKeys } from './tls-config.ts';
@@ -211,7 +211,7 @@ function otelConfig(value: unknown, path: string): OtelSpec | undefined {
   const timeout = text('timeout');
   if (endpoint !== undefined) otel.endpoint = endpoint;
   if (timeout !== undefined) {
-    if (!/^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/.test(timeout)) throw fail(`.timeout must be a duration such as 10s or 1m30s, not "${timeout}"`);
+    if (goDurationMs(timeout) === undefined) throw fail(`.timeout must be a duration such as 10s or 1m30s, not "${timeout}"`);
     otel.timeout = timeout;
   }
   if (otel.enabled && otel.endpoint === undefined) throw fail(' needs an endpoint when enabled');

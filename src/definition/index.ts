@@ -13,3 +13,4 @@ export { DefinitionParser, parseWorkerFile, type ParseAnswer, type ParseTask } f
 export { compileCron, isTimeZone } from './schedule.ts';
 export { expandedDir, isExpandedDir } from './step-dir.ts';
 export { isNixShell, nixShellWords } from './nix-shell.ts';
+export { goDurationMs } from './go-duration.ts';

@@ -4,6 +4,7 @@ import { setOwn } from '../core/index.ts';
 import type { ContainerSpec, MailSpec, OtelSpec, SmtpSpec, SshSpec } from '../core/index.ts';
 import { dropUndefined, type FieldReader } from './field-reader.ts';
 import type { Path } from './issues.ts';
+import { goDurationMs } from './go-duration.ts';
 
 const CONTAINER_KEYS = [
   'image', 'pullPolicy', 'env', 'volumes', 'workingDir', 'platform', 'user', 'ports', 'network', 'startup',
@@ -142,7 +143,7 @@ export function readOtel(reader: FieldReader, root: Record<string, unknown>): Ot
     timeout: reader.string(value, 'timeout', at),
     resource: reader.stringMap(value, 'resource', at) ?? {},
   });
-  if (otel.timeout !== undefined && !/^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/.test(otel.timeout)) {
+  if (otel.timeout !== undefined && goDurationMs(otel.timeout) === undefined) {
     reader.report([...at, 'timeout'], 'must be a duration such as 10s or 1m30s');
   }
   if (otel.enabled && otel.endpoint === undefined) reader.report(at, 'needs an endpoint when enabled');

@@ -386,17 +386,15 @@ export interface StepResultRef {
   stderr: string;
 }
 
-/** The step with `id`, as its node stands now (the first step with it, as a search would find it). */
-function stepResultOf(plan: RunPlan, nodes: readonly NodeRecord[], id: string): StepResultRef | undefined {
-  const at = stepsById(plan.steps).get(id);
-  if (at === undefined) return undefined;
+/** The step at `at`, as its node stands now. */
+function stepResultAt(plan: RunPlan, nodes: readonly NodeRecord[], at: number): StepResultRef {
   return { exitCode: nodes[at]?.exitCode, stdout: plan.steps[at].stdout, stderr: plan.steps[at].stderr };
 }
 
 /** Every step with an id, as its node stands now: what a step's conditions read of the steps before it (plain data). */
 export function stepResults(plan: RunPlan, nodes: readonly NodeRecord[]): Record<string, StepResultRef> {
   const results: Record<string, StepResultRef> = Object.create(null);
-  for (const id of stepsById(plan.steps).keys()) results[id] = stepResultOf(plan, nodes, id)!;
+  for (const [id, at] of stepsById(plan.steps)) results[id] = stepResultAt(plan, nodes, at);
   return results;
 }
 
@@ -415,7 +413,11 @@ function taskWithEnv(plan: RunPlan, step: PlannedStep, nodes: NodeRecord[], scop
   };
   const references: ExpandScope = {
     get: (name) => ownValue(env, name) ?? ownValue(plan.positional, name),
-    step: (id) => stepResultOf(plan, nodes, id),
+    // The first step with the id, as a search would find it.
+    step: (id) => {
+      const at = stepsById(plan.steps).get(id);
+      return at === undefined ? undefined : stepResultAt(plan, nodes, at);
+    },
   };
   // Values reach a shell through its environment, never as the text of its code (shell-references.ts).
   const shellReferences = new ShellReferences(plan.secrets, env);

@@ -1,16 +1,7 @@
 // Whether a run is traced, and where its spans go: its DAG's `otel` (or the server's default), its
 // variables expanded, and its place in a trace (a caller's `traceparent`, or its calling step's).
 import { newSpanId, newTraceId, ownValue, parseTraceparent, type OtelSpec, type RunTrace, type TraceExport } from '../../core/index.ts';
-import { expandVariables } from '../../definition/index.ts';
-
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** A Go duration (`10s`, `1m30s`, `500ms`) in ms; the parser accepted only such text. */
-export function goDurationMs(text: string): number {
-  let total = 0;
-  for (const [, amount, unit] of text.matchAll(/([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)/g)) total += Number(amount) * UNIT_MS[unit!]!;
-  return Math.round(total);
-}
+import { expandVariables, goDurationMs } from '../../definition/index.ts';
 
 /** What decides a run's trace: its DAG's `otel`, its calling step's trace, the server's default, a caller's traceparent. */
 export interface TraceChoice {
@@ -46,7 +37,7 @@ export function runTrace(choice: TraceChoice, env: Record<string, string>): RunT
     endpoint: expand(otel.endpoint),
     headers: expandAll(otel.headers),
     insecure: otel.insecure,
-    timeoutMs: otel.timeout !== undefined ? goDurationMs(otel.timeout) : 0,
+    timeoutMs: goDurationMs(otel.timeout ?? '') ?? 0,
     resource: { 'service.name': 'troupe', ...expandAll(otel.resource) },
   });
 }
