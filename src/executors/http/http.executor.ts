@@ -40,27 +40,22 @@ async function send(spec: HttpRequestSpec, output: StepOutput): Promise<{ exitCo
       signal: abort.signal,
     });
     const success = isSuccess(response.statusCode);
-    const failed = { exitCode: 1, error: `http status code not 2xx: ${`${response.statusCode} ${response.statusText ?? ''}`.trim()}` };
-    if (spec.json || spec.debug) {
-      // The body is needed whole: to decode it (json), or to show it in the debug report.
-      const body = Buffer.from(await response.body.arrayBuffer());
-      if (spec.debug) output.stderr(debugResponse(response.statusCode, response.statusText, response.headers, body, performance.now() - sentAt));
-      if (spec.json) {
-        const printed = jsonResult(response.statusCode, response.headers, body, spec.silent && success);
-        // Dagu decodes the body before it looks at the status: a body that is no JSON is the error.
-        if (printed.kind === 'error') return { exitCode: 1, error: printed.message };
-        output.stdout(printed.value);
-        return success ? undefined : failed;
-      }
+    // The body is needed whole to decode it (json) or to show it in the debug report; else it streams.
+    const body = spec.json || spec.debug ? Buffer.from(await response.body.arrayBuffer()) : undefined;
+    if (body !== undefined && spec.debug) output.stderr(debugResponse(response.statusCode, response.statusText, response.headers, body, performance.now() - sentAt));
+    if (body !== undefined && spec.json) {
+      const printed = jsonResult(response.statusCode, response.headers, body, spec.silent && success);
+      // Dagu decodes the body before it looks at the status: a body that is no JSON is the error.
+      if (printed.kind === 'error') return { exitCode: 1, error: printed.message };
+      output.stdout(printed.value);
+    } else {
+      // Dagu prints the head of a failed response even when silent: it says why the step failed.
       if (!spec.silent || !success) output.stdout(responseHead(response.statusCode, response.statusText, response.headers));
-      output.stdout(body);
-      return success ? undefined : failed;
+      if (body !== undefined) output.stdout(body);
+      else for await (const chunk of response.body) output.stdout(chunk as Buffer);
     }
-    // Dagu prints the head of a failed response even when silent: it says why the step failed.
-    if (!spec.silent || !success) output.stdout(responseHead(response.statusCode, response.statusText, response.headers));
-    for await (const chunk of response.body) output.stdout(chunk as Buffer);
     // Dagu's message, then the server's reason phrase: its own word on why.
-    return success ? undefined : failed;
+    return success ? undefined : { exitCode: 1, error: `http status code not 2xx: ${`${response.statusCode} ${response.statusText ?? ''}`.trim()}` };
   } catch (error) {
     if (output.stopped) return undefined;
     if (timedOut) return { exitCode: 1, error: `${target}: timed out after ${spec.timeoutMs / 1000} s (config timeout)` };
