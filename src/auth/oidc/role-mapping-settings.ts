@@ -1,7 +1,8 @@
 // `auth.oidc.roleMapping` (Dagu's keys, camelCase or snake_case) and its TROUPE_AUTH_OIDC_*
 // variables, read and checked before anything starts. The expression's syntax is checked where it
 // is compiled (role-expression.ts), when the sign-in opens at start.
-import { AppError, isRole, ROLES, type Role } from '../../core/index.ts';
+import { isRole, ROLES, type Role } from '../../core/index.ts';
+import { flag as flagOf, mapOf, settingReader, text as textOf, unknownKey, type Fail } from './setting-values.ts';
 
 export interface OidcRoleMapping {
   /** The claim holding the user's groups; a dotted path reaches into objects (`realm_access.roles`). */
@@ -29,38 +30,29 @@ const KEYS = {
 } as const;
 type Key = keyof typeof KEYS;
 
-type Fail = (problem: string) => AppError;
-
 /**
  * `section`: the value of `roleMapping` (or `role_mapping`). The default role (viewer unless set)
  * and, when any group or expression setting is given, the mapping.
  */
 export function readRoleMapping(section: unknown, env: Record<string, string | undefined>, fail: Fail): { defaultRole: Role; roleMapping?: OidcRoleMapping } {
-  if (section !== undefined && section !== null && (typeof section !== 'object' || Array.isArray(section))) {
-    throw fail('roleMapping must be a map (defaultRole, groupsClaim, groupMappings, roleAttributePath, roleAttributeStrict, skipOrgRoleSync)');
-  }
-  const file = { ...(section as Record<string, unknown> | null | undefined) };
-  const known = new Set<string>(Object.entries(KEYS).flatMap(([key, [snake]]) => [key, snake]));
-  const unknown = Object.keys(file).filter((key) => !known.has(key));
-  if (unknown.length > 0) throw fail(`roleMapping: unknown key "${unknown[0]}" (known: ${Object.keys(KEYS).join(', ')})`);
+  const file = mapOf(section, 'roleMapping must be a map (defaultRole, groupsClaim, groupMappings, roleAttributePath, roleAttributeStrict, skipOrgRoleSync)', fail);
+  const unknown = unknownKey(file, KEYS);
+  if (unknown !== undefined) throw fail(`roleMapping: unknown key "${unknown}" (known: ${Object.keys(KEYS).join(', ')})`);
+  const read = settingReader(file, env, KEYS);
+  // An empty value is an absent one here, whatever its kind.
   const value = (key: Key): unknown => {
-    const fromEnv = env[`TROUPE_AUTH_OIDC_${KEYS[key][1]}`];
-    if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-    return file[key] ?? file[KEYS[key][0]];
+    const raw = read(key);
+    return raw === '' ? undefined : raw;
   };
-  const text = (key: Key): string | undefined => {
-    const raw = value(key);
-    if (raw === undefined || raw === null || raw === '') return undefined;
-    if (typeof raw !== 'string') throw fail(`roleMapping.${key} must be a string`);
-    return raw.trim() || undefined;
-  };
+  const text = (key: Key): string | undefined => textOf(value(key), `roleMapping.${key}`, fail) || undefined;
+  const flag = (key: Key): boolean | undefined => flagOf(value(key), `roleMapping.${key}`, fail);
 
   const defaultRole = roleNamed(text('defaultRole'), 'roleMapping.defaultRole', fail) ?? 'viewer';
   const groupMappings = mappings(value('groupMappings'), fail);
   const roleAttributePath = text('roleAttributePath');
   const groupsClaim = text('groupsClaim');
-  const roleAttributeStrict = flag(value('roleAttributeStrict'), 'roleAttributeStrict', fail);
-  const skipOrgRoleSync = flag(value('skipOrgRoleSync'), 'skipOrgRoleSync', fail);
+  const roleAttributeStrict = flag('roleAttributeStrict');
+  const skipOrgRoleSync = flag('skipOrgRoleSync');
   const mapped = Object.keys(groupMappings).length > 0 || roleAttributePath !== undefined;
   if (!mapped) {
     // Each would do nothing: refused, so that nobody believes it does.
@@ -94,7 +86,7 @@ function roleNamed(raw: string | undefined, key: string, fail: Fail): Role | und
  * LDAP DNs), else `group=role` pairs separated by commas.
  */
 function mappings(raw: unknown, fail: Fail): Record<string, Role> {
-  if (raw === undefined || raw === null || raw === '') return {};
+  if (raw === undefined || raw === null) return {};
   let entries: [string, unknown][];
   if (typeof raw === 'string') {
     if (raw.trim().startsWith('{')) {
@@ -124,12 +116,4 @@ function mappings(raw: unknown, fail: Fail): Record<string, Role> {
     if (typeof role !== 'string' || role.trim() === '') throw fail(`roleMapping.groupMappings: group "${group}" must map to a role name (${ROLES.join(', ')})`);
     return [group, roleNamed(role.trim(), `roleMapping.groupMappings: group "${group}"`, fail)!];
   }));
-}
-
-function flag(raw: unknown, key: string, fail: Fail): boolean | undefined {
-  if (raw === undefined || raw === null || raw === '') return undefined;
-  if (typeof raw === 'boolean') return raw;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw fail(`roleMapping.${key} must be true or false, not "${String(raw)}"`);
 }

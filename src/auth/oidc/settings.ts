@@ -2,6 +2,7 @@
 // variables (a variable wins over the file), read and checked before anything starts.
 import { AppError, type Role } from '../../core/index.ts';
 import { readRoleMapping, type OidcRoleMapping } from './role-mapping-settings.ts';
+import { flag, mapOf, settingReader, text as textOf, unknownKey, type Fail } from './setting-values.ts';
 
 export interface OidcSettings {
   clientId: string;
@@ -45,23 +46,11 @@ type Key = keyof typeof KEYS;
  */
 export function readOidcSettings(section: unknown, env: Record<string, string | undefined>): OidcSettings | undefined {
   const fail = (problem: string) => new AppError('bad_request', `auth.oidc: ${problem}`);
-  if (section !== undefined && section !== null && (typeof section !== 'object' || Array.isArray(section))) throw fail('must be a map');
-  const file = { ...(section as Record<string, unknown> | null | undefined) };
-  const value = (key: Key): unknown => {
-    const fromEnv = env[`TROUPE_AUTH_OIDC_${KEYS[key][1]}`];
-    if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-    return file[key] ?? file[KEYS[key][0]];
-  };
-  const known = new Set<string>([...Object.keys(KEYS), ...Object.values(KEYS).map(([snake]) => snake), 'roleMapping', 'role_mapping']);
-  const unknown = Object.keys(file).filter((key) => !known.has(key));
-  if (unknown.length > 0) throw fail(`unknown key "${unknown[0]}"`);
-
-  const text = (key: Key): string | undefined => {
-    const raw = value(key);
-    if (raw === undefined || raw === null || raw === '') return undefined;
-    if (typeof raw !== 'string') throw fail(`${key} must be a string`);
-    return raw.trim();
-  };
+  const file = mapOf(section, 'must be a map', fail);
+  const value = settingReader(file, env, KEYS);
+  const unknown = unknownKey(file, KEYS, ['roleMapping', 'role_mapping']);
+  if (unknown !== undefined) throw fail(`unknown key "${unknown}"`);
+  const text = (key: Key) => textOf(value(key), key, fail);
   const clientId = text('clientId');
   const issuer = text('issuer');
   if (clientId === undefined && issuer === undefined) return undefined;
@@ -82,23 +71,15 @@ export function readOidcSettings(section: unknown, env: Record<string, string | 
     scopes,
     whitelist: (list(value('whitelist'), 'whitelist', fail) ?? []).map((email) => email.toLowerCase()),
     allowedDomains: (list(value('allowedDomains'), 'allowedDomains', fail) ?? []).map((domain) => domain.toLowerCase().replace(/^@/, '')),
-    autoSignup: flag(value('autoSignup'), fail) ?? true,
+    autoSignup: flag(value('autoSignup'), 'autoSignup', fail) ?? true,
     ...readRoleMapping(file.roleMapping ?? file.role_mapping, env, fail),
   };
 }
 
 /** A YAML list, or a comma-separated string (as variables give it). */
-function list(raw: unknown, key: string, fail: (problem: string) => AppError): string[] | undefined {
+function list(raw: unknown, key: string, fail: Fail): string[] | undefined {
   if (raw === undefined || raw === null) return undefined;
   const items = typeof raw === 'string' ? raw.split(',') : raw;
   if (!Array.isArray(items) || items.some((item) => typeof item !== 'string')) throw fail(`${key} must be a list of strings (or one string, comma-separated)`);
   return (items as string[]).map((item) => item.trim()).filter(Boolean);
-}
-
-function flag(raw: unknown, fail: (problem: string) => AppError): boolean | undefined {
-  if (raw === undefined || raw === null) return undefined;
-  if (typeof raw === 'boolean') return raw;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw fail(`autoSignup must be true or false, not "${String(raw)}"`);
 }
