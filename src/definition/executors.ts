@@ -1,6 +1,6 @@
 // Executor forms and each executor's config (definition format: executors): `executor: <type>` or
 // `{type, config}`, validated per type. Their runtimes (but shell) come with later capabilities.
-import type { ExecutorConfig } from '../core/index.ts';
+import { setOwn, type ExecutorConfig } from '../core/index.ts';
 import { isPlainMap, type FieldReader } from './field-reader.ts';
 import type { Path } from './issues.ts';
 import { SSH_KEYS, readSsh } from './services.ts';
@@ -33,7 +33,7 @@ function canonicalKeys(config: Record<string, unknown>, known: readonly string[]
   for (const [key, item] of Object.entries(config)) {
     const name = known.includes(key) ? key : known.find((candidate) => candidate.toLowerCase() === key.toLowerCase()) ?? key;
     if (name !== key && Object.hasOwn(config, name)) continue;
-    Object.defineProperty(out, name, { value: item, enumerable: true, writable: true, configurable: true });
+    setOwn(out, name, item);
   }
   return out;
 }

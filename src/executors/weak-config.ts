@@ -1,6 +1,8 @@
 // Reading an executor's config values as Dagu's decoder (mapstructure, weakly typed) reads them, so
 // that a Dagu file's `silent: "true"`, `timeout: "5"` or `json: 1` means what it means there.
 // Each reader returns the value or a message saying what was expected.
+import { setOwn } from '../core/index.ts';
+
 export type Weak<T> = { ok: true; value: T } | { ok: false; message: string };
 
 /** Go's strconv.ParseBool forms; an empty string is false. Numbers are true unless 0. */
@@ -42,7 +44,7 @@ export function weakStringMap(value: unknown): Weak<Record<string, string>> {
   for (const [key, item] of Object.entries(value)) {
     const text = weakString(item);
     if (!text.ok) return { ok: false, message: `${key}: must be a string` };
-    Object.defineProperty(out, key, { value: text.value, enumerable: true, writable: true, configurable: true });
+    setOwn(out, key, text.value);
   }
   return { ok: true, value: out };
 }
@@ -70,7 +72,7 @@ export function canonicalKeys(config: Record<string, unknown>, known: readonly s
     const name = known.includes(key) ? key : known.find((candidate) => candidate.toLowerCase() === key.toLowerCase()) ?? key;
     // An exact spelling wins over another case of the same key.
     if (name !== key && Object.hasOwn(config, name)) continue;
-    Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+    setOwn(out, name, value);
   }
   return out;
 }

@@ -1,5 +1,6 @@
 // What the http executor prints for `json` (Dagu's result document) and for `debug` (a report of
 // the request and the response, in the shape of the one Dagu's client, resty, writes).
+import { ownValue, setOwn } from '../../core/index.ts';
 import { goMarshalIndent } from './go-json.ts';
 import { canonicalHeaderName, type HttpRequestSpec, type Parsed } from './http-request.ts';
 
@@ -33,9 +34,9 @@ function headerMap(headers: Headers): Record<string, string[]> {
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || name.toLowerCase() === 'transfer-encoding') continue;
     const key = canonicalHeaderName(name);
-    const list = Object.hasOwn(map, key) ? map[key]! : [];
+    const list = ownValue(map, key) ?? [];
     list.push(...(Array.isArray(value) ? value : [value]));
-    Object.defineProperty(map, key, { value: list, enumerable: true, writable: true, configurable: true });
+    setOwn(map, key, list);
   }
   return map;
 }
