@@ -58,7 +58,7 @@ export function readArchiveStep(command: string | undefined, rawConfig: Record<s
   const dryRun = flag('dryRun');
   if (source === '') throw new ArchiveError('config', `source is required for ${operation}`);
   if (operation === 'create' && destination === '' && !dryRun) throw new ArchiveError('config', 'destination is required for create');
-  const stripComponents = value('stripComponents', (item) => weakInteger(item));
+  const stripComponents = value('stripComponents', weakInteger);
   if (stripComponents < 0) throw new ArchiveError('config', 'stripComponents must be >= 0');
   if (value('password', weakString) !== '' && operation === 'create') throw new ArchiveError('config', 'password is only supported for extract/list operations');
   const level = value('compressionLevel', (item) => weakInteger(item, -1));

@@ -1,6 +1,7 @@
 // The http executor's settings, from `config` (decoded as Dagu decodes it, weakly typed) or, when
 // the step has a `script`, from that script as a JSON document (Dagu then ignores `config`).
 import { canonicalKeys, weakBoolean, weakInteger, weakString, weakStringMap, type Weak } from '../weak-config.ts';
+import type { Parsed } from './http-request.ts';
 
 export const HTTP_CONFIG_KEYS = ['timeout', 'headers', 'query', 'body', 'silent', 'debug', 'json', 'skipTLSVerify'] as const;
 
@@ -16,9 +17,7 @@ export interface HttpConfig {
   skipTLSVerify: boolean;
 }
 
-export type Read<T> = { kind: 'ok'; value: T } | { kind: 'error'; message: string };
-
-export function readHttpConfig(config: Record<string, unknown>, script: string | undefined): Read<HttpConfig> {
+export function readHttpConfig(config: Record<string, unknown>, script: string | undefined): Parsed<HttpConfig> {
   if (script !== undefined && script !== '') return fromScript(script);
   const named = canonicalKeys(config, HTTP_CONFIG_KEYS);
   const problems: string[] = [];
@@ -29,14 +28,14 @@ export function readHttpConfig(config: Record<string, unknown>, script: string |
     return fallback;
   };
   const value: HttpConfig = {
-    timeout: take('timeout', (item) => weakInteger(item), 0),
+    timeout: take('timeout', weakInteger, 0),
     headers: take('headers', weakStringMap, {}),
     query: take('query', weakStringMap, {}),
     body: take('body', weakString, ''),
-    silent: take('silent', (item) => weakBoolean(item), false),
-    debug: take('debug', (item) => weakBoolean(item), false),
-    json: take('json', (item) => weakBoolean(item), false),
-    skipTLSVerify: take('skipTLSVerify', (item) => weakBoolean(item), false),
+    silent: take('silent', weakBoolean, false),
+    debug: take('debug', weakBoolean, false),
+    json: take('json', weakBoolean, false),
+    skipTLSVerify: take('skipTLSVerify', weakBoolean, false),
   };
   return problems.length > 0 ? { kind: 'error', message: `http: config: ${problems.join('; ')}` } : { kind: 'ok', value };
 }
@@ -45,7 +44,7 @@ export function readHttpConfig(config: Record<string, unknown>, script: string |
  * The script as Go's encoding/json reads it into Dagu's settings: keys match whatever their case,
  * unknown keys are ignored, and each value must have its field's JSON type (no "5" for 5).
  */
-function fromScript(script: string): Read<HttpConfig> {
+function fromScript(script: string): Parsed<HttpConfig> {
   let document: unknown;
   try {
     document = JSON.parse(script);
@@ -59,7 +58,7 @@ function fromScript(script: string): Read<HttpConfig> {
   for (const key of HTTP_CONFIG_KEYS) {
     const item = named[key];
     if (item === undefined || item === null) continue;
-    const wrong = (type: string): Read<HttpConfig> => ({ kind: 'error', message: `http: the script's "${key}" must be ${type} (got ${JSON.stringify(item)})` });
+    const wrong = (type: string): Parsed<HttpConfig> => ({ kind: 'error', message: `http: the script's "${key}" must be ${type} (got ${JSON.stringify(item)})` });
     switch (key) {
       case 'timeout':
         if (typeof item !== 'number' || !Number.isInteger(item)) return wrong('an integer');
