@@ -63,6 +63,10 @@ export class Accounts {
     return user;
   }
 
+  userByName(username: string): UserRecord | undefined {
+    return this.store.userByName(username);
+  }
+
   async createUser(request: { username: string; password: string; role: unknown }, source: UserRecord['source'] = 'builtin'): Promise<UserView> {
     checkUsername(request.username);
     const role = checkRole(request.role);

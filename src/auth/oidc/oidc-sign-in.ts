@@ -78,13 +78,14 @@ export class OidcSignIn {
     // may create the user of an address beforehand (autoSignup off) with the role it should have.
     if (!identity.email) throw refuse('the identity provider gave no email (is the email scope requested?)');
     if (identity.emailVerified === false) throw refuse('the identity provider has not verified this account\'s email');
-    const known = this.auth.accounts.listUsers().find((user) => user.username === identity.email);
+    const known = this.auth.accounts.userByName(identity.email);
     if (!known && !this.settings.autoSignup) throw refuse('no user has this email as username, and autoSignup is off');
     const mapping = this.settings.roleMapping;
     // Without a mapping, or with skipOrgRoleSync, a known user keeps the role stored (an admin's to change).
-    if (known && (!mapping || mapping.skipOrgRoleSync)) return this.auth.accounts.user(known.id);
+    if (known && (!mapping || mapping.skipOrgRoleSync)) return known;
     const given = await this.roleOf(claims, refuse);
     if (!known) return this.auth.findOrCreateUser(identity.email, given.role);
+    // Read again: an admin may have changed the user while the expression ran.
     const user = this.auth.accounts.user(known.id);
     if (user.role === given.role) return user;
     // Every session of the user reads the role stored at each request: the new one applies to them all at once.
@@ -97,9 +98,9 @@ export class OidcSignIn {
     const mapping = this.settings.roleMapping;
     if (!mapping) return { role: this.settings.defaultRole, by: 'defaultRole' };
     const mapped = mapRole(claims, mapping, await this.expression?.evaluate(claims));
-    // The expression's error has its quoted values masked (role-expression.ts).
-    if (mapped.role === undefined && mapped.expressionProblem) log.warn(`OIDC login: roleMapping.roleAttributePath failed: ${mapped.expressionProblem}`);
     if (mapped.role !== undefined) return mapped;
+    // The expression's error has its quoted values masked (role-expression.ts).
+    if (mapped.expressionProblem) log.warn(`OIDC login: roleMapping.roleAttributePath failed: ${mapped.expressionProblem}`);
     if (mapping.roleAttributeStrict) throw refuse('no role: neither roleAttributePath nor groupMappings gives this account a role, and roleAttributeStrict is on');
     return { role: this.settings.defaultRole, by: 'defaultRole' };
   }
