@@ -25,6 +25,11 @@ export function roleAllows(role: Role, permission: Permission): boolean {
   return LEVEL[role] >= NEEDS[permission];
 }
 
+/** The most powerful of `roles`, or undefined (an OIDC user's mapped groups). */
+export function strongest(roles: readonly (Role | undefined)[]): Role | undefined {
+  return roles.reduce<Role | undefined>((best, role) => (role !== undefined && (best === undefined || LEVEL[role] > LEVEL[best]) ? role : best), undefined);
+}
+
 /** Undefined when allowed; otherwise why not, for the 403's message. */
 export function refusal(role: Role, permission: Permission, switches: PermissionSwitches = ALL_PERMITTED): string | undefined {
   if (permission === 'write' && !switches.writeDAGs) return 'writing DAGs is turned off on this server (permissions.writeDAGs)';

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { groupsOf, mapRole, strongest } from './role-mapping.ts';
+import { strongest } from '../roles.ts';
+import { groupsOf, mapRole } from './role-mapping.ts';
 import type { OidcRoleMapping } from './role-mapping-settings.ts';
 
 const mapping: OidcRoleMapping = {

@@ -1,7 +1,8 @@
 // Which role a sign-in's claims give, as Dagu decides it: roleAttributePath first, then the most
 // powerful role among the user's mapped groups, else none (the caller gives defaultRole or refuses).
 // Pure: the expression's result comes evaluated; nothing here writes a claim's value to a log.
-import { isRole, ROLES, type Role } from '../../core/index.ts';
+import { isRole, type Role } from '../../core/index.ts';
+import { strongest } from '../roles.ts';
 import type { ExpressionResult } from './role-expression.ts';
 import type { OidcRoleMapping } from './role-mapping-settings.ts';
 
@@ -42,9 +43,4 @@ export function groupsOf(claims: Record<string, unknown>, name: string): string[
   if (typeof value === 'string') return value.split(/\s+/).filter(Boolean);
   if (Array.isArray(value)) return value.filter((item): item is string => typeof item === 'string');
   return [];
-}
-
-/** The most powerful of `roles` (ROLES lists them from admin down), or undefined. */
-export function strongest(roles: readonly (Role | undefined)[]): Role | undefined {
-  return ROLES.find((role) => roles.includes(role));
 }
