@@ -4,6 +4,7 @@
 import { stat } from 'node:fs/promises';
 import type { StepResult } from '../../core/index.ts';
 import type { WorkerTask } from '../protocol.ts';
+import { goHtmlEscape } from '../go-json.ts';
 import { StepOutput } from '../step-output.ts';
 import { readEntries, type ArchiveEntry } from './archive-entries.ts';
 import { ArchiveError } from './archive-error.ts';
@@ -95,6 +96,5 @@ function displayPath(name: string): string {
 
 /** Go's json.Encoder with a 2-space indent: <, > and & escaped, and a newline at the end. */
 function goJson(value: unknown): string {
-  const text = JSON.stringify(value, null, 2).replace(/[<>&\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  return `${text}\n`;
+  return `${goHtmlEscape(JSON.stringify(value, null, 2))}\n`;
 }

@@ -1,7 +1,7 @@
 // What the http executor prints for `json` (Dagu's result document) and for `debug` (a report of
 // the request and the response, in the shape of the one Dagu's client, resty, writes).
 import { ownValue, setOwn } from '../../core/index.ts';
-import { goMarshalIndent } from './go-json.ts';
+import { goMarshalIndent } from '../go-json.ts';
 import { canonicalHeaderName, type HttpRequestSpec, type Parsed } from './http-request.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
