@@ -36,7 +36,7 @@ interface Setup {
   callback: string;
 }
 
-async function startBoth(roleMapping: Partial<RoleMapping>, defaultRole: OidcSettings['defaultRole'] = 'viewer'): Promise<Setup> {
+async function startBoth(roleMapping: Partial<RoleMapping>): Promise<Setup> {
   const port = await freePort();
   const clientUrl = `http://127.0.0.1:${port}`;
   const callback = `${clientUrl}/api/v2/auth/oidc/callback`;
@@ -49,7 +49,7 @@ async function startBoth(roleMapping: Partial<RoleMapping>, defaultRole: OidcSet
       auth: { mode: 'oidc' },
       oidc: {
         clientId: provider.clientId, clientSecret: provider.clientSecret, clientUrl, issuer: provider.issuer,
-        scopes: ['openid', 'email', 'groups'], whitelist: [], allowedDomains: ['corp.example'], autoSignup: true, defaultRole,
+        scopes: ['openid', 'email', 'groups'], whitelist: [], allowedDomains: ['corp.example'], autoSignup: true, defaultRole: 'viewer',
         roleMapping: { groupsClaim: 'groups', groupMappings: {}, roleAttributeStrict: false, skipOrgRoleSync: false, ...roleMapping },
       },
     });
@@ -64,6 +64,16 @@ async function startBoth(roleMapping: Partial<RoleMapping>, defaultRole: OidcSet
 async function stop(setup: Setup): Promise<void> {
   await setup.server.close();
   await setup.provider.close();
+}
+
+/** A server and provider of their own for `use`, stopped after it. */
+async function withSetup(roleMapping: Partial<RoleMapping>, use: (setup: Setup) => Promise<void>): Promise<void> {
+  const setup = await startBoth(roleMapping);
+  try {
+    await use(setup);
+  } finally {
+    await stop(setup);
+  }
 }
 
 /** Signs in as `login` through the browser flow; the callback's JSON answer (token and user). */
@@ -91,6 +101,13 @@ async function mayAct(setup: Setup, token: string): Promise<string> {
   return 'viewer';
 }
 
+/** Signs in as `login`: the answer names `role`, and the session acts with it. */
+async function expectRole(setup: Setup, login: string, role: string): Promise<void> {
+  const signed = await signIn(setup, login);
+  assert.equal(signed.role, role);
+  assert.equal(await mayAct(setup, signed.token!), role);
+}
+
 function storedRole(setup: Setup, email: string): string | undefined {
   return setup.server.troupe.auth.accounts.listUsers().find((user) => user.username === email)?.role;
 }
@@ -113,9 +130,7 @@ describe('OIDC roles from groupMappings', () => {
   });
 
   test('a user in several mapped groups gets the most powerful role', async () => {
-    const signed = await signIn(setup, 'ann');
-    assert.equal(signed.role, 'admin');
-    assert.equal(await mayAct(setup, signed.token!), 'admin');
+    await expectRole(setup, 'ann', 'admin');
   });
 
   test('a user in no mapped group, or with no groups claim, gets defaultRole', async () => {
@@ -166,15 +181,11 @@ describe('OIDC roles from roleAttributePath', () => {
   after(() => stop(setup));
 
   test('the expression\'s role (in any case) is given', async () => {
-    const signed = await signIn(setup, 'mia');
-    assert.equal(signed.role, 'manager');
-    assert.equal(await mayAct(setup, signed.token!), 'manager');
+    await expectRole(setup, 'mia', 'manager');
   });
 
   test('the expression comes before groupMappings, even when a group gives a more powerful role', async () => {
-    const signed = await signIn(setup, 'pat');
-    assert.equal(signed.role, 'operator');
-    assert.equal(await mayAct(setup, signed.token!), 'operator');
+    await expectRole(setup, 'pat', 'operator');
   });
 
   test('when the expression gives no role, groupMappings decide, then defaultRole', async () => {
@@ -185,16 +196,13 @@ describe('OIDC roles from roleAttributePath', () => {
   test('the claim leaving the provider lowers the role at the next sign-in', async () => {
     assert.equal((await signIn(setup, 'mia')).role, 'manager');
     setup.accounts.mia.groups = { realm_access: { roles: [] } };
-    const signed = await signIn(setup, 'mia');
-    assert.equal(signed.role, 'viewer');
-    assert.equal(await mayAct(setup, signed.token!), 'viewer');
+    await expectRole(setup, 'mia', 'viewer');
   });
 });
 
 describe('OIDC roles: roleAttributeStrict, skipOrgRoleSync, a nested groups claim', () => {
   test('roleAttributeStrict: an account nothing maps is refused (403) and gets no user; one that maps signs in', async () => {
-    const setup = await startBoth({ groupMappings: GROUPS, roleAttributeStrict: true });
-    try {
+    await withSetup({ groupMappings: GROUPS, roleAttributeStrict: true }, async (setup) => {
       const refused = await signIn(setup, 'kim');
       assert.equal(refused.status, 403);
       assert.match(refused.message!, /no role.*roleAttributeStrict/);
@@ -203,37 +211,26 @@ describe('OIDC roles: roleAttributeStrict, skipOrgRoleSync, a nested groups clai
       // Out of every mapped group: the next sign-in is refused too.
       setup.accounts.dan.groups = { groups: [] };
       assert.equal((await signIn(setup, 'dan')).status, 403);
-    } finally {
-      await stop(setup);
-    }
+    });
   });
 
   test('skipOrgRoleSync: the role is mapped at the first sign-in only', async () => {
-    const setup = await startBoth({ groupMappings: GROUPS, skipOrgRoleSync: true });
-    try {
+    await withSetup({ groupMappings: GROUPS, skipOrgRoleSync: true }, async (setup) => {
       assert.equal((await signIn(setup, 'dan')).role, 'operator');
       setup.accounts.dan.groups = { groups: ['ops-admins'] };
       assert.equal((await signIn(setup, 'dan')).role, 'operator');
-    } finally {
-      await stop(setup);
-    }
+    });
   });
 
   test('groupsClaim reaches into an object with dots (Keycloak\'s realm_access.roles), and takes a claim named with dots whole', async () => {
-    const setup = await startBoth({ groupsClaim: 'realm_access.roles', groupMappings: { 'troupe-manager': 'manager' } });
-    try {
+    await withSetup({ groupsClaim: 'realm_access.roles', groupMappings: { 'troupe-manager': 'manager' } }, async (setup) => {
       assert.equal((await signIn(setup, 'mia')).role, 'manager');
       assert.equal((await signIn(setup, 'dan')).role, 'viewer');
-    } finally {
-      await stop(setup);
-    }
-    const named = await startBoth({ groupsClaim: 'https://troupe.example/groups', groupMappings: { deployers: 'operator' } });
-    try {
+    });
+    await withSetup({ groupsClaim: 'https://troupe.example/groups', groupMappings: { deployers: 'operator' } }, async (named) => {
       named.accounts.kim.groups = { 'https://troupe.example/groups': 'readers deployers' };
       assert.equal((await signIn(named, 'kim')).role, 'operator');
-    } finally {
-      await stop(named);
-    }
+    });
   });
 
   test('a roleAttributePath jq cannot read: the server does not start, and says why', async () => {
