@@ -1,15 +1,11 @@
-// An archive step's settings, read from its command and config as Dagu reads them (weakly typed,
-// keys in any case), with Dagu's defaults: preservePaths on, everything else off.
+// An archive step's settings, read from its command and config as Dagu reads them (weakly typed;
+// keys in any case were spelt as documented when the definition was read), with Dagu's defaults:
+// preservePaths on, everything else off.
 import { resolve } from 'node:path';
 import picomatch from 'picomatch';
-import { canonicalKeys, weakBoolean, weakInteger, weakString, weakStringList, type Weak } from '../weak-config.ts';
+import { weakBoolean, weakInteger, weakString, weakStringList, type Weak } from '../weak-config.ts';
 import { ArchiveError } from './archive-error.ts';
 import type { ArchiveFormat } from './archive-format.ts';
-
-export const ARCHIVE_CONFIG_KEYS = [
-  'source', 'destination', 'format', 'compressionLevel', 'password', 'overwrite', 'preservePaths', 'stripComponents',
-  'include', 'exclude', 'dryRun', 'verbose', 'followSymlinks', 'verifyIntegrity', 'continueOnError',
-] as const;
 
 export interface ArchiveStep {
   operation: 'extract' | 'create' | 'list';
@@ -41,8 +37,7 @@ const FORMAT_NAMES: Record<string, ArchiveFormat | undefined> = {
   '7z': undefined, rar: undefined,
 };
 
-export function readArchiveStep(command: string | undefined, rawConfig: Record<string, unknown>, workingDir: string): ArchiveStep {
-  const config = canonicalKeys(rawConfig, ARCHIVE_CONFIG_KEYS);
+export function readArchiveStep(command: string | undefined, config: Record<string, unknown>, workingDir: string): ArchiveStep {
   const operation = (command ?? '').trim().toLowerCase();
   if (operation !== 'extract' && operation !== 'create' && operation !== 'list') {
     throw new ArchiveError('config', `unsupported archive operation "${command ?? ''}": use extract, create or list`);

@@ -19,10 +19,10 @@ export interface HttpConfig {
 
 export function readHttpConfig(config: Record<string, unknown>, script: string | undefined): Parsed<HttpConfig> {
   if (script !== undefined && script !== '') return fromScript(script);
-  const named = canonicalKeys(config, HTTP_CONFIG_KEYS);
+  // The definition's reader has spelt the config's keys as documented already (the script's are spelt here).
   const problems: string[] = [];
   const take = <T>(key: string, read: (value: unknown) => Weak<T>, fallback: T): T => {
-    const result = read(named[key]);
+    const result = read(config[key]);
     if (result.ok) return result.value;
     problems.push(`${key} ${result.message}`);
     return fallback;
