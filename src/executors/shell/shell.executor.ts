@@ -108,7 +108,8 @@ function shellLine(task: WorkerTask, command: string): Launch {
 }
 
 /** Starts `plain` when there is one, and when it cannot start, `argv`: the shell then says why. */
-async function start(task: WorkerTask, { argv, plain }: Launch): Promise<StepProcess> {
+async function start(task: WorkerTask, launch: Launch): Promise<StepProcess> {
+  const { argv, plain } = launch;
   if (plain) {
     try {
       return await spawner(plain, { cwd: task.workingDir, env: withShellPwd(task.env, task.workingDir) });
@@ -128,7 +129,7 @@ async function start(task: WorkerTask, { argv, plain }: Launch): Promise<StepPro
     } catch (reason) {
       throw new Error(`cannot make the step's working directory ${task.workingDir}: ${(reason as Error).message}`);
     }
-    return start(task, { argv, ...(plain ? { plain } : {}) });
+    return start(task, launch);
   }
 }
 
