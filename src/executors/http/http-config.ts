@@ -1,9 +1,11 @@
 // The http executor's settings, from `config` (decoded as Dagu decodes it, weakly typed) or, when
 // the step has a `script`, from that script as a JSON document (Dagu then ignores `config`).
 import { canonicalKeys, weakBoolean, weakInteger, weakString, weakStringMap, type Weak } from '../weak-config.ts';
-import type { Parsed } from './http-request.ts';
 
 export const HTTP_CONFIG_KEYS = ['timeout', 'headers', 'query', 'body', 'silent', 'debug', 'json', 'skipTLSVerify'] as const;
+
+/** A reading of the step: its value, or the message that fails the step. */
+export type Parsed<T> = { kind: 'ok'; value: T } | { kind: 'error'; message: string };
 
 export interface HttpConfig {
   /** Seconds; 0: none. */

@@ -2,7 +2,8 @@
 // the request and the response, in the shape of the one Dagu's client, resty, writes).
 import { ownValue, setOwn } from '../../core/index.ts';
 import { goMarshalIndent } from '../go-json.ts';
-import { canonicalHeaderName, type HttpRequestSpec, type Parsed } from './http-request.ts';
+import type { Parsed } from './http-config.ts';
+import { canonicalHeaderName, type HttpRequestSpec } from './http-request.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
 

@@ -1,6 +1,6 @@
 // The http executor's pure parts: the request a step describes (definition format: http executor) and the
 // response's head as Dagu prints it (Go's status line, then its header block).
-import { readHttpConfig } from './http-config.ts';
+import { readHttpConfig, type Parsed } from './http-config.ts';
 
 export interface HttpRequestSpec {
   method: string;
@@ -16,8 +16,6 @@ export interface HttpRequestSpec {
   /** Describe the request and the response on the step's stderr. */
   debug: boolean;
 }
-
-export type Parsed<T> = { kind: 'ok'; value: T } | { kind: 'error'; message: string };
 
 /** Methods Dagu's client (resty) sends without a body, whatever the config's `body`. */
 const NO_BODY = new Set(['GET', 'HEAD', 'OPTIONS']);
