@@ -20,3 +20,4 @@ export * from './worker-labels.ts';
 export * from './worker-placement.ts';
 export * from './redis-url.ts';
 export * from './trace-context.ts';
+export * from './weak-values.ts';

@@ -1,6 +1,6 @@
 // Executor forms and each executor's config (definition format: executors): `executor: <type>` or
 // `{type, config}`, validated per type. Their runtimes (but shell) come with later capabilities.
-import { setOwn, type ExecutorConfig } from '../core/index.ts';
+import { canonicalKeys, weakBoolean, weakInteger, type ExecutorConfig } from '../core/index.ts';
 import { isPlainMap, type FieldReader } from './field-reader.ts';
 import type { Path } from './issues.ts';
 import { SSH_KEYS, readSsh } from './services.ts';
@@ -27,37 +27,21 @@ const CONFIG_KEYS: Record<string, readonly string[] | undefined> = {
 /** Executors whose config keys Dagu's decoder matches whatever their case (`skiptlsverify`, `JSON`). */
 const CASE_FREE_TYPES = new Set(['http', 'archive', 'jq']);
 
-/** The config with each key spelt as the documented field it matches; an exact spelling wins. */
-function canonicalKeys(config: Record<string, unknown>, known: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(config)) {
-    const name = known.includes(key) ? key : known.find((candidate) => candidate.toLowerCase() === key.toLowerCase()) ?? key;
-    if (name !== key && Object.hasOwn(config, name)) continue;
-    setOwn(out, name, item);
-  }
-  return out;
-}
-
-/** Go's strconv.ParseBool forms (and ""), which Dagu's weakly typed decoder takes for a boolean. */
-const GO_BOOLEAN_TEXT = /^(1|t|T|TRUE|true|True|0|f|F|FALSE|false|False|)$/;
-
 /** A boolean as Dagu decodes one: true/false, a number (0 is false), or a ParseBool form. */
-function weakBoolean(reader: FieldReader, config: Record<string, unknown>, key: string, at: Path): void {
+function checkBoolean(reader: FieldReader, config: Record<string, unknown>, key: string, at: Path): void {
   const value = config[key];
-  if (value === undefined || value === null || typeof value === 'boolean' || typeof value === 'number') return;
   // A variable reference is expanded as the step starts, and read then.
-  if (typeof value === 'string' && (GO_BOOLEAN_TEXT.test(value) || value.includes('$'))) return;
-  reader.report([...at, key], 'must be true or false');
+  if (typeof value === 'string' && value.includes('$')) return;
+  if (!weakBoolean(value).ok) reader.report([...at, key], 'must be true or false');
 }
 
 /** An integer as Dagu decodes one: a number (its integer part), a boolean, or decimal digits in a string. */
-function weakInteger(reader: FieldReader, config: Record<string, unknown>, key: string, at: Path, min?: number): void {
+function checkInteger(reader: FieldReader, config: Record<string, unknown>, key: string, at: Path, min?: number): void {
   const value = config[key];
-  if (value === undefined || value === null || typeof value === 'boolean') return;
   if (typeof value === 'string' && value.includes('$')) return;
-  const number = typeof value === 'number' ? Math.trunc(value) : typeof value === 'string' && /^[+-]?[0-9]*$/.test(value) ? Number(value) : NaN;
-  if (!Number.isFinite(number)) reader.report([...at, key], 'must be an integer');
-  else if (min !== undefined && number < min) reader.report([...at, key], `must be at least ${min}`);
+  const number = weakInteger(value);
+  if (!number.ok) reader.report([...at, key], 'must be an integer');
+  else if (min !== undefined && value !== undefined && value !== null && number.value < min) reader.report([...at, key], `must be at least ${min}`);
 }
 
 /** format: one troupe reads and writes (Dagu's other names are refused, saying so); compressionLevel: zlib's range. */
@@ -66,7 +50,7 @@ function checkArchiveFormat(reader: FieldReader, config: Record<string, unknown>
   if (format !== undefined && format !== '' && !format.includes('$') && !['tar', 'tar.gz', 'tgz', 'zip'].includes(format)) {
     reader.report([...at, 'format'], 'must be tar, tar.gz (or tgz) or zip: the formats troupe reads and writes');
   }
-  weakInteger(reader, config, 'compressionLevel', at, -1);
+  checkInteger(reader, config, 'compressionLevel', at, -1);
   const level = config.compressionLevel;
   if ((typeof level === 'number' && level > 9) || (typeof level === 'string' && /^[+-]?[0-9]+$/.test(level) && Number(level) > 9)) {
     reader.report([...at, 'compressionLevel'], 'must be between -1 and 9');
@@ -163,8 +147,8 @@ function checkConfig(reader: FieldReader, executor: ExecutorConfig, at: Path, co
       reader.stringMap(config, 'headers', at);
       reader.stringMap(config, 'query', at);
       reader.string(config, 'body', at);
-      weakInteger(reader, config, 'timeout', at);
-      for (const key of ['silent', 'skipTLSVerify', 'json', 'debug']) weakBoolean(reader, config, key, at);
+      checkInteger(reader, config, 'timeout', at);
+      for (const key of ['silent', 'skipTLSVerify', 'json', 'debug']) checkBoolean(reader, config, key, at);
       break;
     }
     case 'archive': {
@@ -172,8 +156,8 @@ function checkConfig(reader: FieldReader, executor: ExecutorConfig, at: Path, co
       if (operation !== 'extract' && operation !== 'create' && operation !== 'list') reader.report(at.slice(0, -2), 'an archive step\'s command is extract, create or list');
       for (const key of ['source', 'destination', 'password']) reader.string(config, key, at);
       for (const key of ['include', 'exclude']) reader.stringList(config, key, at);
-      for (const key of ['overwrite', 'preservePaths', 'dryRun', 'verbose', 'followSymlinks', 'verifyIntegrity', 'continueOnError']) weakBoolean(reader, config, key, at);
-      weakInteger(reader, config, 'stripComponents', at, 0);
+      for (const key of ['overwrite', 'preservePaths', 'dryRun', 'verbose', 'followSymlinks', 'verifyIntegrity', 'continueOnError']) checkBoolean(reader, config, key, at);
+      checkInteger(reader, config, 'stripComponents', at, 0);
       checkArchiveFormat(reader, config, at);
       if (operation === 'create' && typeof config.password === 'string' && config.password !== '') reader.report([...at, 'password'], 'password is only for extract and list');
       break;
@@ -186,7 +170,7 @@ function checkConfig(reader: FieldReader, executor: ExecutorConfig, at: Path, co
     case 'jq':
       // No command is accepted, as Dagu accepts it: the step prints nothing and says why on stderr.
       // The script is read as JSON when the step runs, after its variables are expanded.
-      weakBoolean(reader, config, 'raw', at);
+      checkBoolean(reader, config, 'raw', at);
       break;
     default:
       break;

@@ -3,7 +3,7 @@
 // preservePaths on, everything else off.
 import { resolve } from 'node:path';
 import picomatch from 'picomatch';
-import { weakBoolean, weakInteger, weakString, weakStringList, type Weak } from '../weak-config.ts';
+import { weakBoolean, weakInteger, weakString, weakStringList, type Weak } from '../../core/index.ts';
 import { ArchiveError } from './archive-error.ts';
 import type { ArchiveFormat } from './archive-format.ts';
 

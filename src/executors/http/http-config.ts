@@ -1,6 +1,6 @@
 // The http executor's settings, from `config` (decoded as Dagu decodes it, weakly typed) or, when
 // the step has a `script`, from that script as a JSON document (Dagu then ignores `config`).
-import { canonicalKeys, weakBoolean, weakInteger, weakString, weakStringMap, type Weak } from '../weak-config.ts';
+import { canonicalKeys, weakBoolean, weakInteger, weakString, weakStringMap, type Weak } from '../../core/index.ts';
 
 export const HTTP_CONFIG_KEYS = ['timeout', 'headers', 'query', 'body', 'silent', 'debug', 'json', 'skipTLSVerify'] as const;
 

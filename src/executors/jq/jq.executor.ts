@@ -6,7 +6,7 @@ import { createMasker, type StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
 import { JqRunner, type JqOutcome } from './jq-runner.ts';
 import { appendToLogs } from '../step-output.ts';
-import { weakBoolean } from '../weak-config.ts';
+import { weakBoolean } from '../../core/index.ts';
 
 const runner = new JqRunner();
 

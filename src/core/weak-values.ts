@@ -1,7 +1,8 @@
 // Reading an executor's config values as Dagu's decoder (mapstructure, weakly typed) reads them, so
 // that a Dagu file's `silent: "true"`, `timeout: "5"` or `json: 1` means what it means there.
-// Each reader returns the value or a message saying what was expected.
-import { setOwn } from '../core/index.ts';
+// Each reader returns the value or a message saying what was expected. The definition checks a
+// step's config with them as it loads; the executors read it with them as the step runs.
+import { setOwn } from './records.ts';
 
 export type Weak<T> = { ok: true; value: T } | { ok: false; message: string };
 
