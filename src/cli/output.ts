@@ -34,11 +34,3 @@ export function between(start: string, end: string): string {
 export function time(iso: string): string {
   return iso === '' ? '-' : iso.replace('T', ' ').replace(/\.\d+/, '').replace(/Z$/, '');
 }
-
-/**
- * A step's error on one line: without the tail of its stderr, which `troupe logs` shows, as
- * Dagu's progress shows an error. --json gives the error whole.
- */
-export function withoutStderrTail(error: string): string {
-  return error.split('\nrecent stderr (tail):')[0];
-}

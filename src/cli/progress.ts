@@ -1,7 +1,8 @@
 // A run's progress as it happens: each step as it starts and ends. On a terminal, a live view
 // redrawn in place; otherwise one plain line per transition; with --json, one JSON object a line.
 import type { NodeView, RunView } from './backend/types.ts';
-import { between, duration, time, withoutStderrTail } from './output.ts';
+import { between, duration, time } from './output.ts';
+import { withoutStderrTail } from '../core/index.ts';
 
 export type ProgressMode = 'live' | 'plain' | 'json';
 

@@ -21,3 +21,5 @@ export * from './worker-placement.ts';
 export * from './redis-url.ts';
 export * from './trace-context.ts';
 export * from './weak-values.ts';
+export * from './stderr-tail.ts';
+export * from './shells.ts';

@@ -12,5 +12,5 @@ export { callCycles, callTargets, type ParsedFile } from './call-graph.ts';
 export { DefinitionParser, parseWorkerFile, type ParseAnswer, type ParseTask } from './definition-parser.ts';
 export { compileCron, isTimeZone } from './schedule.ts';
 export { expandedDir, isExpandedDir } from './step-dir.ts';
-export { isNixShell, nixShellWords } from './nix-shell.ts';
+export { nixShellWords } from './nix-shell.ts';
 export { goDurationMs } from './go-duration.ts';

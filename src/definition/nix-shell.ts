@@ -2,11 +2,7 @@
 // `nix-shell [args] -p <package>... --pure --run <command>`, as Dagu does. Without nix-shell on the
 // server's PATH such a step cannot run, and its DAG says so rather than running without them.
 import { accessSync, constants } from 'node:fs';
-import { basename, delimiter, join } from 'node:path';
-
-export function isNixShell(shell: readonly string[] | undefined): boolean {
-  return shell !== undefined && shell.length > 0 && basename(shell[0]) === 'nix-shell';
-}
+import { delimiter, join } from 'node:path';
 
 /** The shell words that install `packages`: Dagu's `--pure` unless the words say `--pure` or `--impure`. */
 export function nixShellWords(shell: readonly string[], packages: readonly string[]): string[] {

@@ -1,7 +1,7 @@
 // The step object shown inside run nodes and DAG details (as the API shows it).
-import { MASK, type Condition, type ConditionView, type Dag, type RepeatPolicy, type RepeatPolicyView, type Step, type StepView } from '../core/index.ts';
+import { MASK, isNixShell, type Condition, type ConditionView, type Dag, type RepeatPolicy, type RepeatPolicyView, type Step, type StepView } from '../core/index.ts';
 import { splitWords } from './command.ts';
-import { isNixShell, nixShellFound } from './nix-shell.ts';
+import { nixShellFound } from './nix-shell.ts';
 
 export function stepView(step: Step): StepView {
   const view: StepView = { name: step.name, executorConfig: { type: step.executor.type, config: passwordMasked(step.executor.config) } };

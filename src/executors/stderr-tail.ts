@@ -2,6 +2,7 @@
 // Read from the log file, which holds the output already masked, and only once a step has failed:
 // a step that succeeds pays nothing for it.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { withStderrTailText } from '../core/index.ts';
 
 /** As much of a failed execution's stderr as Dagu keeps for its error. */
 export const STDERR_TAIL_BYTES = 1024;
@@ -14,7 +15,7 @@ export const STDERR_TAIL_BYTES = 1024;
 export function withStderrTail(error: string, path: string | undefined, written: number): string {
   if (path === undefined || written <= 0) return error;
   const tail = readTail(path, Math.min(written, STDERR_TAIL_BYTES));
-  return tail === '' ? error : `${error}\nrecent stderr (tail):\n${tail}`;
+  return withStderrTailText(error, tail);
 }
 
 function readTail(path: string, length: number): string {

@@ -1,8 +1,8 @@
 // A run's plan: the DAG resolved for one run (params, env, log paths), as plain data for the actor.
 import { join, resolve } from 'node:path';
-import { HANDLER_NODE_NAMES, eachInTurns, mapInTurns, ownValue, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepServices, type StepTask } from '../../core/index.ts';
+import { HANDLER_NODE_NAMES, eachInTurns, isNixShell, mapInTurns, ownValue, type Condition, type ContinueOn, type Dag, type HandlerKind, type LogStore, type NodeRecord, type ParamDef, type RepeatPolicy, type RetryPolicy, type Step, type StepLogPaths, type StepServices, type StepTask } from '../../core/index.ts';
 import type { MailSpec, RunTrace } from '../../core/index.ts';
-import { evaluateEnv, expandVariables, expandedDir, isExpandedDir, isNixShell, nixShellWords, paramsRecord, splitWords, type ExpandScope } from '../../definition/index.ts';
+import { evaluateEnv, expandVariables, expandedDir, isExpandedDir, nixShellWords, paramsRecord, splitWords, type ExpandScope } from '../../definition/index.ts';
 import { evaluateEnvWithCommands, type RunCommand } from './substitution.ts';
 import { DEFAULT_SHELL, ShellReferences } from './shell-references.ts';
 import { shebangOf } from './shell-syntax.ts';

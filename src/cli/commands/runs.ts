@@ -2,7 +2,8 @@
 import type { RunView } from '../backend/types.ts';
 import { dagName, dagRef, paramsOf } from '../dag-arg.ts';
 import { CliError, EXIT_OK } from '../errors.ts';
-import { between, printJson, table, time, withoutStderrTail } from '../output.ts';
+import { between, printJson, table, time } from '../output.ts';
+import { withoutStderrTail } from '../../core/index.ts';
 import { homeConfig, type CommonOptions } from '../target.ts';
 import { say, withBackend } from './run.ts';
 

@@ -1,11 +1,11 @@
 // Runs a step as a process in its own process group, streaming stdout/stderr to the log files.
 import { constants as osConstants } from 'node:os';
 import { closeSync, existsSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { dirname } from 'node:path';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import type { StepResult } from '../../core/index.ts';
 import type { ControlMessage, WorkerTask } from '../protocol.ts';
-import { LineMasker, createMasker, markStage } from '../../core/index.ts';
+import { LineMasker, createMasker, isNixShell, markStage } from '../../core/index.ts';
 import { spawner, type OutputStream, type StepProcess } from './spawner.ts';
 import { plainCommand, withShellPwd } from './plain-command.ts';
 import { shebangLine } from '../shebang.ts';
@@ -65,11 +65,7 @@ async function commandLine(task: WorkerTask): Promise<Launch> {
   return { argv: isNixShell(shell) ? [...shell, '--run', quote(task.scriptPath)] : [...shell, task.scriptPath] };
 }
 
-/** nix-shell takes its command with --run (the step's packages are in its words: nix-shell.ts); every other shell with -c. */
-function isNixShell(shell: readonly string[]): boolean {
-  return basename(shell[0] ?? '') === 'nix-shell';
-}
-
+/** nix-shell takes its command with --run (the step's packages are in its words: definition/nix-shell.ts); every other shell with -c. */
 function commandFlag(shell: readonly string[]): string {
   return isNixShell(shell) ? '--run' : '-c';
 }
