@@ -18,6 +18,8 @@ const asStarted = (node: NodeView): NodeView => ({ ...node, statusLabel: 'runnin
 export class Progress {
   /** The label each step was last shown with. */
   private readonly shown = new Map<string, string>();
+  /** The start time each step had in the attempt before a retry: one that starts anew is told again, even to the same end. */
+  private readonly seededStarts = new Map<string, string>();
   private runLabel = '';
   private latest: RunView | undefined;
   private drawnLines = 0;
@@ -35,11 +37,26 @@ export class Progress {
 
   /** A retry's steps as the attempt before it left them: only what changes from there is told. */
   seed(run: RunView): void {
-    for (const node of run.nodes) this.shown.set(node.step.name, node.statusLabel);
+    for (const node of run.nodes) {
+      this.shown.set(node.step.name, node.statusLabel);
+      this.seededStarts.set(node.step.name, node.startedAt);
+    }
     this.runLabel = run.statusLabel;
   }
 
+  /** Forgets what the attempt before left of each step `run` shows started anew (it may have ended before it was seen running). */
+  private restarted(run: RunView): void {
+    if (this.seededStarts.size === 0) return;
+    for (const node of run.nodes) {
+      const seeded = this.seededStarts.get(node.step.name);
+      if (seeded === undefined || node.startedAt === '' || node.startedAt === seeded) continue;
+      this.seededStarts.delete(node.step.name);
+      this.shown.delete(node.step.name);
+    }
+  }
+
   update(run: RunView): void {
+    this.restarted(run);
     this.latest = run;
     if (this.mode === 'live') {
       this.draw();
@@ -89,6 +106,7 @@ export class Progress {
    */
   starts(run: RunView): void {
     if (this.mode === 'live') return;
+    this.restarted(run);
     this.update({
       ...run,
       // What was told already is told again as it was: nothing is told twice, nothing goes back.
@@ -109,6 +127,7 @@ export class Progress {
    */
   through(run: RunView, count: number): RunView {
     if (this.mode === 'live') return run;
+    this.restarted(run);
     return {
       ...run,
       nodes: run.nodes.map((node, index) => {
