@@ -2,7 +2,7 @@
 // (smtp-server on a loopback port, AUTH LOGIN required), over the real troupe server via HTTP.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkedFetch, startTestServer, waitUntil, type TestServer, stepError } from './helpers.ts';
@@ -105,6 +105,9 @@ describe('the mail executor', () => {
     assert.equal(node(dagRun, 'send').error, stepError('send', `mail: attachment ${join(files, 'nothere.txt')} cannot be read: no such file`));
     assert.match(await stderrLog('mail_missing', dagRun.dagRunId, 'send'), /nothere\.txt cannot be read: no such file/);
     assert.equal(receivedBy('missing attachment').length, 0);
+    // It ran, so it has its stdout log, empty, as a failed shell step's.
+    const stdout = await stat(node(dagRun, 'send').stdout);
+    assert.deepEqual([stdout.isFile(), stdout.size], [true, 0]);
   });
 
   test('a refused login fails the step with the server\'s answer; the password appears in no log or response', async () => {

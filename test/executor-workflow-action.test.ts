@@ -2,6 +2,7 @@
 // at once with an error saying this deployment cannot run marketplace actions.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { stat } from 'node:fs/promises';
 import { startTestServer, type TestServer } from './helpers.ts';
 
 let server: TestServer;
@@ -22,5 +23,7 @@ for (const type of ['workflow-action', 'github-action', 'gha']) {
     assert.match(run.nodes[0].error, /workflow-action actions\/checkout@v4: this troupe build does not run marketplace actions/);
     const stderr = await server.call('GET', `/dag-runs/${name}/${run.dagRunId}/steps/checkout/log?stream=stderr`);
     assert.match(stderr.body.content, /cannot reach/);
+    const stdout = await stat(run.nodes[0].stdout);
+    assert.deepEqual([stdout.isFile(), stdout.size], [true, 0], 'its stdout log exists, empty');
   });
 }

@@ -45,6 +45,8 @@ export async function runMail(task: WorkerTask): Promise<StepResult> {
     return task.captureOutput ? { kind: 'ok', exitCode: 0, output: text.trim() } : { kind: 'ok', exitCode: 0 };
   } finally {
     task.port.off('message', onControl);
+    // A step that ran has its stdout log, empty when it failed before its report, as a shell step's.
+    await appendToLogs([task.stdoutPath], '', true);
   }
 }
 

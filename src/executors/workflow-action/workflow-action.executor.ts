@@ -11,5 +11,7 @@ export async function runWorkflowAction(task: WorkerTask): Promise<StepResult> {
   const error = `workflow-action ${action}: this troupe build does not run marketplace actions; `
     + 'they need the action fetched from its marketplace and a container image from a registry, which this deployment cannot reach';
   await appendToLogs([task.stderrPath, task.stderrCopy], `${error}\n`);
+  // Its stdout log exists, empty, as a failed shell step's does.
+  await appendToLogs([task.stdoutPath], '', true);
   return { kind: 'ok', exitCode: 1, error };
 }
