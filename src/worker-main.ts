@@ -8,6 +8,7 @@ import { workerIdProblem } from './core/index.ts';
 import { WorkerRuns } from './distributed/index.ts';
 import { openEngine } from './open-engine.ts';
 import { filterSystemEnv } from './definition/index.ts';
+import { RunHistory } from './store/index.ts';
 
 export interface WorkerOptions {
   /** redis:// or rediss:// URL, credentials included (never shown unmasked). */
@@ -20,6 +21,8 @@ export interface WorkerOptions {
   id?: string;
   /** Its scratch home (runs' files, logs, its own store); default ~/.troupe-worker/<id>. */
   home?: string;
+  /** How many finished runs keep their files and records in the scratch home (the newest); older ones go as new ones end. */
+  keepRuns: number;
 }
 
 export interface RunningWorker {
@@ -33,17 +36,23 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const problem = workerIdProblem(id);
   if (problem) throw new Error(problem);
   if (!Number.isInteger(options.maxActiveRuns) || options.maxActiveRuns < 1) throw new Error('--max-active-runs must be a whole number of at least 1');
+  if (!Number.isInteger(options.keepRuns) || options.keepRuns < 0) throw new Error('--keep-runs must be a whole number, 0 or more');
   const home = options.home ?? join(homedir(), '.troupe-worker', id);
   const dirs = { dags: join(home, 'dags'), data: join(home, 'data'), logs: join(home, 'logs') };
   // Scratch: runs a previous process of this worker held were settled by the server as it went away.
   await Promise.all(Object.values(dirs).map((dir) => rm(dir, { recursive: true, force: true })));
-  const runs = new WorkerRuns({ redisUrl: options.redisUrl, id, labels: options.labels, maxActiveRuns: options.maxActiveRuns, roots: { logs: dirs.logs, dags: dirs.dags }, systemEnv: filterSystemEnv(process.env) });
+  const runs = new WorkerRuns({ redisUrl: options.redisUrl, id, labels: options.labels, maxActiveRuns: options.maxActiveRuns, keepRuns: options.keepRuns, roots: { logs: dirs.logs, dags: dirs.dags }, systemEnv: filterSystemEnv(process.env) });
   const handle = await openEngine(
     { home, dagsDir: dirs.dags, dataDir: dirs.data, logDir: dirs.logs, commandOnly: true, writeExample: false },
     { stepPool: true, scratchStore: true, parts: { relayReports: (reports) => runs.relay(reports), dispatching: (run) => runs.dispatching(run), workerLabels: options.labels } },
   );
   try {
-    await runs.start(handle.engine);
+    // The server holds every record and file of a finished run: the copies here go, oldest first.
+    const history = new RunHistory(handle.runs);
+    await runs.start(handle.engine, async (names) => {
+      const records = names.map(({ name, dagRunId }) => handle.runs.get(name, dagRunId)).filter((record) => record !== undefined);
+      await history.remover().removeRuns(records);
+    });
   } catch (error) {
     await handle.close();
     throw error;

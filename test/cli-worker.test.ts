@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_MAX_ACTIVE_RUNS, workerFlagsOf } from '../src/cli/commands/worker.ts';
+import { DEFAULT_KEEP_RUNS, DEFAULT_MAX_ACTIVE_RUNS, workerFlagsOf } from '../src/cli/commands/worker.ts';
 import { makeHome, troupe } from './cli-run.ts';
 
 const NO_REDIS = "troupe: worker needs the servers' Redis: pass --redis URL, set TROUPE_REDIS_URL, or set distributed.redis in config.yaml (see `troupe help worker`)\n";
@@ -38,6 +38,8 @@ test('worker refuses malformed labels, a bad id or a bad limit, naming the flag 
     [['-m', '-3'], usage('--max-active-runs "-3" is not valid: give a whole number of runs, 1 or more')],
     [['--worker.max-active-runs'], usage('--worker.max-active-runs needs a value')],
     [['--labels', 'a=1', '--worker.labels', 'a=2'], usage("give --labels or --worker.labels (Dagu's name for it), not both")],
+    [['--keep-runs', '-1'], usage('--keep-runs "-1" is not valid: give a whole number of runs, 0 or more')],
+    [['--keep-runs', 'all'], usage('--keep-runs "all" is not valid: give a whole number of runs, 0 or more')],
   ];
   for (const [args, stderr] of cases) {
     // A Redis URL is given: each is refused for its own flag, before the URL is used.
@@ -59,14 +61,17 @@ test('Dagu\'s --worker.labels, --worker.max-active-runs and --worker.id read as 
     assert.equal(outcome.code, 1, args.join(' '));
     assert.match(outcome.stderr, badUrl, args.join(' '));
   }
-  const expected = { labels: { gpu: 'true', region: 'eu' }, maxActiveRuns: 4, id: 'w-1' };
+  const expected = { labels: { gpu: 'true', region: 'eu' }, maxActiveRuns: 4, id: 'w-1', keepRuns: DEFAULT_KEEP_RUNS };
   assert.deepEqual(workerFlagsOf({ labels: 'gpu=true,region=eu', maxActiveRuns: '4', id: 'w-1' }), expected);
   assert.deepEqual(workerFlagsOf({ 'worker.labels': 'gpu=true,region=eu', 'worker.maxActiveRuns': '4', 'worker.id': 'w-1' }), expected);
   // Both spellings with the same value are one flag given twice, not a conflict.
   assert.deepEqual(workerFlagsOf({ labels: 'gpu=true', 'worker.labels': 'gpu=true' }).labels, { gpu: 'true' });
   // Dagu's defaults: no labels, 100 runs at once; the id is the worker's to choose.
-  assert.deepEqual(workerFlagsOf({}), { labels: {}, maxActiveRuns: DEFAULT_MAX_ACTIVE_RUNS, id: undefined });
+  assert.deepEqual(workerFlagsOf({}), { labels: {}, maxActiveRuns: DEFAULT_MAX_ACTIVE_RUNS, id: undefined, keepRuns: DEFAULT_KEEP_RUNS });
   assert.equal(DEFAULT_MAX_ACTIVE_RUNS, 100);
+  // troupe's own: the copies of the newest 1,000 finished runs stay on the worker; 0 keeps none.
+  assert.equal(DEFAULT_KEEP_RUNS, 1000);
+  assert.equal(workerFlagsOf({ keepRuns: '0' }).keepRuns, 0);
 });
 
 test('a Redis URL that cannot be used stops worker, server and scheduler before anything starts, its password never shown', async (t) => {

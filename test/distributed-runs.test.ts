@@ -5,9 +5,9 @@
 // the worker.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startTestServer, type TestServer } from './helpers.ts';
+import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
 import { SseClient } from './support/sse-client.ts';
 import { redisMissing, startRedis, type RedisServer } from './redis-server.ts';
 import { listedOn, startWorkerProcess, type WorkerProcess } from './support/troupe-worker.ts';
@@ -19,9 +19,9 @@ describe('runs on workers through Redis', { skip: missing && !process.env.CI ? m
   let server: TestServer;
   const workers: WorkerProcess[] = [];
   const listed = listedOn(() => server);
-  const startWorker = async (id: string, labels: string, maxActiveRuns = 4) => {
+  const startWorker = async (id: string, labels: string, maxActiveRuns = 4, extraArgs: string[] = []) => {
     // Each worker's HOME is its own: its steps see the worker's system variables, not the server's.
-    const worker = await startWorkerProcess({ id, redisUrl: redis.url, labels, maxActiveRuns, env: { HOME: `/home/${id}` } }, listed);
+    const worker = await startWorkerProcess({ id, redisUrl: redis.url, labels, maxActiveRuns, extraArgs, env: { HOME: `/home/${id}` } }, listed);
     workers.push(worker);
     return worker;
   };
@@ -257,5 +257,24 @@ describe('runs on workers through Redis', { skip: missing && !process.env.CI ? m
     assert.equal(await leaving.stop(), 0);
     workers.splice(workers.indexOf(leaving), 1);
     assert.equal(await listed('arm-lower'), false);
+  });
+
+  test('a worker keeps the step logs of its newest finished runs only (--keep-runs); the server keeps them all', async () => {
+    const keeper = await startWorker('keeper', 'pool=keep', 1, ['--keep-runs', '1']);
+    await server.writeDag('kept', 'workerSelector:\n  pool: keep\nsteps:\n  - name: s\n    command: echo run ${RUN}\n');
+    const ids: string[] = [];
+    for (const run of ['one', 'two', 'three']) {
+      const done = await server.startAndWait('kept', { params: `RUN=${run}` });
+      assert.deepEqual([done.statusLabel, done.workerId], ['succeeded', 'keeper']);
+      ids.push(done.dagRunId);
+    }
+    const folder = join(keeper.home, 'logs', 'kept');
+    const runsIn = async () => new Set((await readdir(folder)).map((file) => ids.find((id) => file.startsWith(`${id}.`)) ?? file));
+    // Removal follows each end as it is sent: the folder settles on the newest run's files.
+    const settled = await waitUntil(async () => (await runsIn()).size === 1, 10_000);
+    assert.ok(settled, `only the newest run's files stay: ${[...(await runsIn())].join(', ')}`);
+    assert.deepEqual([...(await runsIn())], [ids[2]]);
+    assert.ok((await readdir(folder)).some((file) => file.endsWith('.out')), 'the newest run keeps its stdout log');
+    for (const [index, run] of ['one', 'two', 'three'].entries()) assert.equal(await server.stepLog('kept', ids[index], 's'), `run ${run}`);
   });
 });

@@ -99,6 +99,7 @@ Documentation: docs/cli.md. \`troupe help <verb>\` shows a verb's flags.`);
     .option('--home <dir>', 'the worker\'s scratch home (default ~/.troupe-worker/<id>); its config.yaml is read')
     .option('--config <file>', 'the configuration file (default HOME/config.yaml, HOME being --home, else TROUPE_HOME or ~/.troupe)')
     .option('--shutdown-grace <sec>', 'on SIGTERM or SIGINT, seconds its runs may take to finish before they are stopped (default 0)')
+    .option('--keep-runs <n>', 'finished runs whose step logs and records stay in the scratch home, the newest; older ones are removed (default 1000; the server keeps them all)')
     .addHelpText('after', WORKER_HELP)
     .action(run(async (options) => (await import('./commands/worker.ts')).worker(options)));
 

@@ -13,6 +13,7 @@ import { NodeStatus, dagNameProblem, maskedRedisUrl, runKey, type RunRecord, typ
 import { errorText, log } from '../logging/index.ts';
 import { RecordOutbox, RunJobTaker, heartbeat, leave } from '../workers/index.ts';
 import { CONTROL_CHANNEL, HANDED_SET, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
+import { KeptRuns, type ForgetRuns, type RunName } from './kept-runs.ts';
 import { attemptKey, movePaths, withSystemEnv, type Report, type Roots, type RunPayload } from './payload.ts';
 import { redisConnection, within } from './redis-connection.ts';
 
@@ -49,6 +50,8 @@ export interface WorkerRunsOptions {
   maxActiveRuns: number;
   /** The worker's own folders, where it moves the runs' paths. */
   roots: Roots;
+  /** How many finished runs (their trees) keep their files and records here. */
+  keepRuns: number;
   /** The part of the worker's environment its runs' steps see (PATH, HOME...). */
   systemEnv: Record<string, string>;
 }
@@ -65,6 +68,8 @@ interface Held {
   endSent(): void;
   /** The server settled it meanwhile: stopped here. */
   settled?: boolean;
+  /** The runs of its tree that began here: itself first, then its sub DAG runs. */
+  runs: RunName[];
 }
 
 interface Tail {
@@ -103,6 +108,8 @@ export class WorkerRuns {
   private readonly idleWaiters: Array<() => void> = [];
   /** This process: a job handed to an earlier process of the same worker id is not run here. */
   private readonly incarnation = randomUUID();
+  /** The finished runs whose copies are kept here; none are removed when start is given no way to. */
+  private kept: KeptRuns | undefined;
 
   constructor(private readonly options: WorkerRunsOptions) {
     const shown = maskedRedisUrl(options.redisUrl);
@@ -147,7 +154,9 @@ export class WorkerRuns {
   dispatching(run: RunInput): void {
     const held = this.treeOf(run.record);
     if (!held) return;
-    this.trees.set(runKey(run.record.name, run.record.dagRunId), held);
+    const key = runKey(run.record.name, run.record.dagRunId);
+    if (this.trees.get(key) !== held) held.runs.push({ name: run.record.name, dagRunId: run.record.dagRunId });
+    this.trees.set(key, held);
     this.runLogs.set(run.record.log, held);
   }
 
@@ -157,9 +166,10 @@ export class WorkerRuns {
       ?? (record.parentDAGRunId ? this.trees.get(runKey(record.parentDAGRunName, record.parentDAGRunId)) : undefined);
   }
 
-  /** Starts taking runs with `engine`. */
-  async start(engine: WorkerEngine): Promise<void> {
+  /** Starts taking runs with `engine`; `forget` removes the copies of finished runs beyond the newest `keepRuns`. */
+  async start(engine: WorkerEngine, forget?: ForgetRuns): Promise<void> {
     this.engine = engine;
+    if (forget) this.kept = new KeptRuns(this.options.keepRuns, forget, (key) => this.held.has(key));
     this.subscriber.on('message', (_channel: string, text: string) => this.control(text));
     // Nothing here waits for Redis: a worker started while it is away takes runs once it is back, and drains meanwhile.
     this.subscriber.subscribe(CONTROL_CHANNEL(this.options.id)).catch(() => undefined);
@@ -198,6 +208,7 @@ export class WorkerRuns {
     clearTimeout(this.soon);
     clearInterval(this.reader);
     await within(this.sending.then(() => this.outbox.idle()), 1_000);
+    await within(this.kept?.idle() ?? Promise.resolve(), 2_000);
     await within(leave(this.commands, this.options.id).catch(() => undefined), 2_000);
     this.takerConnection?.disconnect();
     this.subscriber.disconnect();
@@ -251,7 +262,7 @@ export class WorkerRuns {
     }
     let endSent = () => {};
     const sent = new Promise<void>((resolve) => { endSent = resolve; });
-    const held: Held = { attempt: attemptKey(input.record), name, dagRunId, startedAt: new Date().toISOString(), serverRoots: payload.roots, sent, endSent };
+    const held: Held = { attempt: attemptKey(input.record), name, dagRunId, startedAt: new Date().toISOString(), serverRoots: payload.roots, sent, endSent, runs: [{ name, dagRunId }] };
     this.held.set(runKey(name, dagRunId), held);
     this.trees.set(runKey(name, dagRunId), held);
     this.runLogs.set(input.record.log, held);
@@ -272,6 +283,7 @@ export class WorkerRuns {
       for (const [path, tail] of this.tails) if (tail.held === held) this.tails.delete(path);
       this.outbox.forget(held.attempt);
       this.sayAliveSoon();
+      this.kept?.finished(runKey(name, dagRunId), held.runs);
     }
   }
 

@@ -10,6 +10,8 @@ const cli = resolve(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
 export interface WorkerProcess {
   id: string;
   child: ChildProcess;
+  /** Its scratch home (removed when it stops). */
+  home: string;
   /** What it printed so far (stdout and stderr). */
   log(): string;
   /** SIGTERM (a drain), then its exit code. */
@@ -59,7 +61,7 @@ export async function startWorkerProcess(spec: WorkerSpec, isListed: (id: string
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return {
-    id: spec.id, child, log: () => output,
+    id: spec.id, child, home, log: () => output,
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       const code = await exited;

@@ -18,15 +18,19 @@ export interface WorkerFlags {
   home?: string;
   config?: string;
   shutdownGrace?: string;
+  keepRuns?: string;
 }
 
 /** Dagu's default: a worker takes up to 100 runs at once (its pollers). */
 export const DEFAULT_MAX_ACTIVE_RUNS = 100;
 
+/** The finished runs whose files and records a worker keeps (the newest): the server holds them all. */
+export const DEFAULT_KEEP_RUNS = 1_000;
+
 export const NO_REDIS = 'worker needs the servers\' Redis: pass --redis URL, set TROUPE_REDIS_URL, or set distributed.redis in config.yaml';
 
 /** The labels, the limit and the id the flags give; a value that cannot be used is a usage error naming the flag as typed. */
-export function workerFlagsOf(flags: WorkerFlags): Pick<WorkerOptions, 'labels' | 'maxActiveRuns' | 'id'> {
+export function workerFlagsOf(flags: WorkerFlags): Pick<WorkerOptions, 'labels' | 'maxActiveRuns' | 'id' | 'keepRuns'> {
   const invalid = (flag: string, value: string, reason: string) => new UsageError(`${flag} "${value}" is not valid: ${reason}`, 'worker');
   const labels = given(flags, 'labels', 'worker.labels');
   const limit = given(flags, 'maxActiveRuns', 'worker.maxActiveRuns');
@@ -44,9 +48,14 @@ export function workerFlagsOf(flags: WorkerFlags): Pick<WorkerOptions, 'labels' 
     maxActiveRuns = /^\s*\d+\s*$/.test(limit.value) ? Number(limit.value) : Number.NaN;
     if (!Number.isSafeInteger(maxActiveRuns) || maxActiveRuns < 1) throw invalid(limit.flag, limit.value, 'give a whole number of runs, 1 or more');
   }
+  let keepRuns = DEFAULT_KEEP_RUNS;
+  if (flags.keepRuns !== undefined) {
+    keepRuns = /^\s*\d+\s*$/.test(flags.keepRuns) ? Number(flags.keepRuns) : Number.NaN;
+    if (!Number.isSafeInteger(keepRuns)) throw invalid('--keep-runs', flags.keepRuns, 'give a whole number of runs, 0 or more');
+  }
   const problem = id === undefined ? undefined : workerIdProblem(id.value);
   if (problem) throw new UsageError(`${id!.flag}: ${problem}`, 'worker');
-  return { labels: parsedLabels, maxActiveRuns, id: id?.value };
+  return { labels: parsedLabels, maxActiveRuns, id: id?.value, keepRuns };
 }
 
 export async function worker(flags: WorkerFlags): Promise<number> {
