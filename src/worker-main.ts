@@ -49,9 +49,14 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   try {
     // The server holds every record and file of a finished run: the copies here go, oldest first.
     const history = new RunHistory(handle.runs);
-    await runs.start(handle.engine, async (names) => {
-      const records = names.map(({ name, dagRunId }) => handle.runs.get(name, dagRunId)).filter((record) => record !== undefined);
-      await history.remover().removeRuns(records);
+    await runs.start(handle.engine, {
+      forget: async (names) => {
+        const records = names.map(({ name, dagRunId }) => handle.runs.get(name, dagRunId)).filter((record) => record !== undefined);
+        await history.remover().removeRuns(records);
+      },
+      keep: async (records) => {
+        await Promise.all(records.map((record) => handle.runs.save(record)));
+      },
     });
   } catch (error) {
     await handle.close();

@@ -5,7 +5,8 @@
 // the worker.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, waitUntil, type TestServer } from './helpers.ts';
 import { SseClient } from './support/sse-client.ts';
@@ -276,5 +277,32 @@ describe('runs on workers through Redis', { skip: missing && !process.env.CI ? m
     assert.deepEqual([...(await runsIn())], [ids[2]]);
     assert.ok((await readdir(folder)).some((file) => file.endsWith('.out')), 'the newest run keeps its stdout log');
     for (const [index, run] of ['one', 'two', 'three'].entries()) assert.equal(await server.stepLog('kept', ids[index], 's'), `run ${run}`);
+  });
+
+  test('a retried caller on a worker that kept nothing: its sub DAG run goes on from its earlier attempt, as on the server', async () => {
+    await startWorker('forgetful', 'pool=forget', 2, ['--keep-runs', '0']);
+    const marks = await mkdtemp(join(tmpdir(), 'troupe-subretry-'));
+    try {
+      // The child's first step counts its executions; its second fails until the flag is there.
+      await server.writeDag('retry-parent', [
+        'workerSelector:', '  pool: forget', 'steps:', '  - name: c', '    call: retry-child', '---',
+        'name: retry-child', 'steps:',
+        `  - name: count`, `    command: sh -c "echo x >> ${join(marks, 'count')}"`,
+        `  - name: gate`, `    command: test -f ${join(marks, 'flag')}`, '    depends: count',
+      ].join('\n'));
+      const first = await server.startAndWait('retry-parent');
+      assert.deepEqual([first.statusLabel, first.workerId], ['failed', 'forgetful']);
+      await writeFile(join(marks, 'flag'), '');
+      assert.equal((await server.call('POST', `/dag-runs/retry-parent/${first.dagRunId}/retry`, {})).status, 200);
+      const retried = await server.waitForRun('retry-parent', first.dagRunId, (run) => run.log !== first.log && ![0, 1, 5].includes(run.status));
+      assert.equal(retried.statusLabel, 'succeeded');
+      assert.equal(await readFile(join(marks, 'count'), 'utf8'), 'x\n', 'the child\'s step that succeeded ran once');
+      const children = (await server.call('GET', `/dag-runs/retry-parent/${first.dagRunId}/sub-dag-runs`)).body.subRuns as Array<{ dagRunId: string }>;
+      assert.equal(children.length, 1);
+      const child = (await server.call('GET', `/dag-runs/retry-parent/${first.dagRunId}/sub-dag-runs/${children[0].dagRunId}`)).body.dagRunDetails;
+      assert.deepEqual(child.nodes.map((node: { statusLabel: string }) => node.statusLabel), ['succeeded', 'succeeded']);
+    } finally {
+      await rm(marks, { recursive: true, force: true });
+    }
   });
 });

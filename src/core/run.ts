@@ -147,3 +147,22 @@ export function stepNodeOf(record: RunRecord, stepName: string): NodeRecord | un
   return record.nodes.find((node) => node.step.name === stepName)
     ?? (isHandlerNodeName(stepName) ? record.handlers?.[stepName] : undefined);
 }
+
+/**
+ * The sub DAG runs `root` reaches through `children`, at any depth, that belong to it (their root
+ * is it), in the order found: each run before the runs it started.
+ */
+export function subRunsUnder(root: RunRecord, lookup: (name: string, dagRunId: string) => RunRecord | undefined): RunRecord[] {
+  const tree = [root];
+  const seen = new Set([`${root.name}\u0000${root.dagRunId}`]);
+  for (let index = 0; index < tree.length; index++) {
+    for (const [dagRunId, name] of Object.entries(tree[index].children ?? {})) {
+      const key = `${name}\u0000${dagRunId}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const child = lookup(name, dagRunId);
+      if (child && child.rootDAGRunName === root.name && child.rootDAGRunId === root.dagRunId) tree.push(child);
+    }
+  }
+  return tree.slice(1);
+}

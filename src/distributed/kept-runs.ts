@@ -2,6 +2,7 @@
 // that a worker that runs for months does not fill its disk. The server has every record, log and
 // output of them already; the worker's copies serve a retry that comes back to it (a sub DAG run
 // goes on from its earlier attempt only where that attempt's record is).
+import type { RunRecord } from '../core/index.ts';
 import { errorText, log } from '../logging/index.ts';
 
 export interface RunName {
@@ -11,6 +12,13 @@ export interface RunName {
 
 /** Removes the runs' files and records, sub DAG runs first (given in that order). */
 export type ForgetRuns = (runs: readonly RunName[]) => Promise<void>;
+
+/** What the worker asks of its own store. */
+export interface WorkerStore {
+  forget: ForgetRuns;
+  /** Stores records of earlier attempts as the server has them (a retried run's sub DAG runs). */
+  keep(records: readonly RunRecord[]): Promise<void>;
+}
 
 export class KeptRuns {
   /** Finished trees by their root run's key, oldest first: each its runs, the root first. */

@@ -22,6 +22,11 @@ export interface RunPayload {
   systemEnv: Record<string, string>;
   /** The worker process it was handed to: another process of the same worker does not run it. */
   incarnation: string;
+  /**
+   * The sub DAG runs an earlier attempt of the run started, at any depth, as the server stores
+   * them: a retried call goes on from its sub DAG run's earlier attempt, as it would on the server.
+   */
+  subRuns?: RunRecord[];
 }
 
 /**

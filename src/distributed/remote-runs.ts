@@ -36,6 +36,8 @@ export interface RemoteRunsOptions {
   calledDags(specText: string, variables: Readonly<Record<string, string>>): Promise<Record<string, string>>;
   /** The part of this server's environment a run's steps see: a worker puts its own in its place. */
   systemEnv: Record<string, string>;
+  /** The stored sub DAG runs under a run, at any depth (a retried run's earlier ones). */
+  subRuns(record: RunRecord): RunRecord[];
 }
 
 export class RemoteRuns implements RemoteRunDispatcher {
@@ -156,10 +158,13 @@ export class RemoteRuns implements RemoteRunDispatcher {
     // A worker counts as heard from as the run is handed to it: its silence is timed from here at the earliest.
     if (!this.beats.has(worker)) this.beats.set(worker, { beat: '', seenAt: Date.now() });
     const input = { ...run, record, plan: { ...plan, worker } };
+    // A first attempt has none: only a retried or resumed run reads the store here.
+    const subRuns = record.children ? this.options.subRuns(record) : [];
     this.options.calledDags(plan.specText, plan.baseEnv)
       .then(async (dagFiles) => {
+        const payload: RunPayload = { input, roots: this.options.roots, dagFiles, systemEnv: this.options.systemEnv, incarnation, ...(subRuns.length > 0 ? { subRuns } : {}) };
         // On one connection, in order: the attempt is in the set before its job is in the queue, without a round trip between.
-        await Promise.all([this.commands.sadd(HANDED_SET, attempt), this.jobs.hand(worker, attempt, { input, roots: this.options.roots, dagFiles, systemEnv: this.options.systemEnv, incarnation } satisfies RunPayload)]);
+        await Promise.all([this.commands.sadd(HANDED_SET, attempt), this.jobs.hand(worker, attempt, payload)]);
       }).catch((error: unknown) => {
       log.error({ dag: record.name, dagRunId: record.dagRunId, worker, error: errorText(error) }, 'the run could not be handed to its worker');
     });

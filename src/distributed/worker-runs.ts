@@ -13,7 +13,7 @@ import { NodeStatus, dagNameProblem, maskedRedisUrl, runKey, type RunRecord, typ
 import { errorText, log } from '../logging/index.ts';
 import { RecordOutbox, RunJobTaker, heartbeat, leave } from '../workers/index.ts';
 import { CONTROL_CHANNEL, HANDED_SET, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
-import { KeptRuns, type ForgetRuns, type RunName } from './kept-runs.ts';
+import { KeptRuns, type RunName, type WorkerStore } from './kept-runs.ts';
 import { attemptKey, movePaths, withSystemEnv, type Report, type Roots, type RunPayload } from './payload.ts';
 import { redisConnection, within } from './redis-connection.ts';
 
@@ -68,8 +68,8 @@ interface Held {
   endSent(): void;
   /** The server settled it meanwhile: stopped here. */
   settled?: boolean;
-  /** The runs of its tree that began here: itself first, then its sub DAG runs. */
-  runs: RunName[];
+  /** The runs of its tree here, by key: itself first, then its sub DAG runs (those that began, those an earlier attempt left). */
+  runs: Map<string, RunName>;
 }
 
 interface Tail {
@@ -108,8 +108,9 @@ export class WorkerRuns {
   private readonly idleWaiters: Array<() => void> = [];
   /** This process: a job handed to an earlier process of the same worker id is not run here. */
   private readonly incarnation = randomUUID();
-  /** The finished runs whose copies are kept here; none are removed when start is given no way to. */
+  /** The finished runs whose copies are kept here; none are removed when start is given no store. */
   private kept: KeptRuns | undefined;
+  private store: WorkerStore | undefined;
 
   constructor(private readonly options: WorkerRunsOptions) {
     const shown = maskedRedisUrl(options.redisUrl);
@@ -155,7 +156,7 @@ export class WorkerRuns {
     const held = this.treeOf(run.record);
     if (!held) return;
     const key = runKey(run.record.name, run.record.dagRunId);
-    if (this.trees.get(key) !== held) held.runs.push({ name: run.record.name, dagRunId: run.record.dagRunId });
+    held.runs.set(key, { name: run.record.name, dagRunId: run.record.dagRunId });
     this.trees.set(key, held);
     this.runLogs.set(run.record.log, held);
   }
@@ -166,10 +167,16 @@ export class WorkerRuns {
       ?? (record.parentDAGRunId ? this.trees.get(runKey(record.parentDAGRunName, record.parentDAGRunId)) : undefined);
   }
 
-  /** Starts taking runs with `engine`; `forget` removes the copies of finished runs beyond the newest `keepRuns`. */
-  async start(engine: WorkerEngine, forget?: ForgetRuns): Promise<void> {
+  /**
+   * Starts taking runs with `engine`. `store`: the engine's store, where a retried run's earlier sub
+   * DAG runs are put, and whose copies of finished runs beyond the newest `keepRuns` are removed.
+   */
+  async start(engine: WorkerEngine, store?: WorkerStore): Promise<void> {
     this.engine = engine;
-    if (forget) this.kept = new KeptRuns(this.options.keepRuns, forget, (key) => this.held.has(key));
+    if (store) {
+      this.store = store;
+      this.kept = new KeptRuns(this.options.keepRuns, store.forget, (key) => this.held.has(key));
+    }
     this.subscriber.on('message', (_channel: string, text: string) => this.control(text));
     // Nothing here waits for Redis: a worker started while it is away takes runs once it is back, and drains meanwhile.
     this.subscriber.subscribe(CONTROL_CHANNEL(this.options.id)).catch(() => undefined);
@@ -262,13 +269,16 @@ export class WorkerRuns {
     }
     let endSent = () => {};
     const sent = new Promise<void>((resolve) => { endSent = resolve; });
-    const held: Held = { attempt: attemptKey(input.record), name, dagRunId, startedAt: new Date().toISOString(), serverRoots: payload.roots, sent, endSent, runs: [{ name, dagRunId }] };
+    const held: Held = { attempt: attemptKey(input.record), name, dagRunId, startedAt: new Date().toISOString(), serverRoots: payload.roots, sent, endSent, runs: new Map([[runKey(name, dagRunId), { name, dagRunId }]]) };
     this.held.set(runKey(name, dagRunId), held);
     this.trees.set(runKey(name, dagRunId), held);
     this.runLogs.set(input.record.log, held);
     this.sayAliveSoon();
+    // A retried call goes on from its sub DAG run's earlier attempt, found in this engine's store.
+    const subRuns = movePaths(payload.subRuns ?? [], payload.roots, this.options.roots);
+    for (const run of subRuns) held.runs.set(runKey(run.name, run.dagRunId), { name: run.name, dagRunId: run.dagRunId });
     try {
-      await prepared;
+      await Promise.all([prepared, subRuns.length > 0 ? this.store?.keep(subRuns) : undefined]);
       await engine.runPlanned(input);
       if (this.graceOver) void engine.stop(name, dagRunId).catch(() => undefined);
       await engine.whenFinished(name, dagRunId);
@@ -283,7 +293,7 @@ export class WorkerRuns {
       for (const [path, tail] of this.tails) if (tail.held === held) this.tails.delete(path);
       this.outbox.forget(held.attempt);
       this.sayAliveSoon();
-      this.kept?.finished(runKey(name, dagRunId), held.runs);
+      this.kept?.finished(runKey(name, dagRunId), [...held.runs.values()]);
     }
   }
 

@@ -4,7 +4,7 @@
 // and removes in small batches, yielding to the event loop between them. A cleanup asked for
 // (`troupe cleanup`, `POST /dag-runs/cleanup`) goes the same way, in turn with the sweeps.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { DAG_DEFAULTS, isFinalRunStatus, type Clock, type RunRecord, type RunSummaryRow } from '../core/index.ts';
+import { DAG_DEFAULTS, isFinalRunStatus, subRunsUnder, type Clock, type RunRecord, type RunSummaryRow } from '../core/index.ts';
 import type { Definitions } from '../catalog/index.ts';
 import { errorText, log } from '../logging/index.ts';
 
@@ -60,20 +60,8 @@ export function expiredRunTrees(candidates: RunRecord[], cutoffMs: number, looku
   const trees: RunRecord[][] = [];
   for (const root of candidates) {
     if (root.parentDAGRunId !== '' || !isFinalRunStatus(root.status) || lastActivityMs(root) >= cutoffMs) continue;
-    const tree = [root];
-    const seen = new Set([`${root.name}\u0000${root.dagRunId}`]);
-    let active = false;
-    for (let index = 0; index < tree.length && !active; index++) {
-      for (const [dagRunId, name] of Object.entries(tree[index].children ?? {})) {
-        const key = `${name}\u0000${dagRunId}`;
-        if (seen.has(key)) continue;
-        seen.add(key);
-        const child = lookup(name, dagRunId);
-        if (!child || child.rootDAGRunName !== root.name || child.rootDAGRunId !== root.dagRunId) continue;
-        if (!isFinalRunStatus(child.status)) active = true;
-        tree.push(child);
-      }
-    }
+    const tree = [root, ...subRunsUnder(root, lookup)];
+    const active = tree.some((run) => !isFinalRunStatus(run.status));
     if (!active) trees.push(tree.reverse());
   }
   return trees;
