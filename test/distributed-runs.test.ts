@@ -279,6 +279,21 @@ describe('runs on workers through Redis', { skip: missing && !process.env.CI ? m
     for (const [index, run] of ['one', 'two', 'three'].entries()) assert.equal(await server.stepLog('kept', ids[index], 's'), `run ${run}`);
   });
 
+  test('a DAG whose logDir is outside the server\'s logs folder: the worker writes under its own home, the server at the DAG\'s logDir', async () => {
+    const logDir = join(server.home, 'own-logs');
+    await server.writeDag('own-log-dir', `logDir: ${logDir}\nworkerSelector:\n  gpu: "true"\nsteps:\n  - name: s\n    command: echo to my own folder\n`);
+    const run = await server.startAndWait('own-log-dir');
+    assert.deepEqual([run.statusLabel, run.workerId], ['succeeded', 'gpu-eu']);
+    assert.ok(run.log.startsWith(join(logDir, 'own-log-dir') + '/'), run.log);
+    assert.ok(run.nodes[0].stdout.startsWith(join(logDir, 'own-log-dir') + '/'), run.nodes[0].stdout);
+    assert.equal(await readFile(run.nodes[0].stdout, 'utf8'), 'to my own folder\n');
+    assert.match((await server.call('GET', `/dag-runs/own-log-dir/${run.dagRunId}/log`)).body.content, /msg="DAG run finished"/);
+    const worker = workers.find((one) => one.id === 'gpu-eu')!;
+    const ownFolder = join(worker.home, 'logs', '.log-dirs', 'own-log-dir');
+    const written = await readdir(ownFolder);
+    assert.ok(written.some((file) => file.startsWith(`${run.dagRunId}.`) && file.endsWith('.out')), `the worker's copy is under its home: ${written.join(', ')}`);
+  });
+
   test('a retried caller on a worker that kept nothing: its sub DAG run goes on from its earlier attempt, as on the server', async () => {
     await startWorker('forgetful', 'pool=forget', 2, ['--keep-runs', '0']);
     const marks = await mkdtemp(join(tmpdir(), 'troupe-subretry-'));

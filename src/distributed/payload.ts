@@ -6,8 +6,13 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import type { RunFinishedEvent, RunInput } from '../actors/index.ts';
 import type { RunRecord } from '../core/index.ts';
 
-/** The server's folders that a run's paths are under, as the server names them. */
+/** The folders that a run's paths are under, as one side names them. */
 export interface Roots {
+  /**
+   * The run's own log folder, when its DAG's `logDir` puts it outside `logs`: first, so that its
+   * paths move with it. Each side has its own (the worker's is under its logs folder).
+   */
+  runLogs?: string;
   logs: string;
   dags: string;
 }
@@ -58,9 +63,16 @@ export type Report =
   | { kind: 'output'; path: string; offset: number; data: string }
   | { kind: 'finished'; end: RunFinishedEvent };
 
-/** Moves every string of `value` that is a path under one of `from`'s folders to the same place under `to`'s. */
+/**
+ * Moves every string of `value` that is a path under one of `from`'s folders to the same place
+ * under `to`'s; a folder `to` lacks moves nothing.
+ */
 export function movePaths<T>(value: T, from: Roots, to: Roots): T {
-  const pairs = (Object.keys(from) as Array<keyof Roots>).map((key) => [resolve(from[key]), resolve(to[key])] as const);
+  const pairs = (Object.keys(from) as Array<keyof Roots>).flatMap((key) => {
+    const source = from[key];
+    const target = to[key];
+    return source === undefined || target === undefined ? [] : [[resolve(source), resolve(target)] as const];
+  });
   const move = (text: string): string => {
     for (const [source, target] of pairs) {
       if (text === source) return target;

@@ -12,7 +12,7 @@ import { errorText, log } from '../logging/index.ts';
 import { RecordInbox, RunJobs, appliedFrom, listWorkers, workerView, type ListedWorker, type StreamItem } from '../workers/index.ts';
 import { ReportApplier, type HandedRun } from './apply-reports.ts';
 import { APPLIED_HASH, CONTROL_CHANNEL, HANDED_SET, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
-import { attemptKey, type Roots, type RunPayload } from './payload.ts';
+import { attemptKey, isUnder, type Roots, type RunPayload } from './payload.ts';
 import { redisConnection, within } from './redis-connection.ts';
 
 /** How often the list is read when no heartbeat announces itself: a worker that went silent is seen aging. */
@@ -162,7 +162,7 @@ export class RemoteRuns implements RemoteRunDispatcher {
     const subRuns = record.children ? this.options.subRuns(record) : [];
     this.options.calledDags(plan.specText, plan.baseEnv)
       .then(async (dagFiles) => {
-        const payload: RunPayload = { input, roots: this.options.roots, dagFiles, systemEnv: this.options.systemEnv, incarnation, ...(subRuns.length > 0 ? { subRuns } : {}) };
+        const payload: RunPayload = { input, roots: rootsOf(record, this.options.roots), dagFiles, systemEnv: this.options.systemEnv, incarnation, ...(subRuns.length > 0 ? { subRuns } : {}) };
         // On one connection, in order: the attempt is in the set before its job is in the queue, without a round trip between.
         await Promise.all([this.commands.sadd(HANDED_SET, attempt), this.jobs.hand(worker, attempt, payload)]);
       }).catch((error: unknown) => {
@@ -301,6 +301,12 @@ export class RemoteRuns implements RemoteRunDispatcher {
       return this.reports.stored?.(name, dagRunId);
     }));
   }
+}
+
+/** The server's folders for the run: its own log folder too, when its DAG's logDir is outside the logs folder. */
+function rootsOf(record: RunRecord, roots: Roots): Roots {
+  const folder = dirname(record.log);
+  return record.log === '' || isUnder(roots.logs, folder) ? roots : { runLogs: folder, ...roots };
 }
 
 function handedOf(record: RunRecord, worker: string, attempt: string, incarnation: string): Handed {

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as pause } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { RunFinishedEvent, RunInput, RunReports } from '../actors/index.ts';
-import { NodeStatus, dagNameProblem, maskedRedisUrl, runKey, type RunRecord, type RunningTask } from '../core/index.ts';
+import { NodeStatus, dagNameProblem, fileSafe, maskedRedisUrl, runKey, type RunRecord, type RunningTask } from '../core/index.ts';
 import { errorText, log } from '../logging/index.ts';
 import { RecordOutbox, RunJobTaker, heartbeat, leave } from '../workers/index.ts';
 import { CONTROL_CHANNEL, HANDED_SET, HEARTBEAT_CHANNEL, type StopMessage } from './channels.ts';
@@ -24,6 +24,8 @@ const BEAT_SOON_MS = 100;
 const OUTPUT_READ_MS = 100;
 /** How long a drain waits, after the grace, for the stopped runs to end and their reports to be sent. */
 const FLUSH_MS = 10_000;
+/** Where, under the worker's logs folder, the log folders of DAGs with a `logDir` of their own go. */
+const OWN_LOG_DIRS = '.log-dirs';
 /** How many log folders are remembered as made (one per DAG, usually). */
 const KEPT_LOG_FOLDERS = 1_000;
 /** The most bytes of one file sent in one item. */
@@ -61,8 +63,9 @@ interface Held {
   name: string;
   dagRunId: string;
   startedAt: string;
-  /** The server's folders, where the run's paths go back to. */
+  /** The server's folders, where the run's paths go back to; this worker's for the run, where they were moved. */
   serverRoots: Roots;
+  roots: Roots;
   /** Resolves once the run's end is on the stream. */
   sent: Promise<void>;
   endSent(): void;
@@ -254,7 +257,8 @@ export class WorkerRuns {
 
   private async runTaken(payload: RunPayload): Promise<void> {
     const engine = this.engine!;
-    const input = withSystemEnv(movePaths(payload.input, payload.roots, this.options.roots), movePaths(payload.systemEnv ?? {}, payload.roots, this.options.roots), this.options.systemEnv);
+    const roots = this.rootsFor(payload);
+    const input = withSystemEnv(movePaths(payload.input, payload.roots, roots), movePaths(payload.systemEnv ?? {}, payload.roots, roots), this.options.systemEnv);
     const { name, dagRunId } = input.record;
     if (payload.incarnation && payload.incarnation !== this.incarnation) {
       log.warn({ dag: name, dagRunId }, 'a run handed to an earlier process of this worker was not run (the server settles it)');
@@ -269,13 +273,13 @@ export class WorkerRuns {
     }
     let endSent = () => {};
     const sent = new Promise<void>((resolve) => { endSent = resolve; });
-    const held: Held = { attempt: attemptKey(input.record), name, dagRunId, startedAt: new Date().toISOString(), serverRoots: payload.roots, sent, endSent, runs: new Map([[runKey(name, dagRunId), { name, dagRunId }]]) };
+    const held: Held = { attempt: attemptKey(input.record), name, dagRunId, startedAt: new Date().toISOString(), serverRoots: payload.roots, roots, sent, endSent, runs: new Map([[runKey(name, dagRunId), { name, dagRunId }]]) };
     this.held.set(runKey(name, dagRunId), held);
     this.trees.set(runKey(name, dagRunId), held);
     this.runLogs.set(input.record.log, held);
     this.sayAliveSoon();
     // A retried call goes on from its sub DAG run's earlier attempt, found in this engine's store.
-    const subRuns = movePaths(payload.subRuns ?? [], payload.roots, this.options.roots);
+    const subRuns = movePaths(payload.subRuns ?? [], payload.roots, roots);
     for (const run of subRuns) held.runs.set(runKey(run.name, run.dagRunId), { name: run.name, dagRunId: run.dagRunId });
     try {
       await Promise.all([prepared, subRuns.length > 0 ? this.store?.keep(subRuns) : undefined]);
@@ -295,6 +299,15 @@ export class WorkerRuns {
       this.sayAliveSoon();
       this.kept?.finished(runKey(name, dagRunId), [...held.runs.values()]);
     }
+  }
+
+  /**
+   * This worker's folders for a run: a DAG's own log folder outside the server's logs folder is
+   * moved under this worker's (`<logs>/.log-dirs/<dag>`), where the worker may write.
+   */
+  private rootsFor(payload: RunPayload): Roots {
+    if (payload.roots.runLogs === undefined) return this.options.roots;
+    return { runLogs: join(this.options.roots.logs, OWN_LOG_DIRS, fileSafe(payload.input.record.name)), ...this.options.roots };
   }
 
   /** Makes the folder of a run's logs, once per folder (this worker's home is emptied at its start, and nothing else removes them). */
@@ -359,7 +372,7 @@ export class WorkerRuns {
   }
 
   private toServer<T>(held: Held, value: T): T {
-    return movePaths(value, this.options.roots, held.serverRoots);
+    return movePaths(value, held.roots, held.serverRoots);
   }
 
   /** Sends the bytes written to the output files since the last read (of those `only` picks); `last`: none is read again. */
