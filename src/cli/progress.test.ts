@@ -36,3 +36,14 @@ test('a retried step seen with its old start is not told until it starts anew', 
   progress.update(run('failed', [node('break', 'failed', '2026-11-29T10:05:00Z', '2026-11-29T10:05:02Z')]));
   assert.deepEqual(told(lines), ['dag-run breaks b1 running', 'step break running', 'step break failed (2.0s)']);
 });
+
+test('the live view is drawn before the first output it is told of, though a step had ended before the first look', () => {
+  const lines: string[] = [];
+  const progress = new Progress('live', (text) => lines.push(text));
+  const seen = run('running', [node('greet', 'succeeded', '2026-11-29T10:00:00Z', '2026-11-29T10:00:01Z'), node('break', 'running', '2026-11-29T10:00:01Z', '')]);
+  progress.starts(progress.through(seen, 1));
+  progress.output(seen, 'greet', 'stdout', 'hello', 'greet | ');
+  progress.end({ ...seen, statusLabel: 'succeeded' });
+  assert.match(lines[0], /^breaks b1 {2}running/);
+  assert.match(lines.join(''), /✔ greet +succeeded[^]*greet \| hello\n/);
+});

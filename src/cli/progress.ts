@@ -105,7 +105,11 @@ export class Progress {
    * started, so that what it wrote can be shown before its end is.
    */
   starts(run: RunView): void {
-    if (this.mode === 'live') return;
+    // The live view shows every step as it is: drawn before the output that follows, so that it comes first.
+    if (this.mode === 'live') {
+      if (this.drawnLines === 0 && this.latest === undefined) this.update(run);
+      return;
+    }
     this.restarted(run);
     this.update({
       ...run,
