@@ -1,7 +1,7 @@
 // What a worker keeps of the runs it finished: the files and records of its newest ones only, so
 // that a worker that runs for months does not fill its disk. The server has every record, log and
-// output of them already; the worker's copies serve a retry that comes back to it (a sub DAG run
-// goes on from its earlier attempt only where that attempt's record is).
+// output of them already (and hands a retry the records it needs); the worker's copies serve a
+// retry that comes back to it, whose kept steps' log files are still here.
 import type { RunRecord } from '../core/index.ts';
 import { errorText, log } from '../logging/index.ts';
 
@@ -37,9 +37,9 @@ export class KeptRuns {
     while (this.trees.size > this.keep) {
       const [oldest, tree] = this.trees.entries().next().value as [string, RunName[]];
       this.trees.delete(oldest);
-      // A run under way again keeps all of it; its end enters it anew.
+      // A run under way again (asked here and as its turn comes) keeps all of it; its end enters it anew.
       if (this.isActive(oldest)) continue;
-      this.removing = this.removing.then(() => this.forget([...tree].reverse())).catch((error: unknown) => {
+      this.removing = this.removing.then(() => (this.isActive(oldest) ? undefined : this.forget([...tree].reverse()))).catch((error: unknown) => {
         log.warn({ dag: tree[0].name, dagRunId: tree[0].dagRunId, error: errorText(error) }, 'the worker\'s copy of a finished run could not be removed');
       });
     }
