@@ -12,7 +12,6 @@ import { RemoteRuns } from './distributed/index.ts';
 import type { EngineParts } from './engine/index.ts';
 import { calledDagFiles } from './catalog/index.ts';
 import { filterSystemEnv } from './definition/index.ts';
-import { subRunsUnder } from './core/index.ts';
 import type { StoredDetailsTask } from './run-details-worker.ts';
 
 /** The run-details thread's entry file. */
@@ -56,7 +55,7 @@ export async function startTroupe(given: TroupeConfig): Promise<Troupe> {
     remoteRuns: (ports) => (remote = new RemoteRuns({
       redisUrl, roots: { logs: config.logDir, dags: config.dagsDir }, closeRunLog: (path) => handle.logs.closeRunLog(path), lostAfterMs: config.workerLostMs,
       calledDags: (specText, variables) => calledDagFiles(handle.catalog, specText, variables), systemEnv: filterSystemEnv(process.env),
-      subRuns: (record) => subRunsUnder(record, (name, dagRunId) => handle.runs.get(name, dagRunId)),
+      storedRun: (name, dagRunId) => handle.runs.get(name, dagRunId),
     }, ports)),
   };
   const { handle, lock } = await openHome(config, { parts });

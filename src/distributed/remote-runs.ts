@@ -7,7 +7,7 @@
 import { dirname } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { RemotePorts, RemoteRunDispatcher, RunInput, RunReports } from '../actors/index.ts';
-import { maskedRedisUrl, runKey, type RunRecord, type WorkerView } from '../core/index.ts';
+import { maskedRedisUrl, runKey, subRunsUnder, type RunRecord, type WorkerView } from '../core/index.ts';
 import { errorText, log } from '../logging/index.ts';
 import { RecordInbox, RunJobs, appliedFrom, listWorkers, workerView, type ListedWorker, type StreamItem } from '../workers/index.ts';
 import { ReportApplier, type HandedRun } from './apply-reports.ts';
@@ -36,8 +36,8 @@ export interface RemoteRunsOptions {
   calledDags(specText: string, variables: Readonly<Record<string, string>>): Promise<Record<string, string>>;
   /** The part of this server's environment a run's steps see: a worker puts its own in its place. */
   systemEnv: Record<string, string>;
-  /** The stored sub DAG runs under a run, at any depth (a retried run's earlier ones). */
-  subRuns(record: RunRecord): RunRecord[];
+  /** A run's stored record (a retried run's earlier sub DAG runs are read with it). */
+  storedRun(name: string, dagRunId: string): RunRecord | undefined;
 }
 
 export class RemoteRuns implements RemoteRunDispatcher {
@@ -159,7 +159,7 @@ export class RemoteRuns implements RemoteRunDispatcher {
     if (!this.beats.has(worker)) this.beats.set(worker, { beat: '', seenAt: Date.now() });
     const input = { ...run, record, plan: { ...plan, worker } };
     // A first attempt has none: only a retried or resumed run reads the store here.
-    const subRuns = record.children ? this.options.subRuns(record) : [];
+    const subRuns = record.children ? subRunsCalledAgain(record, (name, dagRunId) => this.options.storedRun(name, dagRunId)) : [];
     this.options.calledDags(plan.specText, plan.baseEnv)
       .then(async (dagFiles) => {
         const payload: RunPayload = { input, roots: rootsOf(record, this.options.roots), dagFiles, systemEnv: this.options.systemEnv, incarnation, ...(subRuns.length > 0 ? { subRuns } : {}) };
@@ -301,6 +301,16 @@ export class RemoteRuns implements RemoteRunDispatcher {
       return this.reports.stored?.(name, dagRunId);
     }));
   }
+}
+
+/**
+ * The stored sub DAG runs an attempt may call again, at any depth: those its kept nodes started
+ * are not (a kept node does not run again), so a retry of one failed call among many hands one.
+ */
+function subRunsCalledAgain(record: RunRecord, lookup: (name: string, dagRunId: string) => RunRecord | undefined): RunRecord[] {
+  const kept = new Set(record.nodes.flatMap((node) => [...node.subRuns, ...node.subRunsRepeated].map((run) => run.dagRunId)));
+  const children = Object.fromEntries(Object.entries(record.children ?? {}).filter(([dagRunId]) => !kept.has(dagRunId)));
+  return subRunsUnder({ ...record, children }, lookup);
 }
 
 /** The server's folders for the run: its own log folder too, when its DAG's logDir is outside the logs folder. */
