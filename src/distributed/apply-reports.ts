@@ -10,6 +10,9 @@ import { log } from '../logging/index.ts';
 import type { StreamItem } from '../workers/index.ts';
 import { isUnder, type Report, type Roots } from './payload.ts';
 
+/** How many log folders are remembered as made (one per DAG, usually). */
+const KNOWN_FOLDERS = 1_000;
+
 /** The attempt a report belongs to, as the server handed it. */
 export interface HandedRun {
   name: string;
@@ -35,6 +38,9 @@ export interface ApplierPorts {
 }
 
 export class ReportApplier {
+  /** Log folders made. */
+  private readonly folders = new Set<string>();
+
   constructor(private readonly roots: Roots, private readonly ports: ApplierPorts) {}
 
   async apply(item: StreamItem, run: HandedRun): Promise<Applied> {
@@ -50,6 +56,9 @@ export class ReportApplier {
       }
       case 'log':
         if (!this.allowed(report.path, run)) return dropped(run, 'a log line for a file outside the log folders');
+        // A sub DAG run's log folder is made by nothing else here when its steps wrote nothing. One
+        // that cannot be made is the log's to report, as it writes.
+        await this.folderOf(report.path).catch(() => undefined);
         this.ports.reports.logLine(report.path, report.line);
         return { ended: false };
       case 'output': {
@@ -67,6 +76,15 @@ export class ReportApplier {
         return { ended: false };
       }
     }
+  }
+
+  /** Makes the folder of a log file, once per folder as far as this process knows. */
+  private async folderOf(path: string): Promise<void> {
+    const folder = dirname(path);
+    if (this.folders.has(folder)) return;
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    if (this.folders.size >= KNOWN_FOLDERS) this.folders.clear();
+    this.folders.add(folder);
   }
 
   private allowed(path: string, run: HandedRun): boolean {
