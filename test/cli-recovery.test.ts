@@ -90,7 +90,9 @@ test('an embedded start killed with SIGKILL as its step begins leaves no step pr
   await outcome;
   assert.ok(await waitUntil(() => processesNamed(marker) === 0, 10_000), 'the step host stopped the group');
   const status = await troupe(['status', 'orphan', ...home.flag]);
-  assert.equal(status.code, 0, status.stderr);
+  // The run's first record commits while its first step starts: a kill that came before the
+  // commit (a loaded machine) leaves no run to show, and nothing to end either.
+  if (status.code !== 0) assert.match(status.stderr, /^troupe: no dag-runs found for DAG orphan/, status.stderr);
   assert.doesNotMatch(status.stderr, /ending step process group/);
 });
 
