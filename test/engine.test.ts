@@ -115,5 +115,7 @@ test('embedders follow the event log as an async iterator: from a resume point, 
   assert.deepEqual(seen.map((line) => line.split(':').slice(0, 2).join(':')), [
     `run.running:${first.dagRunId}`, `run.succeeded:${first.dagRunId}`, `run.running:${second.dagRunId}`, `run.succeeded:${second.dagRunId}`,
   ]);
-  assert.equal(seen[0].split(':')[2], '1', 'the first event of the log');
+  // From the log's start: only the DAG file's own event (its watcher may number it first, on a
+  // loaded machine) can come before the first run's first.
+  assert.ok(['1', '2'].includes(seen[0].split(':')[2]), `the first events of the log: ${seen.join(', ')}`);
 });
