@@ -63,7 +63,7 @@ export class ReportApplier {
         return { ended: false };
       case 'output': {
         if (!this.allowed(report.path, run) || !Number.isSafeInteger(report.offset) || report.offset < 0) return dropped(run, 'output for a file outside the log folders');
-        await writeAt(report.path, report.offset, Buffer.from(report.data, 'base64'));
+        await this.writeOutput(report.path, report.offset, Buffer.from(report.data, 'base64'));
         return { ended: false };
       }
       case 'finished': {
@@ -75,6 +75,23 @@ export class ReportApplier {
         if (this.allowed(end.log, run)) await this.ports.closeRunLog(end.log);
         return { ended: false };
       }
+    }
+  }
+
+  /** Writes a step log's bytes at `offset`; no bytes: the log the step left empty, made as it is. */
+  private async writeOutput(path: string, offset: number, bytes: Buffer): Promise<void> {
+    const write = async () => {
+      await this.folderOf(path);
+      if (bytes.length === 0) await (await open(path, 'a', 0o600)).close();
+      else await writeAt(path, offset, bytes);
+    };
+    try {
+      await write();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      // Its folder went since it was made (removed by hand): made again.
+      this.folders.delete(dirname(path));
+      await write();
     }
   }
 
@@ -139,9 +156,8 @@ function dropped(run: HandedRun, what: string): Applied {
   return { ended: false };
 }
 
-/** Writes the bytes at `offset` (a chunk applied twice writes the same bytes again). */
+/** Writes the bytes at `offset` (a chunk applied twice writes the same bytes again); its folder is made. */
 async function writeAt(path: string, offset: number, bytes: Buffer): Promise<void> {
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const file = await open(path, 'a+', 0o600).then(async (probe) => {
     await probe.close();
     return open(path, 'r+');
