@@ -2,7 +2,8 @@
 // (and its sub DAG runs'), its log lines, the bytes of its steps' output files, its end. Redis is
 // the trust boundary: a report names only runs of the tree it was handed, and only files under the
 // server's log folders; anything else is dropped and logged.
-import { mkdir, open } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { RunFinishedEvent, RunReports } from '../actors/index.ts';
 import type { NodeRecord, RunRecord } from '../core/index.ts';
@@ -56,9 +57,12 @@ export class ReportApplier {
       }
       case 'log':
         if (!this.allowed(report.path, run)) return dropped(run, 'a log line for a file outside the log folders');
-        // A sub DAG run's log folder is made by nothing else here when its steps wrote nothing. One
-        // that cannot be made is the log's to report, as it writes.
-        await this.folderOf(report.path).catch(() => undefined);
+        // A sub DAG run's log folder is made by nothing else here when its steps wrote nothing.
+        try {
+          this.folderOf(report.path);
+        } catch {
+          // One that cannot be made is the log's to report, as it writes.
+        }
         this.ports.reports.logLine(report.path, report.line);
         return { ended: false };
       case 'output': {
@@ -78,12 +82,11 @@ export class ReportApplier {
     }
   }
 
-  /** Writes a step log's bytes at `offset`; no bytes: the log the step left empty, made as it is. */
+  /** Writes a step log's bytes at `offset`. */
   private async writeOutput(path: string, offset: number, bytes: Buffer): Promise<void> {
     const write = async () => {
-      await this.folderOf(path);
-      if (bytes.length === 0) await (await open(path, 'a', 0o600)).close();
-      else await writeAt(path, offset, bytes);
+      this.folderOf(path);
+      await writeAt(path, offset, bytes);
     };
     try {
       await write();
@@ -95,11 +98,11 @@ export class ReportApplier {
     }
   }
 
-  /** Makes the folder of a log file, once per folder as far as this process knows. */
-  private async folderOf(path: string): Promise<void> {
+  /** Makes the folder of a log file, once per folder as far as this process knows (one call, once per DAG usually). */
+  private folderOf(path: string): void {
     const folder = dirname(path);
     if (this.folders.has(folder)) return;
-    await mkdir(folder, { recursive: true, mode: 0o700 });
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
     if (this.folders.size >= KNOWN_FOLDERS) this.folders.clear();
     this.folders.add(folder);
   }

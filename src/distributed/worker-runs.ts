@@ -382,10 +382,7 @@ export class WorkerRuns {
       if (last) this.tails.delete(path);
       // Most reads find nothing new (a step that printed nothing, or nothing since): a stat tells, where an open would cost three calls on the thread pool.
       const size = statSync(path, { throwIfNoEntry: false })?.size;
-      if (size === undefined) continue; // not written yet
-      // A log the step left empty (a silent step's stdout) is made on the server too, with its folder.
-      if (size === 0 && last) void this.append(tail.held, { kind: 'output', path: this.toServer(tail.held, path), offset: 0, data: '' });
-      if (size <= tail.offset) continue; // nothing new
+      if (size === undefined || size <= tail.offset) continue; // not written yet, or nothing new
       let file;
       try {
         file = await open(path, 'r');
