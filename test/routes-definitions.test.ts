@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describeOnCarriers, HELLO } from './helpers.ts';
+import { describeOnCarriers, HELLO, waitUntil } from './helpers.ts';
 
 describeOnCarriers('API', (server) => {
   const call = (method: string, path: string, body?: unknown) => server.call(method, path, body);
@@ -365,7 +365,9 @@ describeOnCarriers('API', (server) => {
     assert.equal(run.log.startsWith(`${dir}/`), true);
     assert.equal(run.nodes[0].stdout.startsWith(`${dir}/`), true);
     assert.equal(await readFile(run.nodes[0].stdout, 'utf8'), 'kept\n');
-    assert.match(await readFile(run.log, 'utf8'), /DAG run finished/);
+    // The run's end is readable once its record is stored; its log's last lines are written as the log closes, a moment later.
+    const ended = await waitUntil(async () => /DAG run finished/.test(await readFile(run.log, 'utf8').catch(() => '')), 5_000);
+    assert.ok(ended, await readFile(run.log, 'utf8').catch(() => 'no run log'));
     assert.equal((await call('GET', '/dags/ownlogs')).body.dag.logDir, join(server.home, 'dags', 'custom-logs'));
   });
 
